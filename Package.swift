@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+// Storekeeper: App Store purchase validation and entitlements server.
+// Layering follows ../shared/DESIGN.md: each module imports only the layers below it.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Storekeeper",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "storekeeper", targets: ["storekeeper"]),
+        .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
+        .library(name: "AppStoreTrust", targets: ["AppStoreTrust"]),
+        .library(name: "Entitlements", targets: ["Entitlements"]),
+    ],
+    targets: [
+        // System libraries from Debian: module maps plus tiny inline shims for macros and variadics.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+
+        .target(name: "AppStoreModels", swiftSettings: strict),
+        .target(name: "AppStoreTrust", dependencies: ["AppStoreModels", "COpenSSL"], swiftSettings: strict),
+        .target(name: "AppStoreClient", dependencies: ["AppStoreModels", "AppStoreTrust"], swiftSettings: strict),
+        .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
+        .executableTarget(
+            name: "storekeeper",
+            dependencies: ["AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "StorekeeperBench",
+            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements"],
+            swiftSettings: strict),
+        // Shared test helpers: test CA, signed-payload builders, conformance corpus access.
+        .target(
+            name: "StorekeeperTesting",
+            dependencies: ["AppStoreModels", "AppStoreTrust", "HTTPServer"],
+            swiftSettings: strict),
+
+        .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "StorekeeperTesting"], swiftSettings: strict),
+        .testTarget(name: "AppStoreTrustTests", dependencies: ["AppStoreTrust", "StorekeeperTesting"], swiftSettings: strict),
+        .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "StorekeeperTesting", "HTTPServer"], swiftSettings: strict),
+        .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements"], swiftSettings: strict),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
+        .testTarget(name: "StorekeeperCLITests", dependencies: ["StorekeeperTesting"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,7 @@
+/// Whether the customer bought the item or has it through Family Sharing.
+///
+/// Wire values exactly as Apple documents them; unknown values survive through `RawEnum`.
+public enum InAppOwnershipType: String, Sendable, Hashable, Codable, CaseIterable {
+    case familyShared = "FAMILY_SHARED"
+    case purchased = "PURCHASED"
+}
