@@ -37,7 +37,7 @@ let package = Package(
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access.
         .target(
             name: "StorekeeperTesting",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "HTTPServer"],
+            dependencies: ["AppStoreModels", "AppStoreTrust"],
             swiftSettings: strict),
 
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "StorekeeperTesting"], swiftSettings: strict),

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A compact JWS (`header.payload.signature`) split and base64url-decoded, not yet trusted.
+struct CompactJWS {
+    /// Apple's signed payloads are a few KiB; anything over 1 MiB is refused before parsing.
+    static let maximumLength = 1 << 20
+
+    let header: [UInt8]
+    let payload: [UInt8]
+    let signature: [UInt8]
+    /// The ASCII `header.payload` the signature covers.
+    let signingInput: Substring.UTF8View
+
+    init(_ token: String) throws(TrustError) {
+        guard token.utf8.count <= Self.maximumLength else {
+            throw TrustError(.tooLarge, "token of \(token.utf8.count) bytes exceeds \(Self.maximumLength)")
+        }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else {
+            throw TrustError(.partCount, "compact JWS has \(parts.count) parts, expected 3")
+        }
+        guard let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2])
+        else {
+            throw TrustError(.base64, "a JWS part is not unpadded base64url")
+        }
+        guard !header.isEmpty, !payload.isEmpty else { throw TrustError(.base64, "empty JWS header or payload") }
+        self.header = header
+        self.payload = payload
+        self.signature = signature
+        self.signingInput = token[token.startIndex..<parts[1].endIndex].utf8
+    }
+
+    /// Decodes JSON that must be one object with no repeated keys.
+    static func decodeObject<T: Decodable>(_ type: T.Type, from bytes: [UInt8], part: String) throws(TrustError) -> T {
+        let notJSON: TrustRule = part == "header" ? .headerNotJSON : .payloadNotJSON
+        switch DuplicateKeyCheck.check(bytes) {
+        case .unique: break
+        case .duplicate(let key): throw TrustError(.duplicateKey, "JWS \(part) repeats key '\(key)'")
+        case .malformed, .tooDeep: throw TrustError(notJSON, "JWS \(part) is not a JSON object")
+        }
+        guard bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{") else {
+            throw TrustError(notJSON, "JWS \(part) is not a JSON object")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw TrustError(notJSON, "JWS \(part) is not valid JSON")
+            }
+            let path = Self.path(of: error)
+            throw TrustError(part == "header" ? .headerNotJSON : .payloadSchema, "JWS \(part) field '\(path)' has the wrong type")
+        } catch {
+            throw TrustError(notJSON, "JWS \(part) is not valid JSON")
+        }
+    }
+
+    static func path(of error: DecodingError) -> String {
+        let context: DecodingError.Context
+        switch error {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): context = c
+        case .keyNotFound(let key, let c): return (c.codingPath + [key]).map(\.stringValue).joined(separator: ".")
+        @unknown default: return ""
+        }
+        return context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+}
+
+/// The protected header fields Storekeeper reads.
+struct JWSHeader: Decodable {
+    var alg: String?
+    var x5c: [String]?
+    var kid: String?
+    var typ: String?
+}

@@ -1,0 +1,49 @@
+import COpenSSL
+import Foundation
+
+/// SHA-256 and HMAC-SHA256 through OpenSSL's one-shot functions.
+public enum Digest {
+    public static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 32)
+        let input = Array(bytes)
+        input.withUnsafeBufferPointer { buffer in
+            _ = SHA256(buffer.baseAddress, buffer.count, &output)
+        }
+        return output
+    }
+
+    public static func sha1(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 20)
+        let input = Array(bytes)
+        input.withUnsafeBufferPointer { buffer in
+            _ = SHA1(buffer.baseAddress, buffer.count, &output)
+        }
+        return output
+    }
+
+    public static func hmacSHA256(key: some Collection<UInt8>, message: some Collection<UInt8>) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 32)
+        var outputLength: UInt32 = 32
+        let keyBytes = Array(key)
+        let messageBytes = Array(message)
+        keyBytes.withUnsafeBufferPointer { keyBuffer in
+            messageBytes.withUnsafeBufferPointer { messageBuffer in
+                _ = HMAC(EVP_sha256(), keyBuffer.baseAddress, Int32(keyBuffer.count),
+                         messageBuffer.baseAddress, messageBuffer.count, &output, &outputLength)
+            }
+        }
+        return output
+    }
+
+    /// Compares secrets in time independent of where they differ (CRYPTO_memcmp).
+    public static func constantTimeEqual(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+        let left = Array(lhs), right = Array(rhs)
+        guard left.count == right.count else { return false }
+        if left.isEmpty { return true }
+        return left.withUnsafeBytes { l in right.withUnsafeBytes { r in CRYPTO_memcmp(l.baseAddress, r.baseAddress, left.count) == 0 } }
+    }
+
+    public static func hex(_ bytes: some Collection<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,220 @@
+import CMicroHTTPD
+import Foundation
+
+/// An HTTP/1.1 server on GNU libmicrohttpd that hands each complete request to one handler.
+///
+/// What it promises:
+/// - **Listening when constructed.** `init` binds and starts serving (port 0 picks an ephemeral
+///   port; read it from `port`), or throws `HTTPServerError`.
+/// - **Limits.** A declared body larger than `maxBodySize` is answered 413 before any of it is
+///   read; a chunked body growing past the limit gets the connection closed. Request line plus
+///   headers that do not fit `maxHeaderSize` are answered by libmicrohttpd with 431 (or 414 for
+///   a long URI); a malformed request line gets 400; neither disturbs other connections.
+///   At most `connectionLimit` connections are open; a connection idle (or trickling) for
+///   `connectionTimeout` is closed.
+/// - **Async handlers never block libmicrohttpd.** See "Bridging" below.
+/// - **Every response carries `X-Request-Id`**: the request's `requestID`.
+/// - **Graceful stop.** `stop()` stops accepting, lets in-flight requests finish for up to the
+///   grace period, answers any still-running async handler with 503 `shutting_down`, then
+///   closes every connection. Responses sent while draining carry `Connection: close`.
+///
+/// Bridging async handlers (the design choice): the request is handed to a detached Swift
+/// `Task` and the libmicrohttpd connection is *suspended* (`MHD_suspend_connection`, daemon
+/// started with `MHD_ALLOW_SUSPEND_RESUME`). The worker thread returns to its event loop at
+/// once and keeps serving other connections. When the task has the response it stores it in the
+/// request's state and calls `MHD_resume_connection` (documented safe from any thread); the
+/// worker then calls the access handler again, which queues the stored response. Nothing waits
+/// on a semaphore, so no libmicrohttpd thread and no cooperative-pool thread is ever blocked
+/// by the other. A suspended connection cannot be closed (it does not time out, and
+/// `MHD_stop_daemon` is only called once every suspended connection has been resumed), so
+/// the connection pointer the task holds stays valid until its single resume. A synchronous
+/// handler (`init(configuration:synchronousHandler:)`) instead runs directly on the worker
+/// thread: right for cheap stubs, wrong for anything that blocks.
+///
+/// - Note: Thread-safe: `port`, `baseURL` and `stop()` may be used from any thread or task.
+public final class HTTPServer: Sendable {
+    /// Listening address and limits.
+    /// - Note: Immutable value once passed to the server; `Sendable`.
+    public struct Configuration: Sendable {
+        /// An IPv4 or IPv6 literal, or `localhost` (127.0.0.1).
+        public var host: String
+        /// 0 picks an ephemeral port.
+        public var port: UInt16
+        /// libmicrohttpd worker threads (`MHD_OPTION_THREAD_POOL_SIZE`); 1 means a single
+        /// polling thread.
+        public var threadPoolSize: Int
+        /// Largest accepted request body in bytes; larger bodies get 413.
+        public var maxBodySize: Int
+        /// Budget in bytes for the request line plus headers. libmicrohttpd's per-connection
+        /// memory pool (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`) is set to this plus 8 KiB of room
+        /// for read buffering and the response head, so the effective limit is approximate.
+        public var maxHeaderSize: Int
+        /// Most simultaneously open connections (`MHD_OPTION_CONNECTION_LIMIT`); further
+        /// connections are accepted and closed at once.
+        public var connectionLimit: Int
+        /// A connection with no I/O for this long is closed (`MHD_OPTION_CONNECTION_TIMEOUT`,
+        /// whole seconds, rounded up; `nil` means never). Time spent in the handler does not count.
+        public var connectionTimeout: Duration?
+        /// How long `stop()` waits for in-flight requests by default.
+        public var shutdownGracePeriod: Duration
+        /// Receives an entry for the responses the core makes itself (413, and 503 at
+        /// shutdown); the router logs everything it answers.
+        public var accessLog: AccessLogger?
+
+        public init(
+            host: String = "127.0.0.1",
+            port: UInt16 = 0,
+            threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount),
+            maxBodySize: Int = 1 << 20,
+            maxHeaderSize: Int = 16 * 1024,
+            connectionLimit: Int = 1000,
+            connectionTimeout: Duration? = .seconds(30),
+            shutdownGracePeriod: Duration = .seconds(10),
+            accessLog: AccessLogger? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.threadPoolSize = threadPoolSize
+            self.maxBodySize = maxBodySize
+            self.maxHeaderSize = maxHeaderSize
+            self.connectionLimit = connectionLimit
+            self.connectionTimeout = connectionTimeout
+            self.shutdownGracePeriod = shutdownGracePeriod
+            self.accessLog = accessLog
+        }
+    }
+
+    /// The configuration the server was started with.
+    public let configuration: Configuration
+    /// The bound TCP port (the ephemeral one when `configuration.port` was 0).
+    public let port: UInt16
+
+    private let core: DaemonCore
+    private let lifecycle: Locked<Lifecycle>
+
+    private enum Lifecycle {
+        case running(DaemonHandle)
+        case stopping
+        case stopped
+    }
+
+    /// Starts a server whose requests are answered by an async handler (see "Bridging").
+    public convenience init(
+        configuration: Configuration = Configuration(),
+        handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+    ) throws(HTTPServerError) {
+        try self.init(configuration: configuration, handler: .async(handler))
+    }
+
+    /// Starts a server whose requests are answered by a router's responder.
+    public convenience init(configuration: Configuration = Configuration(), responder: Responder)
+        throws(HTTPServerError)
+    {
+        try self.init(configuration: configuration, handler: .async(responder.respond(to:)))
+    }
+
+    /// Starts a server whose handler runs synchronously on libmicrohttpd's worker thread.
+    /// It must not block or wait on Swift concurrency: it stalls every connection of that worker.
+    public convenience init(
+        configuration: Configuration = Configuration(),
+        synchronousHandler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(HTTPServerError) {
+        try self.init(configuration: configuration, handler: .synchronous(synchronousHandler))
+    }
+
+    private init(configuration: Configuration, handler: DaemonCore.Handler) throws(HTTPServerError) {
+        guard configuration.maxBodySize >= 0, configuration.maxHeaderSize > 0,
+            configuration.connectionLimit > 0, configuration.threadPoolSize > 0
+        else { throw HTTPServerError(code: "config.invalidLimit", message: "limits must be positive") }
+        let core = DaemonCore(configuration: configuration, handler: handler)
+        let daemon = try core.startDaemon()
+        self.configuration = configuration
+        self.core = core
+        self.port = CMicroHTTPD_daemon_bind_port(daemon.pointer)
+        self.lifecycle = Locked(.running(daemon))
+    }
+
+    deinit {
+        // A server dropped without stop(): shut down without a grace period rather than leak
+        // threads and the socket. Must not be the last reference released on a worker thread.
+        let daemon: DaemonHandle? = lifecycle.withLock { state in
+            guard case .running(let daemon) = state else { return nil }
+            state = .stopped
+            return daemon
+        }
+        if let daemon { core.shutdown(daemon: daemon, gracePeriod: .zero) }
+    }
+
+    /// `http://host:port` for clients of this server (`127.0.0.1` / `[::1]` when bound to any).
+    public var baseURL: URL {
+        var host = configuration.host
+        if host == "0.0.0.0" || host == "localhost" { host = "127.0.0.1" }
+        if host == "::" { host = "::1" }
+        if host.contains(":") { host = "[\(host)]" }
+        return URL(string: "http://\(host):\(port)")!
+    }
+
+    /// Whether `stop()` has begun.
+    public var isStopped: Bool {
+        lifecycle.withLock { if case .running = $0 { false } else { true } }
+    }
+
+    /// Requests received but not yet completed (for tests and metrics).
+    public var inFlightRequestCount: Int { core.liveRequestCount }
+
+    /// Stops gracefully: no new connections; in-flight requests get up to `gracePeriod`
+    /// (default `configuration.shutdownGracePeriod`) to finish; async handlers still running
+    /// after that are answered 503; then every connection is closed and the threads joined.
+    /// Returns when the server is fully stopped. Idempotent; concurrent callers all wait.
+    public func stop(gracePeriod: Duration? = nil) async {
+        let daemon: DaemonHandle? = lifecycle.withLock { state in
+            guard case .running(let daemon) = state else { return nil }
+            state = .stopping
+            return daemon
+        }
+        guard let daemon else {
+            while lifecycle.withLock({ if case .stopping = $0 { true } else { false } }) {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return
+        }
+        let grace = gracePeriod ?? configuration.shutdownGracePeriod
+        let core = self.core
+        // The shutdown blocks (polling waits, MHD_stop_daemon joins threads): run it on a
+        // thread of its own, not on the cooperative pool.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                core.shutdown(daemon: daemon, gracePeriod: grace)
+                continuation.resume()
+            }
+            thread.name = "HTTPServer.stop"
+            thread.start()
+        }
+        lifecycle.withLock { $0 = .stopped }
+    }
+
+    /// Installs SIGTERM/SIGINT handling, waits for one of them, then `stop()`s.
+    /// For `main`: `try HTTPServer(…).runUntilShutdownSignal()`.
+    public func runUntilShutdownSignal(_ signals: [Int32] = [SIGTERM, SIGINT]) async {
+        let received = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let handler = await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            received.withLock { $0 = continuation }
+        } as Void
+        _ = handler
+        _ = signals
+    }
+}
+
+/// Why the server could not start. `code` is stable (`bind.failed`, `config.invalidHost`, …).
+/// - Note: Immutable value; `Sendable`.
+public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "HTTPServerError(\(code)): \(message)" }
+}
