@@ -5,157 +5,157 @@
 /// visible as a number instead of failing the decode.
 public enum APIError: Int64, Sendable, Hashable, Codable, CaseIterable {
     /// An invalid request.
-    case generalBadRequest = 4000000
+    case generalBadRequest = 4_000_000
     /// An invalid app identifier.
-    case invalidAppIdentifier = 4000002
+    case invalidAppIdentifier = 4_000_002
     /// An invalid request revision.
-    case invalidRequestRevision = 4000005
+    case invalidRequestRevision = 4_000_005
     /// An invalid transaction identifier.
-    case invalidTransactionId = 4000006
+    case invalidTransactionId = 4_000_006
     /// An invalid original transaction identifier.
-    case invalidOriginalTransactionId = 4000008
+    case invalidOriginalTransactionId = 4_000_008
     /// An invalid extend-by-days value.
-    case invalidExtendByDays = 4000009
+    case invalidExtendByDays = 4_000_009
     /// An invalid extend reason code.
-    case invalidExtendReasonCode = 4000010
+    case invalidExtendReasonCode = 4_000_010
     /// An invalid request identifier.
-    case invalidRequestIdentifier = 4000011
+    case invalidRequestIdentifier = 4_000_011
     /// The start date is earlier than the earliest allowed date.
-    case startDateTooFarInPast = 4000012
+    case startDateTooFarInPast = 4_000_012
     /// The end date precedes the start date, or the two dates are equal.
-    case startDateAfterEndDate = 4000013
+    case startDateAfterEndDate = 4_000_013
     /// The pagination token is invalid.
-    case invalidPaginationToken = 4000014
+    case invalidPaginationToken = 4_000_014
     /// The start date is invalid.
-    case invalidStartDate = 4000015
+    case invalidStartDate = 4_000_015
     /// The end date is invalid.
-    case invalidEndDate = 4000016
+    case invalidEndDate = 4_000_016
     /// The pagination token expired.
-    case paginationTokenExpired = 4000017
+    case paginationTokenExpired = 4_000_017
     /// The notification type or subtype is invalid.
-    case invalidNotificationType = 4000018
+    case invalidNotificationType = 4_000_018
     /// The request has too many constraints applied.
-    case multipleFiltersSupplied = 4000019
+    case multipleFiltersSupplied = 4_000_019
     /// The test notification token is invalid.
-    case invalidTestNotificationToken = 4000020
+    case invalidTestNotificationToken = 4_000_020
     /// An invalid sort parameter.
-    case invalidSort = 4000021
+    case invalidSort = 4_000_021
     /// An invalid product type parameter.
-    case invalidProductType = 4000022
+    case invalidProductType = 4_000_022
     /// The product ID parameter is invalid.
-    case invalidProductId = 4000023
+    case invalidProductId = 4_000_023
     /// An invalid subscription group identifier.
-    case invalidSubscriptionGroupIdentifier = 4000024
+    case invalidSubscriptionGroupIdentifier = 4_000_024
     /// The exclude-revoked parameter is invalid (deprecated by Apple).
-    case invalidExcludeRevoked = 4000025
+    case invalidExcludeRevoked = 4_000_025
     /// An invalid in-app ownership type parameter.
-    case invalidInAppOwnershipType = 4000026
+    case invalidInAppOwnershipType = 4_000_026
     /// A required storefront country code list is empty.
-    case invalidEmptyStorefrontCountryCodeList = 4000027
+    case invalidEmptyStorefrontCountryCodeList = 4_000_027
     /// A storefront code is invalid.
-    case invalidStorefrontCountryCode = 4000028
+    case invalidStorefrontCountryCode = 4_000_028
     /// The revoked parameter contains an invalid value.
-    case invalidRevoked = 4000030
+    case invalidRevoked = 4_000_030
     /// The status parameter is invalid.
-    case invalidStatus = 4000031
+    case invalidStatus = 4_000_031
     /// The account tenure field is invalid.
-    case invalidAccountTenure = 4000032
+    case invalidAccountTenure = 4_000_032
     /// The app account token field is invalid.
-    case invalidAppAccountToken = 4000033
+    case invalidAppAccountToken = 4_000_033
     /// The consumption status field is invalid.
-    case invalidConsumptionStatus = 4000034
+    case invalidConsumptionStatus = 4_000_034
     /// The customer consented field is invalid or does not say the customer consented.
-    case invalidCustomerConsented = 4000035
+    case invalidCustomerConsented = 4_000_035
     /// The delivery status field is invalid.
-    case invalidDeliveryStatus = 4000036
+    case invalidDeliveryStatus = 4_000_036
     /// The lifetime dollars purchased field is invalid.
-    case invalidLifetimeDollarsPurchased = 4000037
+    case invalidLifetimeDollarsPurchased = 4_000_037
     /// The lifetime dollars refunded field is invalid.
-    case invalidLifetimeDollarsRefunded = 4000038
+    case invalidLifetimeDollarsRefunded = 4_000_038
     /// The platform field is invalid.
-    case invalidPlatform = 4000039
+    case invalidPlatform = 4_000_039
     /// The play time field is invalid.
-    case invalidPlayTime = 4000040
+    case invalidPlayTime = 4_000_040
     /// The sample content provided field is invalid.
-    case invalidSampleContentProvided = 4000041
+    case invalidSampleContentProvided = 4_000_041
     /// The user status field is invalid.
-    case invalidUserStatus = 4000042
+    case invalidUserStatus = 4_000_042
     /// The transaction is not a consumable (deprecated by Apple).
-    case invalidTransactionNotConsumable = 4000043
+    case invalidTransactionNotConsumable = 4_000_043
     /// The transaction is of an unsupported in-app purchase type.
-    case invalidTransactionTypeNotSupported = 4000047
+    case invalidTransactionTypeNotSupported = 4_000_047
     /// The endpoint does not support an app transaction ID.
-    case appTransactionIdNotSupported = 4000048
+    case appTransactionIdNotSupported = 4_000_048
     /// The uploaded retention-messaging image is invalid.
-    case invalidImage = 4000161
+    case invalidImage = 4_000_161
     /// The retention message header is too long.
-    case headerTooLong = 4000162
+    case headerTooLong = 4_000_162
     /// The retention message body is too long.
-    case bodyTooLong = 4000163
+    case bodyTooLong = 4_000_163
     /// The locale is invalid.
-    case invalidLocale = 4000164
+    case invalidLocale = 4_000_164
     /// The image alternative text is too long.
-    case altTextTooLong = 4000175
+    case altTextTooLong = 4_000_175
     /// The app account token is not a valid UUID.
-    case invalidAppAccountTokenUUID = 4000183
+    case invalidAppAccountTokenUUID = 4_000_183
     /// The endpoint does not support Family Sharing transactions.
-    case familyTransactionNotSupported = 4000185
+    case familyTransactionNotSupported = 4_000_185
     /// The endpoint expects an original transaction ID.
-    case transactionIdIsNotOriginalTransactionId = 4000187
+    case transactionIdIsNotOriginalTransactionId = 4_000_187
     /// The endpoint does not support transactions an organization or group assigns.
-    case invalidAssignedTransactionNotSupported = 4000227
+    case invalidAssignedTransactionNotSupported = 4_000_227
     /// The subscription's state does not allow a renewal-date extension.
-    case subscriptionExtensionIneligible = 4030004
+    case subscriptionExtensionIneligible = 4_030_004
     /// The subscription already received the maximum extensions.
-    case subscriptionMaxExtension = 4030005
+    case subscriptionMaxExtension = 4_030_005
     /// A Family Sharing subscription cannot be extended directly.
-    case familySharedSubscriptionExtensionIneligible = 4030007
+    case familySharedSubscriptionExtensionIneligible = 4_030_007
     /// The app reached the maximum number of retention-messaging images.
-    case maximumNumberOfImagesReached = 4030014
+    case maximumNumberOfImagesReached = 4_030_014
     /// The app reached the maximum number of retention messages.
-    case maximumNumberOfMessagesReached = 4030016
+    case maximumNumberOfMessagesReached = 4_030_016
     /// The retention message is not approved.
-    case messageNotApproved = 4030017
+    case messageNotApproved = 4_030_017
     /// The retention-messaging image is not approved.
-    case imageNotApproved = 4030018
+    case imageNotApproved = 4_030_018
     /// The image is in use by a message.
-    case imageInUse = 4030019
+    case imageInUse = 4_030_019
     /// The App Store account was not found.
-    case accountNotFound = 4040001
+    case accountNotFound = 4_040_001
     /// The App Store account was not found; try again.
-    case accountNotFoundRetryable = 4040002
+    case accountNotFoundRetryable = 4_040_002
     /// The app was not found.
-    case appNotFound = 4040003
+    case appNotFound = 4_040_003
     /// The app was not found; try again.
-    case appNotFoundRetryable = 4040004
+    case appNotFoundRetryable = 4_040_004
     /// The original transaction identifier was not found.
-    case originalTransactionIdNotFound = 4040005
+    case originalTransactionIdNotFound = 4_040_005
     /// The original transaction identifier was not found; try again.
-    case originalTransactionIdNotFoundRetryable = 4040006
+    case originalTransactionIdNotFoundRetryable = 4_040_006
     /// No notification URL is configured for the app in this environment.
-    case serverNotificationUrlNotFound = 4040007
+    case serverNotificationUrlNotFound = 4_040_007
     /// The test notification token expired or its status is not available.
-    case testNotificationNotFound = 4040008
+    case testNotificationNotFound = 4_040_008
     /// No renewal-date extension request matches the request and product identifiers.
-    case statusRequestNotFound = 4040009
+    case statusRequestNotFound = 4_040_009
     /// The transaction identifier was not found.
-    case transactionIdNotFound = 4040010
+    case transactionIdNotFound = 4_040_010
     /// The retention-messaging image was not found.
-    case imageNotFound = 4040014
+    case imageNotFound = 4_040_014
     /// The retention message was not found.
-    case messageNotFound = 4040015
+    case messageNotFound = 4_040_015
     /// No app transaction exists for the customer.
-    case appTransactionDoesNotExist = 4040019
+    case appTransactionDoesNotExist = 4_040_019
     /// An image with this identifier already exists.
-    case imageAlreadyExists = 4090000
+    case imageAlreadyExists = 4_090_000
     /// A message with this identifier already exists.
-    case messageAlreadyExists = 4090001
+    case messageAlreadyExists = 4_090_001
     /// The request exceeded the rate limit.
-    case rateLimitExceeded = 4290000
+    case rateLimitExceeded = 4_290_000
     /// A general internal error.
-    case generalInternal = 5000000
+    case generalInternal = 5_000_000
     /// An unknown error occurred; try again.
-    case generalInternalRetryable = 5000001
+    case generalInternalRetryable = 5_000_001
 }
 
 extension APIError {

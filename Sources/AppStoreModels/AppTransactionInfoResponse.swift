@@ -3,5 +3,7 @@
 public struct AppTransactionInfoResponse: Sendable, Hashable, Codable {
     public var signedAppTransactionInfo: String?
 
-    public init(signedAppTransactionInfo: String? = nil) { self.signedAppTransactionInfo = signedAppTransactionInfo }
+    public init(signedAppTransactionInfo: String? = nil) {
+        self.signedAppTransactionInfo = signedAppTransactionInfo
+    }
 }

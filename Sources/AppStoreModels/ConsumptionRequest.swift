@@ -13,7 +13,8 @@ public struct ConsumptionRequest: Sendable, Hashable, Codable {
     public var sampleContentProvided: Bool?
 
     public init(
-        customerConsented: Bool? = nil, consumptionPercentage: Int32? = nil, deliveryStatus: RawEnum<DeliveryStatus>? = nil,
+        customerConsented: Bool? = nil, consumptionPercentage: Int32? = nil,
+        deliveryStatus: RawEnum<DeliveryStatus>? = nil,
         refundPreference: RawEnum<RefundPreference>? = nil, sampleContentProvided: Bool? = nil
     ) {
         self.customerConsented = customerConsented

@@ -25,7 +25,8 @@ public struct ConsumptionRequestV1: Sendable, Hashable, Codable {
         deliveryStatus: RawEnum<DeliveryStatusV1>? = nil, appAccountToken: UUID? = nil,
         accountTenure: RawEnum<AccountTenure>? = nil, playTime: RawEnum<PlayTime>? = nil,
         lifetimeDollarsRefunded: RawEnum<LifetimeDollarsRefunded>? = nil,
-        lifetimeDollarsPurchased: RawEnum<LifetimeDollarsPurchased>? = nil, userStatus: RawEnum<UserStatus>? = nil,
+        lifetimeDollarsPurchased: RawEnum<LifetimeDollarsPurchased>? = nil,
+        userStatus: RawEnum<UserStatus>? = nil,
         refundPreference: RawEnum<RefundPreferenceV1>? = nil
     ) {
         self.customerConsented = customerConsented

@@ -15,7 +15,8 @@ public struct DecodedRealtimeRequestBody: Sendable, Hashable, Codable {
 
     public init(
         originalTransactionId: String? = nil, appAppleId: Int64? = nil, productId: String? = nil,
-        userLocale: String? = nil, requestIdentifier: UUID? = nil, environment: RawEnum<AppStoreEnvironment>? = nil,
+        userLocale: String? = nil, requestIdentifier: UUID? = nil,
+        environment: RawEnum<AppStoreEnvironment>? = nil,
         signedDate: Timestamp? = nil
     ) {
         self.originalTransactionId = originalTransactionId

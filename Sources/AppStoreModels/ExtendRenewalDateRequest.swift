@@ -7,7 +7,10 @@ public struct ExtendRenewalDateRequest: Sendable, Hashable, Codable {
     public var extendReasonCode: RawEnum<ExtendReasonCode>?
     public var requestIdentifier: String?
 
-    public init(extendByDays: Int32? = nil, extendReasonCode: RawEnum<ExtendReasonCode>? = nil, requestIdentifier: String? = nil) {
+    public init(
+        extendByDays: Int32? = nil, extendReasonCode: RawEnum<ExtendReasonCode>? = nil,
+        requestIdentifier: String? = nil
+    ) {
         self.extendByDays = extendByDays
         self.extendReasonCode = extendReasonCode
         self.requestIdentifier = requestIdentifier

@@ -3,5 +3,7 @@
 public struct GetImageListResponse: Sendable, Hashable, Codable {
     public var imageIdentifiers: [GetImageListResponseItem]?
 
-    public init(imageIdentifiers: [GetImageListResponseItem]? = nil) { self.imageIdentifiers = imageIdentifiers }
+    public init(imageIdentifiers: [GetImageListResponseItem]? = nil) {
+        self.imageIdentifiers = imageIdentifiers
+    }
 }

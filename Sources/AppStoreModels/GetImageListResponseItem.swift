@@ -7,7 +7,10 @@ public struct GetImageListResponseItem: Sendable, Hashable, Codable {
     public var imageState: RawEnum<ImageState>?
     public var imageSize: RawEnum<ImageSize>?
 
-    public init(imageIdentifier: UUID? = nil, imageState: RawEnum<ImageState>? = nil, imageSize: RawEnum<ImageSize>? = nil) {
+    public init(
+        imageIdentifier: UUID? = nil, imageState: RawEnum<ImageState>? = nil,
+        imageSize: RawEnum<ImageSize>? = nil
+    ) {
         self.imageIdentifier = imageIdentifier
         self.imageState = imageState
         self.imageSize = imageSize

@@ -3,5 +3,7 @@
 public struct GetMessageListResponse: Sendable, Hashable, Codable {
     public var messageIdentifiers: [GetMessageListResponseItem]?
 
-    public init(messageIdentifiers: [GetMessageListResponseItem]? = nil) { self.messageIdentifiers = messageIdentifiers }
+    public init(messageIdentifiers: [GetMessageListResponseItem]? = nil) {
+        self.messageIdentifiers = messageIdentifiers
+    }
 }

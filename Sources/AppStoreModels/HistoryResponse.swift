@@ -15,7 +15,8 @@ public struct HistoryResponse: Sendable, Hashable, Codable {
     public var signedTransactions: [String]?
 
     public init(
-        revision: String? = nil, hasMore: Bool? = nil, bundleId: String? = nil, appAppleId: Int64? = nil,
+        revision: String? = nil, hasMore: Bool? = nil, bundleId: String? = nil,
+        appAppleId: Int64? = nil,
         environment: RawEnum<AppStoreEnvironment>? = nil, signedTransactions: [String]? = nil
     ) {
         self.revision = revision

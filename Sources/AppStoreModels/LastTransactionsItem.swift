@@ -8,7 +8,8 @@ public struct LastTransactionsItem: Sendable, Hashable, Codable {
     public var signedRenewalInfo: String?
 
     public init(
-        status: RawEnum<Status>? = nil, originalTransactionId: String? = nil, signedTransactionInfo: String? = nil,
+        status: RawEnum<Status>? = nil, originalTransactionId: String? = nil,
+        signedTransactionInfo: String? = nil,
         signedRenewalInfo: String? = nil
     ) {
         self.status = status

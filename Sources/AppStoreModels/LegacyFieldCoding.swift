@@ -37,7 +37,9 @@ struct LegacyDecodingContainer {
     }
 
     private func wrongType(_ type: Any.Type, _ key: LegacyKey) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: container.codingPath + [key], debugDescription: "unexpected JSON type"))
+        .typeMismatch(
+            type,
+            .init(codingPath: container.codingPath + [key], debugDescription: "unexpected JSON type"))
     }
 
     private func invalid(_ key: LegacyKey, _ why: String) -> DecodingError {
@@ -90,22 +92,30 @@ struct LegacyDecodingContainer {
     /// The instant of `stem`: `stem_ms` when present (exact), else the GMT text, else the
     /// Pacific text (both whole seconds).
     func date(_ stem: String) throws -> Timestamp? {
-        if let milliseconds = try int64(stem + "_ms") { return Timestamp(millisecondsSince1970: milliseconds) }
+        if let milliseconds = try int64(stem + "_ms") {
+            return Timestamp(millisecondsSince1970: milliseconds)
+        }
         for name in [stem, stem + "_pst"] {
             guard let text = try string(name) else { continue }
-            guard let milliseconds = LegacyDateText.parse(text) else { throw invalid(LegacyKey(name), "not a date") }
+            guard let milliseconds = LegacyDateText.parse(text) else {
+                throw invalid(LegacyKey(name), "not a date")
+            }
             return Timestamp(millisecondsSince1970: milliseconds)
         }
         return nil
     }
 
-    func rawEnum<Known>(_ name: String, _ type: Known.Type) throws -> RawEnum<Known>? where Known.RawValue == Int32 {
+    func rawEnum<Known>(_ name: String, _ type: Known.Type) throws -> RawEnum<Known>?
+    where Known.RawValue == Int32 {
         guard let number = try int64(name) else { return nil }
-        guard let narrow = Int32(exactly: number) else { throw invalid(LegacyKey(name), "out of range") }
+        guard let narrow = Int32(exactly: number) else {
+            throw invalid(LegacyKey(name), "out of range")
+        }
         return RawEnum(rawValue: narrow)
     }
 
-    func rawEnum<Known>(_ name: String, _ type: Known.Type) throws -> RawEnum<Known>? where Known.RawValue == String {
+    func rawEnum<Known>(_ name: String, _ type: Known.Type) throws -> RawEnum<Known>?
+    where Known.RawValue == String {
         try string(name).map { RawEnum(rawValue: $0) }
     }
 
@@ -152,11 +162,15 @@ struct LegacyEncodingContainer {
     mutating func date(_ value: Timestamp?, _ stem: String) throws {
         guard let value else { return }
         try container.encode(String(value.millisecondsSince1970), forKey: LegacyKey(stem + "_ms"))
-        try container.encode(LegacyDateText.format(value.millisecondsSince1970, in: .gmt), forKey: LegacyKey(stem))
-        try container.encode(LegacyDateText.format(value.millisecondsSince1970, in: .pacific), forKey: LegacyKey(stem + "_pst"))
+        try container.encode(
+            LegacyDateText.format(value.millisecondsSince1970, in: .gmt), forKey: LegacyKey(stem))
+        try container.encode(
+            LegacyDateText.format(value.millisecondsSince1970, in: .pacific),
+            forKey: LegacyKey(stem + "_pst"))
     }
 
-    mutating func rawEnumAsString<Known>(_ value: RawEnum<Known>?, _ name: String) throws where Known.RawValue == Int32 {
+    mutating func rawEnumAsString<Known>(_ value: RawEnum<Known>?, _ name: String) throws
+    where Known.RawValue == Int32 {
         try container.encodeIfPresent(value.map { String($0.rawValue) }, forKey: LegacyKey(name))
     }
 
@@ -200,24 +214,33 @@ enum LegacyDateText {
         } else {
             return nil
         }
-        guard let zone = TimeZone(identifier: zoneName), let local = civilSeconds(civilText) else { return nil }
+        guard let zone = TimeZone(identifier: zoneName), let local = civilSeconds(civilText) else {
+            return nil
+        }
         // Local wall time → UTC: the zone's offset is looked up at the guessed instant, twice, so
-        // that instants next to a daylight-saving switch resolve to the right side.
-        let firstGuess = local - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(local))))
-        let utc = local - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(firstGuess))))
+        // that instants next to a daylight-saving switch resolve to the right side. The repeated
+        // hour when daylight time ends is ambiguous in Apple's text; it reads as the earlier instant.
+        let firstGuess =
+            local - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(local))))
+        let utc =
+            local - Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(firstGuess))))
         return utc * 1000
     }
 
     static func format(_ milliseconds: Int64, in zone: Zone) -> String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let timeZone = TimeZone(identifier: zone.identifier) ?? TimeZone(secondsFromGMT: 0)!
-        let local = seconds + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(seconds))))
+        let local =
+            seconds + Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(seconds))))
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let secondOfDay = local - days * 86_400
         let (year, month, day) = civil(fromDays: days)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let yearText = year >= 0 && year < 1000 ? String(repeating: "0", count: 4 - String(year).count) + String(year) : String(year)
-        return "\(yearText)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) \(zone.identifier)"
+        let yearText =
+            year >= 0 && year < 1000
+            ? String(repeating: "0", count: 4 - String(year).count) + String(year) : String(year)
+        return
+            "\(yearText)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) \(zone.identifier)"
     }
 
     /// `yyyy-MM-dd HH:mm:ss` read as if it were UTC.
@@ -226,8 +249,11 @@ enum LegacyDateText {
         guard parts.count == 6 else { return nil }
         let numbers = parts.compactMap { Int64($0) }
         guard numbers.count == 6 else { return nil }
-        let (year, month, day, hour, minute, second) = (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5])
-        guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
+        let (year, month, day, hour, minute, second) = (
+            numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5]
+        )
+        guard (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour),
+            (0...59).contains(minute),
             (0...60).contains(second)
         else { return nil }
         return days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second

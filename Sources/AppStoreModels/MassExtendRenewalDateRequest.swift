@@ -9,7 +9,8 @@ public struct MassExtendRenewalDateRequest: Sendable, Hashable, Codable {
     public var productId: String?
 
     public init(
-        extendByDays: Int32? = nil, extendReasonCode: RawEnum<ExtendReasonCode>? = nil, requestIdentifier: String? = nil,
+        extendByDays: Int32? = nil, extendReasonCode: RawEnum<ExtendReasonCode>? = nil,
+        requestIdentifier: String? = nil,
         storefrontCountryCodes: [String]? = nil, productId: String? = nil
     ) {
         self.extendByDays = extendByDays

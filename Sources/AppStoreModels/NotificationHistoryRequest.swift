@@ -12,8 +12,10 @@ public struct NotificationHistoryRequest: Sendable, Hashable, Codable {
     public var onlyFailures: Bool?
 
     public init(
-        startDate: Timestamp? = nil, endDate: Timestamp? = nil, notificationType: RawEnum<NotificationTypeV2>? = nil,
-        notificationSubtype: RawEnum<Subtype>? = nil, transactionId: String? = nil, onlyFailures: Bool? = nil
+        startDate: Timestamp? = nil, endDate: Timestamp? = nil,
+        notificationType: RawEnum<NotificationTypeV2>? = nil,
+        notificationSubtype: RawEnum<Subtype>? = nil, transactionId: String? = nil,
+        onlyFailures: Bool? = nil
     ) {
         self.startDate = startDate
         self.endDate = endDate

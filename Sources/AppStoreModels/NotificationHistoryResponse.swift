@@ -7,7 +7,8 @@ public struct NotificationHistoryResponse: Sendable, Hashable, Codable {
     public var notificationHistory: [NotificationHistoryResponseItem]?
 
     public init(
-        paginationToken: String? = nil, hasMore: Bool? = nil, notificationHistory: [NotificationHistoryResponseItem]? = nil
+        paginationToken: String? = nil, hasMore: Bool? = nil,
+        notificationHistory: [NotificationHistoryResponseItem]? = nil
     ) {
         self.paginationToken = paginationToken
         self.hasMore = hasMore

@@ -7,7 +7,10 @@ public struct PerformanceTestResponseTimes: Sendable, Hashable, Codable {
     public var p95: Int64?
     public var p99: Int64?
 
-    public init(average: Int64? = nil, p50: Int64? = nil, p90: Int64? = nil, p95: Int64? = nil, p99: Int64? = nil) {
+    public init(
+        average: Int64? = nil, p50: Int64? = nil, p90: Int64? = nil, p95: Int64? = nil,
+        p99: Int64? = nil
+    ) {
         self.average = average
         self.p50 = p50
         self.p90 = p90

@@ -14,8 +14,10 @@ public struct PerformanceTestResultResponse: Sendable, Hashable, Codable {
     public var failures: [String: Int64]?
 
     public init(
-        config: PerformanceTestConfig? = nil, target: String? = nil, result: RawEnum<PerformanceTestStatus>? = nil,
-        successRate: Int64? = nil, numPending: Int64? = nil, responseTimes: PerformanceTestResponseTimes? = nil,
+        config: PerformanceTestConfig? = nil, target: String? = nil,
+        result: RawEnum<PerformanceTestStatus>? = nil,
+        successRate: Int64? = nil, numPending: Int64? = nil,
+        responseTimes: PerformanceTestResponseTimes? = nil,
         failures: [String: Int64]? = nil
     ) {
         self.config = config
@@ -28,5 +30,7 @@ public struct PerformanceTestResultResponse: Sendable, Hashable, Codable {
     }
 
     /// How many requests failed for `reason`; 0 when Apple reported none.
-    public func failureCount(for reason: SendAttemptResult) -> Int64 { failures?[reason.rawValue] ?? 0 }
+    public func failureCount(for reason: SendAttemptResult) -> Int64 {
+        failures?[reason.rawValue] ?? 0
+    }
 }

@@ -14,7 +14,8 @@ public struct PromotionalOfferSignatureV1: Sendable, Hashable, Codable {
     public var appAccountToken: UUID?
 
     public init(
-        encodedSignature: String? = nil, productId: String? = nil, nonce: UUID? = nil, timestamp: Int64? = nil,
+        encodedSignature: String? = nil, productId: String? = nil, nonce: UUID? = nil,
+        timestamp: Int64? = nil,
         keyId: String? = nil, offerIdentifier: String? = nil, appAccountToken: UUID? = nil
     ) {
         self.encodedSignature = encodedSignature

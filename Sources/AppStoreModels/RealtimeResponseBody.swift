@@ -8,7 +8,8 @@ public struct RealtimeResponseBody: Sendable, Hashable, Codable {
     public var advancedCommerceInfo: JSONValue?
 
     public init(
-        message: Message? = nil, alternateProduct: AlternateProduct? = nil, promotionalOffer: PromotionalOffer? = nil,
+        message: Message? = nil, alternateProduct: AlternateProduct? = nil,
+        promotionalOffer: PromotionalOffer? = nil,
         advancedCommerceInfo: JSONValue? = nil
     ) {
         self.message = message

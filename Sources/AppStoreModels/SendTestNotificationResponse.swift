@@ -3,5 +3,7 @@
 public struct SendTestNotificationResponse: Sendable, Hashable, Codable {
     public var testNotificationToken: String?
 
-    public init(testNotificationToken: String? = nil) { self.testNotificationToken = testNotificationToken }
+    public init(testNotificationToken: String? = nil) {
+        self.testNotificationToken = testNotificationToken
+    }
 }

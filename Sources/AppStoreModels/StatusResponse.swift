@@ -8,7 +8,8 @@ public struct StatusResponse: Sendable, Hashable, Codable {
     public var data: [SubscriptionGroupIdentifierItem]?
 
     public init(
-        environment: RawEnum<AppStoreEnvironment>? = nil, bundleId: String? = nil, appAppleId: Int64? = nil,
+        environment: RawEnum<AppStoreEnvironment>? = nil, bundleId: String? = nil,
+        appAppleId: Int64? = nil,
         data: [SubscriptionGroupIdentifierItem]? = nil
     ) {
         self.environment = environment

@@ -4,7 +4,9 @@ public struct SubscriptionGroupIdentifierItem: Sendable, Hashable, Codable {
     public var subscriptionGroupIdentifier: String?
     public var lastTransactions: [LastTransactionsItem]?
 
-    public init(subscriptionGroupIdentifier: String? = nil, lastTransactions: [LastTransactionsItem]? = nil) {
+    public init(
+        subscriptionGroupIdentifier: String? = nil, lastTransactions: [LastTransactionsItem]? = nil
+    ) {
         self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
         self.lastTransactions = lastTransactions
     }

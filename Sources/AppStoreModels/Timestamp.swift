@@ -49,6 +49,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// ISO 8601 with milliseconds, UTC: `2026-03-01T00:00:00.000Z`.
     public var description: String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 }

@@ -29,7 +29,8 @@ public struct TransactionHistoryRequest: Sendable, Hashable, Codable {
 
     public init(
         startDate: Timestamp? = nil, endDate: Timestamp? = nil, productIds: [String]? = nil,
-        productTypes: [ProductType]? = nil, sort: Order? = nil, subscriptionGroupIdentifiers: [String]? = nil,
+        productTypes: [ProductType]? = nil, sort: Order? = nil,
+        subscriptionGroupIdentifiers: [String]? = nil,
         inAppOwnershipType: InAppOwnershipType? = nil, revoked: Bool? = nil
     ) {
         self.startDate = startDate
@@ -52,7 +53,9 @@ public struct TransactionHistoryRequest: Sendable, Hashable, Codable {
         for id in productIds ?? [] { items.append(("productId", id)) }
         for type in productTypes ?? [] { items.append(("productType", type.rawValue)) }
         if let sort { items.append(("sort", sort.rawValue)) }
-        for group in subscriptionGroupIdentifiers ?? [] { items.append(("subscriptionGroupIdentifier", group)) }
+        for group in subscriptionGroupIdentifiers ?? [] {
+            items.append(("subscriptionGroupIdentifier", group))
+        }
         if let inAppOwnershipType { items.append(("inAppOwnershipType", inAppOwnershipType.rawValue)) }
         if let revoked { items.append(("revoked", revoked ? "true" : "false")) }
         return items

@@ -3,5 +3,7 @@
 public struct TransactionInfoResponse: Sendable, Hashable, Codable {
     public var signedTransactionInfo: String?
 
-    public init(signedTransactionInfo: String? = nil) { self.signedTransactionInfo = signedTransactionInfo }
+    public init(signedTransactionInfo: String? = nil) {
+        self.signedTransactionInfo = signedTransactionInfo
+    }
 }

@@ -17,7 +17,8 @@ public struct UploadMessageRequestBody: Sendable, Hashable, Codable {
     public var headerPosition: RawEnum<HeaderPosition>?
 
     public init(
-        header: String? = nil, body: String? = nil, image: UploadMessageImage? = nil, bulletPoints: [BulletPoint]? = nil,
+        header: String? = nil, body: String? = nil, image: UploadMessageImage? = nil,
+        bulletPoints: [BulletPoint]? = nil,
         headerPosition: RawEnum<HeaderPosition>? = nil
     ) {
         self.header = header

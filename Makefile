@@ -1,0 +1,39 @@
+# Storekeeper: `make run` starts it, `make test` checks it, `make bench` measures it.
+SWIFT ?= swift
+VENV := .build/interop-venv
+
+.PHONY: run test bench deps test-deps build build-release unit-tests interop lint clean
+
+run: deps build-release
+	.build/release/storekeeper quickstart data/quickstart
+
+test: test-deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	$(MAKE) interop
+
+bench: deps build-release
+	.build/release/StorekeeperBench
+
+deps:
+	@scripts/install-deps.sh
+
+test-deps:
+	@scripts/install-deps.sh --test
+
+build-release:
+	$(SWIFT) build -c release
+
+# Apple's Python App Store Server Library is the independent oracle: our signatures must
+# satisfy its verifier and its signatures ours.
+interop: build-release
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	@$(VENV)/bin/python -c "import appstoreserverlibrary, jwt" 2>/dev/null || \
+		$(VENV)/bin/pip install --quiet --disable-pip-version-check app-store-server-library PyJWT
+	$(VENV)/bin/python tests/interop/interop_test.py .build/release/storekeeper
+
+lint:
+	$(SWIFT) format lint --recursive Sources Tests
+
+clean:
+	rm -rf .build data
