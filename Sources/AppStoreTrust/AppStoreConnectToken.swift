@@ -89,7 +89,7 @@ public struct AppStoreConnectTokenVerifier: Sendable {
 
     public func verify(_ token: String, now: Timestamp) throws(TrustError) -> (keyId: String, claims: AppStoreConnectClaims) {
         let jws = try CompactJWS(token)
-        let header = try CompactJWS.decodeObject(JWSHeader.self, from: jws.header, part: "header")
+        let header = try jws.header()
         guard header.alg == "ES256" else { throw TrustError(.algorithmNotES256, "token alg is not ES256") }
         guard let kid = header.kid, let key = keys[kid] else {
             throw TrustError(.signatureInvalid, "token key id is unknown")

@@ -1,7 +1,10 @@
+import COpenSSL
 import Foundation
 
 /// Base64url without padding (RFC 7515 §2), strict on input: only the url-safe alphabet,
-/// no padding, no whitespace, a length that base64 allows.
+/// no padding, no whitespace, a length that base64 allows. Decoding maps the alphabet to
+/// standard base64 and lets OpenSSL's `EVP_DecodeBlock` do the work: this sits on the hot path
+/// of every verification.
 public enum Base64URL {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()
@@ -10,26 +13,34 @@ public enum Base64URL {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    public static func decode(_ text: Substring) -> [UInt8]? {
-        var standard = ""
-        standard.reserveCapacity(text.utf8.count + 3)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "A"..."Z", "a"..."z", "0"..."9": standard.unicodeScalars.append(scalar)
-            case "-": standard.append("+")
-            case "_": standard.append("/")
+    public static func decode(_ text: Substring) -> [UInt8]? { decode(bytes: Array(text.utf8)[...]) }
+
+    public static func decode(_ text: String) -> [UInt8]? { decode(bytes: Array(text.utf8)[...]) }
+
+    /// Decodes base64url ASCII bytes; nil for anything outside the strict form.
+    static func decode(bytes input: ArraySlice<UInt8>) -> [UInt8]? {
+        let remainder = input.count % 4
+        guard remainder != 1 else { return nil }
+        let padding = remainder == 0 ? 0 : 4 - remainder
+        var standard = [UInt8](repeating: UInt8(ascii: "="), count: input.count + padding)
+        var index = 0
+        for byte in input {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                standard[index] = byte
+            case UInt8(ascii: "-"): standard[index] = UInt8(ascii: "+")
+            case UInt8(ascii: "_"): standard[index] = UInt8(ascii: "/")
             default: return nil
             }
+            index += 1
         }
-        switch standard.utf8.count % 4 {
-        case 0: break
-        case 2: standard += "=="
-        case 3: standard += "="
-        default: return nil
+        if standard.isEmpty { return [] }
+        var output = [UInt8](repeating: 0, count: standard.count / 4 * 3)
+        let written = output.withUnsafeMutableBufferPointer { out in
+            standard.withUnsafeBufferPointer { EVP_DecodeBlock(out.baseAddress, $0.baseAddress, Int32($0.count)) }
         }
-        guard let data = Data(base64Encoded: standard) else { return nil }
-        return [UInt8](data)
+        guard written == Int32(output.count) else { return nil }
+        output.removeLast(padding)
+        return output
     }
-
-    public static func decode(_ text: String) -> [UInt8]? { decode(text[...]) }
 }

@@ -5,30 +5,40 @@ struct CompactJWS {
     /// Apple's signed payloads are a few KiB; anything over 1 MiB is refused before parsing.
     static let maximumLength = 1 << 20
 
-    let header: [UInt8]
+    /// The base64url header text; decoded only when needed, since a header seen before (same
+    /// algorithm, same certificates) is recognised from its text by the chain cache.
+    let headerSegment: ArraySlice<UInt8>
     let payload: [UInt8]
     let signature: [UInt8]
     /// The ASCII `header.payload` the signature covers.
-    let signingInput: Substring.UTF8View
+    let signingInput: ArraySlice<UInt8>
 
     init(_ token: String) throws(TrustError) {
-        guard token.utf8.count <= Self.maximumLength else {
-            throw TrustError(.tooLarge, "token of \(token.utf8.count) bytes exceeds \(Self.maximumLength)")
+        let bytes = Array(token.utf8)
+        guard bytes.count <= Self.maximumLength else {
+            throw TrustError(.tooLarge, "token of \(bytes.count) bytes exceeds \(Self.maximumLength)")
         }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            throw TrustError(.partCount, "compact JWS has \(parts.count) parts, expected 3")
+        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        guard dots.count == 2 else {
+            throw TrustError(.partCount, "compact JWS has \(dots.count + 1) parts, expected 3")
         }
-        guard let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2])
+        guard dots[0] > 0, let payload = Base64URL.decode(bytes: bytes[(dots[0] + 1)..<dots[1]]),
+              let signature = Base64URL.decode(bytes: bytes[(dots[1] + 1)...])
         else {
             throw TrustError(.base64, "a JWS part is not unpadded base64url")
         }
-        guard !header.isEmpty, !payload.isEmpty else { throw TrustError(.base64, "empty JWS header or payload") }
-        self.header = header
+        guard !payload.isEmpty else { throw TrustError(.base64, "empty JWS payload") }
+        self.headerSegment = bytes[..<dots[0]]
         self.payload = payload
         self.signature = signature
-        self.signingInput = token[token.startIndex..<parts[1].endIndex].utf8
+        self.signingInput = bytes[..<dots[1]]
+    }
+
+    func header() throws(TrustError) -> JWSHeader {
+        guard let bytes = Base64URL.decode(bytes: headerSegment), !bytes.isEmpty else {
+            throw TrustError(.base64, "the JWS header is not unpadded base64url")
+        }
+        return try Self.decodeObject(JWSHeader.self, from: bytes, part: "header")
     }
 
     /// Decodes JSON that must be one object with no repeated keys.

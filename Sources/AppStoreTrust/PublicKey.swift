@@ -47,7 +47,7 @@ public final class PublicKey: @unchecked Sendable {
     public func verify(derSignature der: [UInt8], message: some Collection<UInt8>) -> Bool {
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, handle) == 1 else {
+        guard EVP_DigestVerifyInit_ex(context, nil, "SHA256", nil, nil, handle, nil) == 1 else {
             OpenSSLFailure.clear()
             return false
         }

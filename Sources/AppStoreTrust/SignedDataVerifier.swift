@@ -130,22 +130,16 @@ public final class SignedDataVerifier: Sendable {
         _ token: String, as type: Payload.Type, effectiveDate: (Payload) -> Timestamp?
     ) throws(TrustError) -> Verified<Payload> {
         let jws = try CompactJWS(token)
-        let header = try CompactJWS.decodeObject(JWSHeader.self, from: jws.header, part: "header")
-        let payload = try CompactJWS.decodeObject(Payload.self, from: jws.payload, part: "payload")
         guard let chainVerifier else {
             // Xcode / LocalTesting: Apple does not sign these; decoding is all there is.
+            _ = try jws.header()
+            let payload = try CompactJWS.decodeObject(Payload.self, from: jws.payload, part: "payload")
             return Verified(payload: payload, jws: token, chain: nil)
         }
-        guard header.alg == "ES256" else {
-            throw TrustError(.algorithmNotES256, "JWS alg is not ES256")
-        }
-        guard let x5c = header.x5c else { throw TrustError(.x5cMissing, "JWS header has no x5c certificate chain") }
-        guard x5c.count == 3 else {
-            throw TrustError(.chainLength, "x5c has \(x5c.count) certificates, expected 3")
-        }
+        let payload = try CompactJWS.decodeObject(Payload.self, from: jws.payload, part: "payload")
         let now = clock()
         let instant = enableOnlineChecks ? now : (effectiveDate(payload) ?? now)
-        let chain = try chain(leaf: x5c[0], intermediate: x5c[1], at: instant, now: now, verifier: chainVerifier)
+        let chain = try chain(for: jws, at: instant, now: now, verifier: chainVerifier)
         guard jws.signature.count == 64 else {
             throw TrustError(.signatureLength, "ES256 signature is \(jws.signature.count) bytes, expected 64 (r‖s)")
         }
@@ -155,13 +149,28 @@ public final class SignedDataVerifier: Sendable {
         return Verified(payload: payload, jws: token, chain: chain)
     }
 
-    private func chain(
-        leaf: String, intermediate: String, at instant: Timestamp, now: Timestamp, verifier: ChainVerifier
-    ) throws(TrustError) -> VerifiedChain {
-        let key = VerifiedChainCache.key(leaf: leaf, intermediate: intermediate, roots: verifier.rootsDigest)
+    /// The chain named by the header. The cache is keyed by the header text itself: an
+    /// identical header was already decoded, had `alg` ES256 and exactly these certificates,
+    /// so a hit skips header parsing and path validation and leaves one ECDSA verification.
+    private func chain(for jws: CompactJWS, at instant: Timestamp, now: Timestamp, verifier: ChainVerifier) throws(TrustError) -> VerifiedChain {
+        let key = VerifiedChainCache.key(header: jws.headerSegment, roots: verifier.rootsDigest)
         if let cached = cache.chain(for: key, at: instant, now: now, requireOnline: enableOnlineChecks) {
             return cached
         }
+        let header = try jws.header()
+        guard header.alg == "ES256" else {
+            throw TrustError(.algorithmNotES256, "JWS alg is not ES256")
+        }
+        guard let x5c = header.x5c else { throw TrustError(.x5cMissing, "JWS header has no x5c certificate chain") }
+        guard x5c.count == 3 else {
+            throw TrustError(.chainLength, "x5c has \(x5c.count) certificates, expected 3")
+        }
+        let chain = try self.chain(leaf: x5c[0], intermediate: x5c[1], at: instant, verifier: verifier)
+        cache.store(chain, for: key, now: now, onlineChecked: enableOnlineChecks)
+        return chain
+    }
+
+    private func chain(leaf: String, intermediate: String, at instant: Timestamp, verifier: ChainVerifier) throws(TrustError) -> VerifiedChain {
         guard let leafDER = Data(base64Encoded: leaf), let intermediateDER = Data(base64Encoded: intermediate) else {
             throw TrustError(.certificateMalformed, "x5c entry is not base64 DER")
         }
@@ -169,7 +178,6 @@ public final class SignedDataVerifier: Sendable {
             leaf: Certificate(der: [UInt8](leafDER)), intermediate: Certificate(der: [UInt8](intermediateDER)),
             at: instant)
         if enableOnlineChecks { try ocsp.check(chain, verifier: verifier) }
-        cache.store(chain, for: key, now: now, onlineChecked: enableOnlineChecks)
         return chain
     }
 }

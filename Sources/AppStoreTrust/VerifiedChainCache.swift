@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// Remembers chains that passed validation (and OCSP, when online checks are on), keyed by a
-/// digest of the leaf and intermediate as sent in `x5c`, so a stream of payloads from the same
+/// digest of the JWS header that carried them (algorithm and `x5c`) and the trusted roots, so a stream of payloads from the same
 /// leaf costs one ECDSA verification each instead of a full path validation.
 ///
 /// Bounded in entries (least recently verified evicted first) and in age: an entry is used
@@ -30,8 +30,10 @@ public final class VerifiedChainCache: Sendable {
         self.maximumAge = maximumAgeSeconds * 1000
     }
 
-    static func key(leaf: String, intermediate: String, roots: [UInt8]) -> [UInt8] {
-        Digest.sha256(roots + Array(leaf.utf8) + [0x2E] + Array(intermediate.utf8))
+    /// The protected header text names the algorithm and the certificates; with the roots'
+    /// digest it identifies one validation outcome.
+    static func key(header: ArraySlice<UInt8>, roots: [UInt8]) -> [UInt8] {
+        Digest.sha256(roots + header)
     }
 
     /// A cached chain usable at `instant`, or nil.

@@ -170,7 +170,8 @@ public struct TransactionFact: Sendable, Hashable, Codable {
     var revocation: Revocation? {
         guard let revokedAt = revocationDate, !isUpgraded else { return nil }
         if ownership == .familyShared || revocationType == .familyRevoke {
-            return Revocation(kind: .familySharingRevoked, revokedAt: revokedAt, refundReason: nil, refundPercentage: nil)
+            return Revocation(
+                kind: .familySharingRevoked, revokedAt: revokedAt, refundReason: nil, refundPercentage: nil)
         }
         return Revocation(
             kind: .refund, revokedAt: revokedAt, refundReason: RefundReason(appleCode: revocationReason),

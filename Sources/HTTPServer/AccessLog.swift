@@ -33,30 +33,31 @@ public struct AccessLogEntry: Sendable, Equatable {
     /// `{"duration_ms":1.25,"event":"http.access","method":"GET","request_id":"…","route":"…","status":200}`.
     public var jsonLine: String {
         struct Line: Encodable {
-            let event = "http.access"
             let method: String
             let route: String?
             let status: Int
-            let duration_ms: Double
-            let request_id: String
+            let durationMilliseconds: Double
+            let requestID: String
+
+            enum CodingKeys: String, CodingKey {
+                case event, method, route, status
+                case durationMilliseconds = "duration_ms"
+                case requestID = "request_id"
+            }
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(event, forKey: .event)
+                try container.encode("http.access", forKey: .event)
                 try container.encode(method, forKey: .method)
                 try container.encode(route, forKey: .route)  // explicit null when unmatched
                 try container.encode(status, forKey: .status)
-                try container.encode(duration_ms, forKey: .duration_ms)
-                try container.encode(request_id, forKey: .request_id)
-            }
-
-            enum CodingKeys: String, CodingKey {
-                case event, method, route, status, duration_ms, request_id
+                try container.encode(durationMilliseconds, forKey: .durationMilliseconds)
+                try container.encode(requestID, forKey: .requestID)
             }
         }
         let rounded = (durationMilliseconds * 1000).rounded() / 1000
         let line = Line(
-            method: method, route: route, status: status, duration_ms: rounded, request_id: requestID)
+            method: method, route: route, status: status, durationMilliseconds: rounded, requestID: requestID)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(line), let text = String(data: data, encoding: .utf8) else {

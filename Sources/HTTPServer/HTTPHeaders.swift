@@ -5,6 +5,7 @@
 /// - Note: Immutable value semantics; `Sendable`.
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// One header field as sent or to be sent.
+    /// - Note: Immutable value; `Sendable`.
     public struct Field: Sendable, Equatable {
         public var name: String
         public var value: String

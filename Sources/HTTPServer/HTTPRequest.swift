@@ -9,6 +9,7 @@ import Foundation
 /// - Note: Immutable value; `Sendable`.
 public struct HTTPRequest: Sendable {
     /// One `name[=value]` pair of the query string, percent- and `+`-decoded.
+    /// - Note: Immutable value; `Sendable`.
     public struct QueryItem: Sendable, Equatable {
         public var name: String
         /// `nil` when the item had no `=`.

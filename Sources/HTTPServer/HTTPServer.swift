@@ -6,12 +6,20 @@ import Foundation
 /// What it promises:
 /// - **Listening when constructed.** `init` binds and starts serving (port 0 picks an ephemeral
 ///   port; read it from `port`), or throws `HTTPServerError`.
-/// - **Limits.** A declared body larger than `maxBodySize` is answered 413 before any of it is
-///   read; a chunked body growing past the limit gets the connection closed. Request line plus
+/// - **Limits.** A body larger than `maxBodySize` is never buffered and is answered 413
+///   `content_too_large`: at once, without reading any of it, when the client sent
+///   `Expect: 100-continue` or declared more than 4 × the limit (libmicrohttpd then closes the
+///   connection); otherwise after reading and discarding it (up to 4 × the limit), because a
+///   client that is already sending would otherwise see a connection reset instead of the 413.
+///   A body past the discard allowance gets the connection closed. Request line plus
 ///   headers that do not fit `maxHeaderSize` are answered by libmicrohttpd with 431 (or 414 for
-///   a long URI); a malformed request line gets 400; neither disturbs other connections.
-///   At most `connectionLimit` connections are open; a connection idle (or trickling) for
-///   `connectionTimeout` is closed.
+///   a long URI); a malformed request (bad request line, HTTP/1.1 without `Host`, a header
+///   line without a colon) gets 400 from libmicrohttpd's strict parser
+///   (`MHD_OPTION_STRICT_FOR_CLIENT`), except that a request line without any space is
+///   dropped without a response; none of this disturbs other connections. These answers
+///   come from libmicrohttpd itself, so their bodies are its short HTML, not our JSON.
+///   At most `connectionLimit` connections are open (more wait in the listen backlog); a
+///   connection idle (or trickling) for `connectionTimeout` is closed.
 /// - **Async handlers never block libmicrohttpd.** See "Bridging" below.
 /// - **Every response carries `X-Request-Id`**: the request's `requestID`.
 /// - **Graceful stop.** `stop()` stops accepting, lets in-flight requests finish for up to the
@@ -28,7 +36,7 @@ import Foundation
 /// by the other. A suspended connection cannot be closed (it does not time out, and
 /// `MHD_stop_daemon` is only called once every suspended connection has been resumed), so
 /// the connection pointer the task holds stays valid until its single resume. A synchronous
-/// handler (`init(configuration:synchronousHandler:)`) instead runs directly on the worker
+/// handler (`HTTPServer.synchronous(configuration:handler:)`) instead runs directly on the worker
 /// thread: right for cheap stubs, wrong for anything that blocks.
 ///
 /// - Note: Thread-safe: `port`, `baseURL` and `stop()` may be used from any thread or task.
@@ -43,14 +51,17 @@ public final class HTTPServer: Sendable {
         /// libmicrohttpd worker threads (`MHD_OPTION_THREAD_POOL_SIZE`); 1 means a single
         /// polling thread.
         public var threadPoolSize: Int
-        /// Largest accepted request body in bytes; larger bodies get 413.
+        /// Largest accepted request body in bytes; larger bodies get 413 and are never buffered
+        /// (see "Limits" above for when they are discarded and when refused unread).
         public var maxBodySize: Int
         /// Budget in bytes for the request line plus headers. libmicrohttpd's per-connection
-        /// memory pool (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`) is set to this plus 8 KiB of room
-        /// for read buffering and the response head, so the effective limit is approximate.
+        /// memory pool (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`) is set to this plus 4 KiB of room
+        /// for buffering and the response head, so the limit is approximate: a head somewhat
+        /// larger than this may still fit, a much larger one gets 431 (414 for a long URI).
         public var maxHeaderSize: Int
-        /// Most simultaneously open connections (`MHD_OPTION_CONNECTION_LIMIT`); further
-        /// connections are accepted and closed at once.
+        /// Most simultaneously open connections (`MHD_OPTION_CONNECTION_LIMIT`, split across
+        /// the worker threads); at the limit libmicrohttpd stops accepting, so further
+        /// connections wait in the kernel's listen backlog until a slot frees.
         public var connectionLimit: Int
         /// A connection with no I/O for this long is closed (`MHD_OPTION_CONNECTION_TIMEOUT`,
         /// whole seconds, rounded up; `nil` means never). Time spent in the handler does not count.
@@ -113,13 +124,15 @@ public final class HTTPServer: Sendable {
         try self.init(configuration: configuration, handler: .async(responder.respond(to:)))
     }
 
-    /// Starts a server whose handler runs synchronously on libmicrohttpd's worker thread.
-    /// It must not block or wait on Swift concurrency: it stalls every connection of that worker.
-    public convenience init(
+    /// Starts a server whose handler runs synchronously on libmicrohttpd's worker thread, with
+    /// no task hop: for cheap stubs. It must not block or wait on Swift concurrency: it stalls
+    /// every connection of that worker. (A factory rather than an `init`, so that a trailing
+    /// closure given to `init` always means the async handler.)
+    public static func synchronous(
         configuration: Configuration = Configuration(),
-        synchronousHandler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
-    ) throws(HTTPServerError) {
-        try self.init(configuration: configuration, handler: .synchronous(synchronousHandler))
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(HTTPServerError) -> HTTPServer {
+        try HTTPServer(configuration: configuration, handler: .synchronous(handler))
     }
 
     private init(configuration: Configuration, handler: DaemonCore.Handler) throws(HTTPServerError) {
@@ -193,19 +206,22 @@ public final class HTTPServer: Sendable {
         lifecycle.withLock { $0 = .stopped }
     }
 
-    /// Installs SIGTERM/SIGINT handling, waits for one of them, then `stop()`s.
-    /// For `main`: `try HTTPServer(…).runUntilShutdownSignal()`.
+    /// Installs SIGTERM/SIGINT handling (`ShutdownSignalHandler`), waits for the first such
+    /// signal, then `stop()`s with the configured grace period. For `main`.
     public func runUntilShutdownSignal(_ signals: [Int32] = [SIGTERM, SIGINT]) async {
-        let received = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let handler = await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            received.withLock { $0 = continuation }
-        } as Void
-        _ = handler
-        _ = signals
+        let (stream, continuation) = AsyncStream<Int32>.makeStream()
+        let watcher = ShutdownSignalHandler(signals: signals) { signal in
+            continuation.yield(signal)
+        }
+        for await _ in stream { break }
+        watcher.cancel()
+        await stop()
     }
 }
 
-/// Why the server could not start. `code` is stable (`bind.failed`, `config.invalidHost`, …).
+/// Why the server could not start. `code` is stable (`bind.failed`, `config.invalidHost`,
+/// `config.invalidLimit`); the message never contains secrets.
+/// - Note: Immutable value; `Sendable`.
 /// - Note: Immutable value; `Sendable`.
 public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String

@@ -1,1 +1,143 @@
-print("placeholder")
+import AppStoreModels
+import AppStoreTrust
+import Entitlements
+import Foundation
+
+/// `make bench`: release-build figures printed beside a physical reference measured on the
+/// same machine in the same run. Single-threaded unless stated.
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+/// Runs `body` repeatedly for about `budget` seconds; returns operations per second.
+func rate(budget: Double = 2, _ body: () throws -> Void) rethrows -> Double {
+    var count = 0
+    var elapsed = 0.0
+    while elapsed < budget {
+        elapsed += try seconds {
+            for _ in 0..<50 { try body() }
+        }
+        count += 50
+    }
+    return Double(count) / elapsed
+}
+
+func format(_ value: Double) -> String { String(format: "%10.0f", value) }
+
+/// `openssl speed ecdsap256` verify/s on one core: the raw P-256 ceiling for this machine.
+func opensslVerifyRate() -> Double? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    process.arguments = ["speed", "-seconds", "3", "ecdsap256"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    // "256 bits ecdsa (nistp256)   0.0000s   0.0001s  41234.5  12345.6": the last column is verify/s.
+    guard let line = text.split(separator: "\n").first(where: { $0.contains("ecdsa (nistp256)") }),
+          let last = line.split(separator: " ").last
+    else { return nil }
+    return Double(last)
+}
+
+func benchVerification() throws {
+    print("== JWS verification (SignedDataVerifier, one core) ==")
+    let signedDate = Timestamp(millisecondsSince1970: 1_764_547_200_000)
+    let authority = try TestCertificateAuthority.generate(
+        validFrom: signedDate.adding(milliseconds: -86_400_000), validUntil: signedDate.adding(milliseconds: 3_650 * 86_400_000))
+    var payload = JWSTransactionDecodedPayload()
+    payload.transactionId = "2000000000000001"
+    payload.originalTransactionId = "2000000000000001"
+    payload.bundleId = "com.example"
+    payload.productId = "com.example.monthly"
+    payload.type = RawEnum(.autoRenewableSubscription)
+    payload.environment = RawEnum(.sandbox)
+    payload.signedDate = signedDate
+    payload.purchaseDate = signedDate
+    payload.expiresDate = signedDate.adding(milliseconds: 30 * 86_400_000)
+    payload.price = 9990
+    payload.currency = "USD"
+    let token = try authority.signer.sign(payload)
+    let clock: @Sendable () -> Timestamp = { signedDate }
+
+    let cached = try SignedDataVerifier(
+        rootCertificates: [authority.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox, clock: clock)
+    // A zero maximum age makes every lookup miss: each verification validates the whole chain.
+    let cold = try SignedDataVerifier(
+        rootCertificates: [authority.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
+        cache: VerifiedChainCache(capacity: 1, maximumAgeSeconds: 0), clock: clock)
+    _ = try cached.verifyAndDecodeTransaction(token)
+    let coldRate = try rate { _ = try cold.verifyAndDecodeTransaction(token) }
+    let cachedRate = try rate { _ = try cached.verifyAndDecodeTransaction(token) }
+    print("cold chain (path validation + signature) : \(format(coldRate)) verifications/s")
+    print("cached chain (signature only)            : \(format(cachedRate)) verifications/s")
+    if let reference = opensslVerifyRate() {
+        print("openssl speed ecdsap256 (raw verify)     : \(format(reference)) verify/s")
+        print(String(format: "cached / openssl                         : %9.0f%%  (target >= 70%%)", cachedRate / reference * 100))
+    } else {
+        print("openssl speed ecdsap256                  : unavailable")
+    }
+}
+
+func benchEngine() throws {
+    print("\n== Entitlement engine (one customer per evaluation, one core) ==")
+    let catalog = ProductCatalog(products: [
+        CatalogProduct(
+            productId: "monthly", kind: .autoRenewable, subscriptionGroup: "premium", groupLevel: 1,
+            duration: SubscriptionPeriod(value: 1, unit: .month), entitlementIds: ["pro"],
+            referencePrice: Money(milliunits: 9990, currency: "USD")),
+        CatalogProduct(productId: "coins", kind: .consumable, entitlementIds: [], referencePrice: Money(milliunits: 990, currency: "USD")),
+    ])
+    let start: Int64 = 1_600_000_000_000
+    let day: Int64 = 86_400_000
+    var previousPerFact: Double?
+    for count in [10, 100, 1_000] {
+        var facts: [Fact] = []
+        // Half monthly renewals in one chain, half consumables: both kinds of history grow.
+        for index in 0..<count {
+            var transaction = JWSTransactionDecodedPayload()
+            let purchase = Timestamp(millisecondsSince1970: start + Int64(index) * 30 * day)
+            transaction.transactionId = String(3_000_000_000 + index)
+            transaction.bundleId = "com.example"
+            transaction.purchaseDate = purchase
+            transaction.signedDate = purchase
+            transaction.environment = RawEnum(.production)
+            transaction.inAppOwnershipType = RawEnum(.purchased)
+            transaction.price = 9990
+            transaction.currency = "USD"
+            if index % 2 == 0 {
+                transaction.originalTransactionId = "3000000000"
+                transaction.productId = "monthly"
+                transaction.type = RawEnum(.autoRenewableSubscription)
+                transaction.originalPurchaseDate = Timestamp(millisecondsSince1970: start)
+                transaction.expiresDate = purchase.adding(milliseconds: 60 * day)
+                transaction.transactionReason = RawEnum(index == 0 ? .purchase : .renewal)
+            } else {
+                transaction.originalTransactionId = transaction.transactionId
+                transaction.productId = "coins"
+                transaction.type = RawEnum(.consumable)
+            }
+            facts.append(try Fact(transaction: transaction))
+        }
+        let now = Timestamp(millisecondsSince1970: start + Int64(count) * 30 * day)
+        let perSecond = rate(budget: 2) {
+            _ = EntitlementEngine.evaluate(customerId: "c", environment: .production, facts: facts, catalog: catalog, now: now)
+        }
+        let microsecondsPerFact = 1e6 / perSecond / Double(count)
+        var growth = ""
+        if let previousPerFact { growth = String(format: "  (x%.2f per fact vs previous size)", microsecondsPerFact / previousPerFact) }
+        previousPerFact = microsecondsPerFact
+        print(String(format: "%5d transactions/customer: %10.0f customers/s  %7.2f µs per fact", count, perSecond, microsecondsPerFact) + growth)
+    }
+    print("linear growth shows as a per-fact cost that stays roughly constant across sizes")
+}
+
+// BENCH_ONLY=verification|engine runs one part (for profiling).
+let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
+if only == nil || only == "verification" { try benchVerification() }
+if only == nil || only == "engine" { try benchEngine() }

@@ -15,6 +15,7 @@ let usage = """
       token --key P8 --key-id ID --issuer-id ID --bundle-id ID   App Store Server API bearer token
       offer sign|verify|jws …                          promotional offer signatures (v1, JWS v2)
       quickstart [DIR]                                 sign and verify sample payloads end to end
+      appstore transaction|history|statuses|refunds|notifications|test-notification …   App Store Server API
     """
 
 func run(_ arguments: [String]) -> Int32 {
@@ -43,6 +44,7 @@ func run(_ arguments: [String]) -> Int32 {
             try TrustCommands.token(try CommandLineArguments(rest, switches: switches))
         case "offer":
             try TrustCommands.offer(try CommandLineArguments(rest, switches: switches), now: now)
+        case "appstore": try AppStoreCommands.run(rest)
         case "quickstart":
             try Quickstart.run(directory: rest.first ?? "data/quickstart", now: now)
         case "help", "--help", "-h":

@@ -1,0 +1,148 @@
+import AppStoreModels
+
+/// The result of one evaluation: the customer's state and the events it implies.
+/// - Note: Immutable value; `Sendable`.
+public struct EntitlementEvaluation: Sendable, Hashable, Codable {
+    public var customerInfo: CustomerInfo
+    /// Events whose ids the previous state did not list, chronological: what to publish now.
+    public var newEvents: [LifecycleEvent]
+    /// Every event the facts imply at `now`, chronological.
+    public var allEvents: [LifecycleEvent]
+}
+
+/// Facts in, customer state and lifecycle events out: pure and deterministic.
+///
+/// No I/O, no clock: `now` is an argument. The same set of facts gives the same result in
+/// any order and with any duplication, because facts are first put in a canonical ledger
+/// (latest `signedDate` per transaction wins; every version is kept as history) and every
+/// decision reads Apple's dates, never arrival order.
+/// - Note: Stateless; safe to call from any thread.
+public enum EntitlementEngine {
+    /// Evaluates one customer in one environment. Facts of another environment are set aside
+    /// (listed in `notes`); `previous` (the state stored after the last evaluation) only decides
+    /// which events are new.
+    public static func evaluate(
+        customerId: String, environment: AppStoreEnvironment, facts: [Fact], catalog: ProductCatalog,
+        now: Timestamp, previous: CustomerInfo? = nil
+    ) -> EntitlementEvaluation {
+        let ledger = FactLedger(facts: facts, environment: environment)
+        var notes = ledger.notes
+
+        var kinds: [String: ProductKind] = [:]
+        var chainTransactions: [String: [TransactionFact]] = [:]
+        var oneTime: [TransactionFact] = []
+        for transaction in ledger.transactions {
+            let kind: ProductKind
+            if let product = catalog[transaction.productId] {
+                kind = product.kind
+            } else {
+                kind = transaction.productKind ?? .nonConsumable
+                notes.append("product \(transaction.productId) is not in the catalog: recorded, grants nothing")
+            }
+            kinds[transaction.transactionId] = kind
+            if kind == .autoRenewable {
+                chainTransactions[transaction.originalTransactionId, default: []].append(transaction)
+            } else {
+                oneTime.append(transaction)
+            }
+        }
+        for originalTransactionId in ledger.renewalsByOriginalTransactionId.keys
+        where chainTransactions[originalTransactionId] == nil {
+            notes.append("renewal info for \(originalTransactionId) has no transaction yet: waiting for it")
+        }
+
+        let chains = chainTransactions.keys.sorted().map { originalTransactionId in
+            SubscriptionChain(
+                originalTransactionId: originalTransactionId, transactions: chainTransactions[originalTransactionId]!,
+                snapshots: ledger.renewalsByOriginalTransactionId[originalTransactionId] ?? [],
+                notifications: ledger.notificationsByOriginalTransactionId[originalTransactionId] ?? [],
+                catalog: catalog)
+        }
+        let revenue = RevenueLedger(
+            transactions: ledger.transactions, paidPeriods: chains.flatMap(\.paidPeriods), catalog: catalog)
+        let builder = LifecycleEventBuilder(
+            customerId: customerId, environment: environment, catalog: catalog, revenue: revenue)
+
+        var events: [LifecycleEvent] = []
+        var grants: [EntitlementResolver.Grant] = []
+        var subscriptions: [String: SubscriptionInfo] = [:]
+        for chain in chains {
+            let result = chain.evaluate(now: now, builder: builder, versions: ledger.versionsByTransactionId)
+            events += result.events
+            for (var subscription, accessEnd) in result.subscriptions {
+                subscription.price = revenue[subscription.transactionId]?.price
+                grants.append(grant(subscription, accessEnd: accessEnd))
+                if let kept = subscriptions[subscription.productId], !ranksBelow(kept, subscription) { continue }
+                subscriptions[subscription.productId] = subscription
+            }
+        }
+
+        let purchases = OneTimePurchases(
+            transactions: oneTime, kinds: kinds, now: now, catalog: catalog, builder: builder,
+            versions: ledger.versionsByTransactionId)
+        events += purchases.events
+        notes += purchases.notes
+        var nonSubscriptionPurchases: [NonSubscriptionPurchase] = []
+        for var purchase in purchases.purchases {
+            purchase.price = revenue[purchase.transactionId]?.price
+            nonSubscriptionPurchases.append(purchase)
+            if purchase.kind == .nonConsumable || (purchase.kind == .nonRenewing && purchase.expiresDate != nil) {
+                grants.append(grant(purchase))
+            }
+        }
+
+        // One event per id: a cause is reported once even when two facts describe it.
+        var eventsById: [String: LifecycleEvent] = [:]
+        for event in events where eventsById[event.id] == nil { eventsById[event.id] = event }
+        let allEvents = eventsById.values.sorted(by: LifecycleEvent.chronological)
+        let previousIds: Set<String> =
+            previous.map { $0.customerId == customerId && $0.environment == environment ? Set($0.eventIds) : [] } ?? []
+
+        let info = CustomerInfo(
+            customerId: customerId, environment: environment, evaluatedAt: now,
+            entitlements: EntitlementResolver.resolve(grants: grants, catalog: catalog, environment: environment),
+            subscriptions: subscriptions,
+            nonSubscriptionPurchases: nonSubscriptionPurchases,
+            introOfferEligibility: IntroOfferRule.eligibility(
+                transactions: ledger.transactions, kinds: kinds, catalog: catalog),
+            revenue: ledger.transactions.compactMap { revenue[$0.transactionId] },
+            eventIds: allEvents.map(\.id).sorted(),
+            notes: Array(Set(notes)).sorted())
+        return EntitlementEvaluation(
+            customerInfo: info, newEvents: allEvents.filter { !previousIds.contains($0.id) }, allEvents: allEvents)
+    }
+
+    /// Which of two subscriptions of the same product (bought and family-shared, say) the
+    /// customer's `subscriptions` shows: the one giving access, then the later one.
+    private static func ranksBelow(_ lhs: SubscriptionInfo, _ rhs: SubscriptionInfo) -> Bool {
+        if lhs.isActive != rhs.isActive { return rhs.isActive }
+        let l = lhs.expiresDate ?? lhs.purchaseDate
+        let r = rhs.expiresDate ?? rhs.purchaseDate
+        if l != r { return l < r }
+        if lhs.ownership != rhs.ownership { return lhs.ownership == .familyShared }
+        return lhs.transactionId < rhs.transactionId
+    }
+
+    private static func grant(_ subscription: SubscriptionInfo, accessEnd end: Timestamp) -> EntitlementResolver.Grant {
+        return EntitlementResolver.Grant(
+            productId: subscription.productId, isActive: subscription.isActive, expiresDate: end,
+            transactionId: subscription.transactionId, originalTransactionId: subscription.originalTransactionId,
+            purchaseDate: subscription.purchaseDate, originalPurchaseDate: subscription.originalPurchaseDate,
+            periodType: subscription.periodType, willRenew: subscription.willRenew,
+            unsubscribeDetectedAt: subscription.unsubscribeDetectedAt,
+            billingIssueDetectedAt: subscription.billingIssueDetectedAt,
+            gracePeriodExpiresDate: subscription.gracePeriodExpiresDate, ownership: subscription.ownership,
+            reason: subscription.reason, accessEnd: end)
+    }
+
+    private static func grant(_ purchase: NonSubscriptionPurchase) -> EntitlementResolver.Grant {
+        var end = purchase.expiresDate
+        if let revokedAt = purchase.revocation?.revokedAt { end = min(end ?? revokedAt, revokedAt) }
+        return EntitlementResolver.Grant(
+            productId: purchase.productId, isActive: purchase.isActive, expiresDate: end,
+            transactionId: purchase.transactionId, originalTransactionId: purchase.originalTransactionId,
+            purchaseDate: purchase.purchaseDate, originalPurchaseDate: purchase.originalPurchaseDate,
+            periodType: .normal, willRenew: false, unsubscribeDetectedAt: nil, billingIssueDetectedAt: nil,
+            gracePeriodExpiresDate: nil, ownership: purchase.ownership, reason: purchase.reason, accessEnd: end)
+    }
+}

@@ -1,0 +1,94 @@
+import AppStoreModels
+import Foundation
+
+/// A customer's facts of one environment, deduplicated and put in a canonical order.
+///
+/// This is where order independence is made: whatever order and repetition the facts arrive
+/// in, the ledger holds the same versions in the same order, and every later step only reads
+/// the ledger.
+struct FactLedger {
+    /// All versions of each transaction, oldest `signedDate` first; the last one wins.
+    var versionsByTransactionId: [String: [TransactionFact]] = [:]
+    /// Winning versions, by purchase date then transaction id.
+    var transactions: [TransactionFact] = []
+    /// Renewal snapshots per original transaction id, oldest first.
+    var renewalsByOriginalTransactionId: [String: [RenewalFact]] = [:]
+    /// Notification envelopes per original transaction id, oldest first.
+    var notificationsByOriginalTransactionId: [String: [NotificationFact]] = [:]
+    var notes: [String] = []
+
+    init(facts: [Fact], environment: AppStoreEnvironment) {
+        var transactionSet = Set<TransactionFact>()
+        var renewalSet = Set<RenewalFact>()
+        var notificationsById: [String: NotificationFact] = [:]
+        var ignored = Set<Fact>()
+        for fact in facts {
+            guard fact.environment == environment else {
+                ignored.insert(fact)
+                continue
+            }
+            switch fact {
+            case .transaction(let transaction): transactionSet.insert(transaction)
+            case .renewalInfo(let renewal): renewalSet.insert(renewal)
+            case .notification(let notification):
+                // One notificationUUID is one notification; should two differ, keep one by a
+                // content order so the choice does not depend on arrival.
+                if let kept = notificationsById[notification.notificationId],
+                    Self.canonicalPrecedes(notification, kept)
+                {
+                    continue
+                }
+                notificationsById[notification.notificationId] = notification
+            }
+        }
+        var ignoredByEnvironment: [AppStoreEnvironment: Int] = [:]
+        for fact in ignored { ignoredByEnvironment[fact.environment, default: 0] += 1 }
+        for (other, count) in ignoredByEnvironment.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            notes.append(
+                "ignored \(count) fact(s) from \(other.rawValue): \(environment.rawValue) state never mixes environments"
+            )
+        }
+
+        for transaction in transactionSet {
+            versionsByTransactionId[transaction.transactionId, default: []].append(transaction)
+        }
+        for (id, versions) in versionsByTransactionId {
+            versionsByTransactionId[id] = versions.sorted { lhs, rhs in
+                lhs.signedDate != rhs.signedDate
+                    ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
+            }
+        }
+        transactions = versionsByTransactionId.values.map { $0.last! }.sorted(by: Self.byPurchase)
+
+        for renewal in renewalSet {
+            renewalsByOriginalTransactionId[renewal.originalTransactionId, default: []].append(renewal)
+        }
+        for (id, renewals) in renewalsByOriginalTransactionId {
+            renewalsByOriginalTransactionId[id] = renewals.sorted { lhs, rhs in
+                lhs.signedDate != rhs.signedDate
+                    ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
+            }
+        }
+        for notification in notificationsById.values {
+            guard let originalTransactionId = notification.originalTransactionId else { continue }
+            notificationsByOriginalTransactionId[originalTransactionId, default: []].append(notification)
+        }
+        for (id, notifications) in notificationsByOriginalTransactionId {
+            notificationsByOriginalTransactionId[id] = notifications.sorted { lhs, rhs in
+                lhs.signedDate != rhs.signedDate
+                    ? lhs.signedDate < rhs.signedDate : lhs.notificationId < rhs.notificationId
+            }
+        }
+    }
+
+    static func byPurchase(_ lhs: TransactionFact, _ rhs: TransactionFact) -> Bool {
+        lhs.purchaseDate != rhs.purchaseDate
+            ? lhs.purchaseDate < rhs.purchaseDate : lhs.transactionId < rhs.transactionId
+    }
+
+    /// A total order on equal-dated facts by their canonical JSON; only reached on ties, which
+    /// Apple never produces for genuinely different versions, so its cost does not matter.
+    static func canonicalPrecedes<T: Encodable>(_ lhs: T, _ rhs: T) -> Bool {
+        AppStoreJSON.encode(lhs).lexicographicallyPrecedes(AppStoreJSON.encode(rhs))
+    }
+}

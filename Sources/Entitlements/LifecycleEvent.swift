@@ -1,0 +1,116 @@
+import AppStoreModels
+
+/// The business events the engine reports.
+/// - Note: Immutable value; `Sendable`.
+public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterable {
+    case initialPurchase = "INITIAL_PURCHASE"
+    case trialStarted = "TRIAL_STARTED"
+    case trialConverted = "TRIAL_CONVERTED"
+    case trialCancelled = "TRIAL_CANCELLED"
+    case renewal = "RENEWAL"
+    /// Auto-renew turned off.
+    case cancellation = "CANCELLATION"
+    /// Auto-renew turned back on.
+    case uncancellation = "UNCANCELLATION"
+    case billingIssue = "BILLING_ISSUE"
+    case gracePeriodStarted = "GRACE_PERIOD_STARTED"
+    case billingRecovered = "BILLING_RECOVERED"
+    case expiration = "EXPIRATION"
+    case refund = "REFUND"
+    case refundReversed = "REFUND_REVERSED"
+    case familySharingRevoked = "FAMILY_SHARING_REVOKED"
+    case productChange = "PRODUCT_CHANGE"
+    case offerRedeemed = "OFFER_REDEEMED"
+    case priceIncreaseConsent = "PRICE_INCREASE_CONSENT"
+    case subscriptionExtended = "SUBSCRIPTION_EXTENDED"
+    case nonRenewingPurchase = "NON_RENEWING_PURCHASE"
+    case nonConsumablePurchase = "NON_CONSUMABLE_PURCHASE"
+    case consumablePurchase = "CONSUMABLE_PURCHASE"
+
+    /// Orders events of the same instant the way they happen (a recovery before the renewal it
+    /// paid for, a purchase before the offer it redeemed, a billing issue before its grace period).
+    var rank: Int { Self.sameInstantOrder.firstIndex(of: self)! }
+
+    private static let sameInstantOrder: [LifecycleEventType] = [
+        .billingRecovered, .initialPurchase, .trialStarted, .trialConverted, .renewal, .productChange,
+        .offerRedeemed, .subscriptionExtended, .priceIncreaseConsent, .cancellation, .trialCancelled,
+        .uncancellation, .billingIssue, .gracePeriodStarted, .expiration, .refund, .refundReversed,
+        .familySharingRevoked, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase,
+    ]
+}
+
+/// One business event, derived from the facts that caused it.
+///
+/// `id` is built from the cause (event type + transaction or renewal period + ordinal), never
+/// from arrival time, so a replay of the same facts yields the same ids and the outbox can
+/// treat them as unique keys. `occurredAt` is Apple's date for the cause.
+/// - Note: Immutable value; `Sendable`.
+public struct LifecycleEvent: Sendable, Hashable, Codable {
+    public var id: String
+    public var type: LifecycleEventType
+    public var customerId: String
+    public var environment: AppStoreEnvironment
+    public var occurredAt: Timestamp
+    public var productId: String
+    public var entitlementIds: [String]
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    public var periodType: PeriodType?
+    /// Signed: refunds are negative.
+    public var price: Money?
+    public var commissionPercent: Int?
+    /// Signed: refunds are negative.
+    public var proceeds: Money?
+    public var expiresDate: Timestamp?
+    public var expirationReason: ExpirationReason?
+    public var refundReason: RefundReason?
+    public var productChange: ProductChange?
+    public var offerIdentifier: String?
+    public var priceIncreaseConsent: PriceIncreaseConsent?
+    public var gracePeriodExpiresDate: Timestamp?
+    /// A `RENEWAL` that starts a new run after the subscription had lapsed.
+    public var isResubscription: Bool
+    /// For support staff.
+    public var summary: String
+
+    public init(
+        id: String, type: LifecycleEventType, customerId: String, environment: AppStoreEnvironment,
+        occurredAt: Timestamp, productId: String, entitlementIds: [String], transactionId: String? = nil,
+        originalTransactionId: String? = nil, periodType: PeriodType? = nil, price: Money? = nil,
+        commissionPercent: Int? = nil, proceeds: Money? = nil, expiresDate: Timestamp? = nil,
+        expirationReason: ExpirationReason? = nil, refundReason: RefundReason? = nil,
+        productChange: ProductChange? = nil, offerIdentifier: String? = nil,
+        priceIncreaseConsent: PriceIncreaseConsent? = nil, gracePeriodExpiresDate: Timestamp? = nil,
+        isResubscription: Bool = false, summary: String
+    ) {
+        self.id = id
+        self.type = type
+        self.customerId = customerId
+        self.environment = environment
+        self.occurredAt = occurredAt
+        self.productId = productId
+        self.entitlementIds = entitlementIds
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.periodType = periodType
+        self.price = price
+        self.commissionPercent = commissionPercent
+        self.proceeds = proceeds
+        self.expiresDate = expiresDate
+        self.expirationReason = expirationReason
+        self.refundReason = refundReason
+        self.productChange = productChange
+        self.offerIdentifier = offerIdentifier
+        self.priceIncreaseConsent = priceIncreaseConsent
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.isResubscription = isResubscription
+        self.summary = summary
+    }
+
+    /// Chronological, then by `rank`, then by id: a total order, so event lists compare exactly.
+    static func chronological(_ lhs: LifecycleEvent, _ rhs: LifecycleEvent) -> Bool {
+        if lhs.occurredAt != rhs.occurredAt { return lhs.occurredAt < rhs.occurredAt }
+        if lhs.type.rank != rhs.type.rank { return lhs.type.rank < rhs.type.rank }
+        return lhs.id < rhs.id
+    }
+}

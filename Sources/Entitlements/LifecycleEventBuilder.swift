@@ -1,0 +1,104 @@
+import AppStoreModels
+
+/// Makes events with the fields every event shares (customer, environment, entitlements,
+/// money) so that the evaluators only say what happened and why.
+struct LifecycleEventBuilder {
+    let customerId: String
+    let environment: AppStoreEnvironment
+    let catalog: ProductCatalog
+    let revenue: RevenueLedger
+
+    func entitlementIds(of productId: String) -> [String] {
+        guard let product = catalog[productId], product.kind != .consumable else { return [] }
+        return product.entitlementIds.sorted()
+    }
+
+    /// `id` is `<TYPE>/<cause key>`: the cause key names the transaction or renewal period and,
+    /// for repeatable causes, an ordinal, never an arrival time.
+    func event(
+        _ type: LifecycleEventType, key: String, at occurredAt: Timestamp, transaction: TransactionFact,
+        productId: String? = nil, money: MoneySign = .none, summary: String
+    ) -> LifecycleEvent {
+        var event = LifecycleEvent(
+            id: "\(type.rawValue)/\(key)", type: type, customerId: customerId, environment: environment,
+            occurredAt: occurredAt, productId: productId ?? transaction.productId,
+            entitlementIds: entitlementIds(of: productId ?? transaction.productId),
+            transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId,
+            periodType: transaction.periodType, summary: summary)
+        if let figures = revenue[transaction.transactionId] {
+            switch money {
+            case .none: break
+            case .charged:
+                event.price = figures.price
+                event.commissionPercent = figures.commissionPercent
+                event.proceeds = figures.proceeds
+            case .refunded(let share), .restored(let share):
+                let sign: Int64 = if case .refunded = money { -1 } else { 1 }
+                event.price = figures.price.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
+                event.commissionPercent = figures.commissionPercent
+                event.proceeds = figures.proceeds.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
+            }
+        }
+        return event
+    }
+
+    /// Which money figures an event carries; each paid transaction's money appears on exactly
+    /// one purchase-type event, refunds subtract it and reversals add it back.
+    enum MoneySign {
+        case none
+        case charged
+        /// Share in thousandths of a percent.
+        case refunded(Int32)
+        case restored(Int32)
+    }
+
+    /// Refund, reversal, Family Sharing revocation and renewal-date extension events read from
+    /// the signed versions of one transaction (Apple re-signs a transaction for each).
+    func versionEvents(_ versions: [TransactionFact]) -> [LifecycleEvent] {
+        var events: [LifecycleEvent] = []
+        var previous: TransactionFact?
+        var revocations = 0
+        for version in versions {
+            let wasRevoked = previous?.isRevokedOtherThanByUpgrade ?? false
+            if let revocation = version.revocation, !wasRevoked {
+                revocations += 1
+                let key = "\(version.transactionId)/\(revocations)"
+                if revocation.kind == .familySharingRevoked {
+                    var event = self.event(
+                        .familySharingRevoked, key: key, at: revocation.revokedAt, transaction: version,
+                        summary: revocation.text)
+                    event.refundReason = nil
+                    events.append(event)
+                } else {
+                    var event = self.event(
+                        .refund, key: key, at: revocation.revokedAt, transaction: version,
+                        money: .refunded(revocation.refundPercentage ?? 100_000), summary: revocation.text)
+                    event.refundReason = revocation.refundReason
+                    events.append(event)
+                }
+            } else if wasRevoked, !version.isRevokedOtherThanByUpgrade, let earlier = previous?.revocation,
+                earlier.kind == .refund
+            {
+                // A Family Sharing revocation is not reversed in place: re-sharing makes a new
+                // transaction, which reports itself as a purchase.
+                events.append(
+                    event(
+                        .refundReversed, key: "\(version.transactionId)/\(revocations)", at: version.signedDate,
+                        transaction: version, money: .restored(earlier.refundPercentage ?? 100_000),
+                        summary: "refund reversed \(version.signedDate.humanReadable): access restored"))
+            }
+            if let previous, let expires = version.expiresDate, let before = previous.expiresDate, expires > before,
+                version.purchaseDate == previous.purchaseDate
+            {
+                var event = self.event(
+                    .subscriptionExtended, key: "\(version.transactionId)/\(expires.millisecondsSince1970)",
+                    at: version.signedDate, transaction: version,
+                    summary: "renewal date extended from \(before.humanReadable) to \(expires.humanReadable)")
+                event.expiresDate = expires
+                events.append(event)
+            }
+            previous = version
+        }
+        return events
+    }
+}

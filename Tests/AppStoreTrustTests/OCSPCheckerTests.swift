@@ -1,0 +1,152 @@
+import AppStoreModels
+import Foundation
+import StorekeeperTesting
+import Testing
+
+@testable import AppStoreTrust
+
+/// Online revocation against real `openssl ocsp` responders on loopback, one per issuer.
+@Suite(.serialized)
+struct OCSPCheckerTests {
+    /// Starts `openssl ocsp` for certificates issued by `issuer`, listing `entries`.
+    final class Responder {
+        let process = Process()
+        let port: Int
+
+        init(issuer: Certificate, issuerKey: PrivateKey, entries: [(Certificate, revoked: Bool)], port: Int, directory: URL) throws {
+            self.port = port
+            let name = "responder-\(port)"
+            let issuerPEM = directory.appendingPathComponent("\(name)-issuer.pem")
+            let keyPEM = directory.appendingPathComponent("\(name)-issuer.key.pem")
+            let index = directory.appendingPathComponent("\(name)-index.txt")
+            try issuer.pem.write(to: issuerPEM, atomically: true, encoding: .utf8)
+            try issuerKey.pkcs8PEM.write(to: keyPEM, atomically: true, encoding: .utf8)
+            let lines = entries.map { certificate, revoked in
+                // index.txt: status, expiry, revocation time, serial, file, subject
+                "\(revoked ? "R" : "V")\t351231235959Z\t\(revoked ? "250101000000Z" : "")\t\(certificate.serialNumberHex)\tunknown\t/CN=test"
+            }
+            try (lines.joined(separator: "\n") + "\n").write(to: index, atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = [
+                "ocsp", "-index", index.path, "-port", "\(port)", "-rsigner", issuerPEM.path,
+                "-rkey", keyPEM.path, "-CA", issuerPEM.path, "-nmin", "5",
+            ]
+            // Readiness is read from the responder's own log: a probe connection that sends no
+            // request sends `openssl ocsp` 3.0 into a busy loop.
+            let log = Pipe()
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+            var seen = ""
+            let deadline = Date().addingTimeInterval(10)
+            while !seen.contains("waiting for OCSP client connections"), Date() < deadline {
+                seen += String(decoding: log.fileHandleForReading.availableData, as: UTF8.self)
+            }
+            guard seen.contains("waiting for OCSP client connections") else {
+                let seen = seen
+                throw TrustError(.ocspUnreachable, "test responder did not start on \(port): \(seen)")
+            }
+        }
+
+        func stop() {
+            guard process.isRunning else { return }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        deinit { stop() }
+    }
+
+    static func freePort() -> Int {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socketDescriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    struct Setup {
+        let ca: TestCertificateAuthority
+        let responders: [Responder]
+        let verifier: SignedDataVerifier
+    }
+
+    func setup(leafRevoked: Bool, intermediateRevoked: Bool = false, respondersRunning: Bool = true) throws -> Setup {
+        let rootPort = Self.freePort(), intermediatePort = Self.freePort()
+        let ca = try TestCertificateAuthority.generate(
+            validFrom: TestSigning.validFrom, validUntil: TestSigning.validUntil,
+            rootOCSPURL: "http://127.0.0.1:\(rootPort)/", intermediateOCSPURL: "http://127.0.0.1:\(intermediatePort)/")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var responders: [Responder] = []
+        if respondersRunning {
+            responders.append(try Responder(issuer: ca.root, issuerKey: ca.rootKey, entries: [(ca.intermediate, intermediateRevoked)], port: rootPort, directory: directory))
+            responders.append(try Responder(issuer: ca.intermediate, issuerKey: ca.intermediateKey, entries: [(ca.leaf, leafRevoked)], port: intermediatePort, directory: directory))
+        }
+        let verifier = try SignedDataVerifier(
+            rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
+            enableOnlineChecks: true, ocsp: OCSPChecker(timeoutSeconds: 2))
+        return Setup(ca: ca, responders: responders, verifier: verifier)
+    }
+
+    @Test func goodChainPassesOnlineCheckAndIsCached() throws {
+        let setup = try setup(leafRevoked: false)
+        let token = try setup.ca.signer.sign(TestSigning.transaction())
+        #expect(try setup.verifier.verifyAndDecodeTransaction(token).payload.transactionId == "1000000001")
+        #expect(setup.verifier.cache.count == 1)
+        // The responders going away does not matter while the cached result is fresh.
+        for responder in setup.responders { responder.stop() }
+        #expect(try setup.verifier.verifyAndDecodeTransaction(token).payload.transactionId == "1000000001")
+    }
+
+    @Test func revokedLeafIsRefused() throws {
+        let setup = try setup(leafRevoked: true)
+        do {
+            _ = try setup.verifier.verifyAndDecodeTransaction(setup.ca.signer.sign(TestSigning.transaction()))
+            Issue.record("revoked leaf accepted")
+        } catch {
+            #expect(error.rule == .certificateRevoked)
+            #expect(error.category == .invalidCertificate)
+        }
+        #expect(setup.verifier.cache.count == 0)
+    }
+
+    @Test func revokedIntermediateIsRefused() throws {
+        let setup = try setup(leafRevoked: false, intermediateRevoked: true)
+        #expect(throws: TrustError.self) {
+            _ = try setup.verifier.verifyAndDecodeTransaction(setup.ca.signer.sign(TestSigning.transaction()))
+        }
+    }
+
+    @Test func unreachableResponderIsRetryable() throws {
+        let setup = try setup(leafRevoked: false, respondersRunning: false)
+        do {
+            _ = try setup.verifier.verifyAndDecodeTransaction(setup.ca.signer.sign(TestSigning.transaction()))
+            Issue.record("chain accepted without a revocation answer")
+        } catch {
+            #expect(error.rule == .ocspUnreachable)
+            #expect(error.category == .retryableVerificationFailure)
+        }
+    }
+
+    @Test func certificateWithoutResponderURLIsRefusedOnline() throws {
+        let ca = try TestSigning.authority()
+        let verifier = try SignedDataVerifier(
+            rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox, enableOnlineChecks: true)
+        do {
+            _ = try verifier.verifyAndDecodeTransaction(ca.signer.sign(TestSigning.transaction()))
+            Issue.record("accepted without OCSP")
+        } catch {
+            #expect(error.rule == .ocspURLMissing)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import AppStoreModels
+import Foundation
+import Testing
+
+@testable import Entitlements
+
+/// Mapping Apple's decoded payloads into facts: what is read, and the stable refusal codes.
+@Suite struct FactMappingTests {
+    @Test func notificationGivesItsEnvelopeTransactionAndRenewalInfo() throws {
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.transactionId = "t1"
+        transaction.originalTransactionId = "o1"
+        transaction.productId = "monthly"
+        transaction.purchaseDate = Fixture.day(0)
+        transaction.expiresDate = Fixture.day(30)
+        transaction.signedDate = Fixture.day(0)
+        transaction.environment = RawEnum(.sandbox)
+        transaction.offerType = RawEnum(.subscriptionOfferCode)
+        transaction.offerIdentifier = "CODE"
+        transaction.transactionReason = RawEnum(.purchase)
+        transaction.type = RawEnum(.autoRenewableSubscription)
+        var renewal = JWSRenewalInfoDecodedPayload()
+        renewal.originalTransactionId = "o1"
+        renewal.productId = "monthly"
+        renewal.autoRenewStatus = RawEnum(.off)
+        renewal.signedDate = Fixture.day(1)
+        renewal.environment = RawEnum(.sandbox)
+        var notification = ResponseBodyV2DecodedPayload()
+        notification.notificationType = RawEnum(.didChangeRenewalStatus)
+        notification.subtype = RawEnum(.autoRenewDisabled)
+        notification.notificationUUID = "n1"
+        notification.signedDate = Fixture.day(1)
+        var data = NotificationData()
+        data.environment = RawEnum(.sandbox)
+        notification.data = data
+
+        let facts = try Fact.facts(notification: notification, transaction: transaction, renewalInfo: renewal)
+        #expect(facts.count == 3)
+        guard case .transaction(let mapped) = facts[0], case .renewalInfo(let snapshot) = facts[1],
+            case .notification(let envelope) = facts[2]
+        else {
+            Issue.record("unexpected fact kinds \(facts)")
+            return
+        }
+        #expect(mapped.periodType == .offerCode && mapped.offerIdentifier == "CODE")
+        #expect(mapped.productKind == .autoRenewable && mapped.environment == .sandbox)
+        #expect(mapped.transactionReason == .purchase && mapped.ownership == .purchased)
+        #expect(snapshot.autoRenewEnabled == false)
+        #expect(envelope.type == "DID_CHANGE_RENEWAL_STATUS" && envelope.subtype == "AUTO_RENEW_DISABLED")
+        #expect(envelope.originalTransactionId == "o1" && envelope.transactionId == "t1")
+    }
+
+    @Test func missingAndUnknownFieldsAreRefusedWithStableCodes() {
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.transactionId = "t1"
+        transaction.productId = "monthly"
+        transaction.purchaseDate = Fixture.day(0)
+        #expect(throws: EntitlementsError(code: .missingField, field: "signedDate", payload: "transaction")) {
+            try Fact(transaction: transaction)
+        }
+        transaction.signedDate = Fixture.day(0)
+        transaction.environment = RawEnum(rawValue: "Staging")
+        #expect(throws: EntitlementsError(code: .invalidValue, field: "environment", payload: "transaction")) {
+            try Fact(transaction: transaction)
+        }
+        #expect(
+            EntitlementsError(code: .missingField, field: "signedDate", payload: "transaction").description
+                == "fact.missingField: transaction lacks 'signedDate'")
+    }
+
+    @Test func introductoryOfferWithoutDiscountTypeAtPriceZeroIsATrial() throws {
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.transactionId = "t1"
+        transaction.productId = "monthly"
+        transaction.purchaseDate = Fixture.day(0)
+        transaction.signedDate = Fixture.day(0)
+        transaction.environment = RawEnum(.production)
+        transaction.offerType = RawEnum(.introductoryOffer)
+        transaction.price = 0
+        #expect(try TransactionFact(transaction).periodType == .trial)
+        transaction.price = 990
+        transaction.offerDiscountType = RawEnum(.payAsYouGo)
+        #expect(try TransactionFact(transaction).periodType == .intro)
+    }
+
+    @Test func legacyV1NotificationTypesMapToV2() {
+        let recovered = NotificationFact(
+            legacyV1Type: "DID_RECOVER", notificationId: "v1", observedAt: Fixture.day(0), environment: .production,
+            originalTransactionId: "o1", productId: "monthly")
+        #expect(recovered?.type == "DID_RENEW" && recovered?.subtype == "BILLING_RECOVERY")
+        #expect(
+            NotificationFact(
+                legacyV1Type: "CONSUMPTION_REQUEST", notificationId: "v1", observedAt: Fixture.day(0),
+                environment: .production, originalTransactionId: nil, productId: nil) == nil)
+    }
+}
+
+/// Small pieces the engine's exactness rests on.
+@Suite struct ArithmeticTests {
+    @Test(arguments: [
+        ("2026-01-31T00:00:00Z", 1, "2026-02-28T00:00:00Z"),
+        ("2024-01-31T12:30:00Z", 1, "2024-02-29T12:30:00Z"),
+        ("2026-03-15T00:00:00Z", 12, "2027-03-15T00:00:00Z"),
+        ("1969-12-31T23:59:59.500Z", 2, "1970-02-28T23:59:59.500Z"),
+    ])
+    func calendarMonths(start: String, months: Int64, expected: String) throws {
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = try #require(fractional.date(from: start) ?? plain.date(from: start))
+        #expect(CivilCalendar.format(CivilCalendar.adding(months: months, to: Timestamp(date))) == expected)
+    }
+
+    @Test func periodsParseAndRoundTrip() throws {
+        #expect(SubscriptionPeriod(iso8601: "P1M") == SubscriptionPeriod(value: 1, unit: .month))
+        #expect(SubscriptionPeriod(iso8601: "P1Y2M") == nil)
+        let json = try JSONEncoder().encode(SubscriptionPeriod(value: 3, unit: .day))
+        #expect(String(data: json, encoding: .utf8) == "\"P3D\"")
+        #expect(try JSONDecoder().decode(SubscriptionPeriod.self, from: json).iso8601 == "P3D")
+    }
+
+    @Test func moneyRoundsHalfAwayFromZero() {
+        let price = Money(milliunits: 9995, currency: "EUR")
+        #expect(price.scaled(by: 85, over: 100).milliunits == 8496)
+        #expect(price.scaled(by: -85, over: 100).milliunits == -8496)
+        #expect(price.description == "9.995 EUR")
+    }
+
+    @Test func everyEventTypeHasAnOrderWithinAnInstant() {
+        #expect(Set(LifecycleEventType.allCases.map(\.rank)).count == LifecycleEventType.allCases.count)
+    }
+
+    @Test func customerInfoRoundTripsThroughJSON() throws {
+        let facts = ScenarioTable.all.first { $0.name.hasPrefix("downgrade") }!.facts
+        let info = Fixture.evaluate(facts, at: 11).customerInfo
+        let decoded = try JSONDecoder().decode(CustomerInfo.self, from: JSONEncoder().encode(info))
+        #expect(decoded == info)
+    }
+}

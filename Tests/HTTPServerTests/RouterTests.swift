@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+
+@testable import HTTPServer
+
+/// The router answers in process, without a server.
+@Suite struct RouterTests {
+    let responder = makeTestRouter().buildResponder()
+
+    func body(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
+
+    func errorCode(_ response: HTTPResponse) -> String? {
+        let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        return (object?["error"] as? [String: Any])?["code"] as? String
+    }
+
+    @Test func matchesParametersAndDecodesThem() async {
+        let response = await responder.respond(
+            to: HTTPRequest(method: .get, target: "/v1/apps/com.example%20app/customers/c-1?tag=a&tag=b+c"))
+        #expect(response.status == .ok)
+        #expect(body(response) == "app=com.example app customer=c-1 tags=a,b c")
+    }
+
+    @Test func literalSegmentBeatsParameter() async {
+        let response = await responder.respond(to: HTTPRequest(method: .get, target: "/v1/apps/x/customers/me"))
+        #expect(body(response) == "literal wins")
+    }
+
+    @Test func headFallsBackToGet() async {
+        let response = await responder.respond(to: HTTPRequest(method: .head, target: "/health"))
+        #expect(response.status == .ok)
+    }
+
+    @Test func notFoundAndMethodNotAllowed() async {
+        let missing = await responder.respond(to: HTTPRequest(method: .get, target: "/nope"))
+        #expect(missing.status == .notFound)
+        #expect(errorCode(missing) == "not_found")
+        let wrongMethod = await responder.respond(to: HTTPRequest(method: .delete, target: "/health"))
+        #expect(wrongMethod.status == .methodNotAllowed)
+        #expect(wrongMethod.headers["allow"] == "GET, HEAD")
+        #expect(errorCode(wrongMethod) == "method_not_allowed")
+    }
+
+    @Test(arguments: [
+        "/files/..", "/files/%2e%2e", "/files/a%2Fb", "/files/%2F", "/files/%00", "/files/a%0Ab",
+        "/files/..%2F..%2Fetc%2Fpasswd", "/files/%7F", "/files/%zz", "/files/%C3",
+    ])
+    func unsafeParametersAreRejected(path: String) async {
+        let response = await responder.respond(to: HTTPRequest(method: .get, target: path))
+        #expect(response.status == .badRequest, "\(path)")
+        #expect(errorCode(response) == "invalid_path_parameter" || errorCode(response) == "invalid_path")
+    }
+
+    @Test func safeParameterPasses() async {
+        let response = await responder.respond(to: HTTPRequest(method: .get, target: "/files/report.v2%20final"))
+        #expect(body(response) == "file=report.v2 final")
+    }
+
+    @Test func thrownErrorsMapToJSON() async {
+        let conflict = await responder.respond(to: HTTPRequest(method: .get, target: "/fail/http"))
+        #expect(conflict.status == .conflict)
+        #expect(errorCode(conflict) == "already_exists")
+        let other = await responder.respond(to: HTTPRequest(method: .get, target: "/fail/other"))
+        #expect(other.status == .internalServerError)
+        #expect(errorCode(other) == "internal_error")
+        #expect(!body(other).contains("s3cr3t"))
+        #expect(other.headers["Content-Type"] == "application/json")
+    }
+
+    @Test func everyResponseCarriesTheRequestID() async {
+        let sent = await responder.respond(
+            to: HTTPRequest(method: .get, target: "/nope", headers: ["x-request-id": "abc-123"]))
+        #expect(sent.headers["X-Request-Id"] == "abc-123")
+        let invalid = await responder.respond(
+            to: HTTPRequest(method: .get, target: "/health", headers: ["X-Request-Id": "has space\r\n"]))
+        let generated = invalid.headers["X-Request-Id"]
+        #expect(generated != nil && generated != "has space\r\n" && RequestID.isValid(generated!))
+    }
+
+    @Test func middlewareRunsInOrderAndCanShortCircuit() async {
+        enum CallerKey: RequestContextKey { typealias Value = String }
+        struct Auth: Middleware {
+            func handle(_ request: HTTPRequest, context: RequestContext, next: Next) async throws -> HTTPResponse {
+                guard request.headers["Authorization"] == "Bearer good" else { throw HTTPError.unauthorized() }
+                var context = context
+                context[CallerKey.self] = "app-1"
+                return try await next(request, context)
+            }
+        }
+        let seenRoutes = Locked<[String]>([])
+        var router = Router()
+        router.use(
+            MiddlewareFunction { request, context, next in
+                seenRoutes.withLock { $0.append(context.route ?? "none") }
+                var response = try await next(request, context)  // errors propagate outward
+                response.headers.add(name: "X-Outer", value: "yes")
+                return response
+            })
+        router.use(Auth())
+        router.get("/me/{id}") { _, context in .text("\(context[CallerKey.self] ?? "?") \(try context.parameter("id"))")
+        }
+        let responder = router.buildResponder()
+
+        let denied = await responder.respond(to: HTTPRequest(method: .get, target: "/me/7"))
+        #expect(denied.status == .unauthorized)
+        #expect(denied.headers["X-Outer"] == nil)
+        let allowed = await responder.respond(
+            to: HTTPRequest(method: .get, target: "/me/7", headers: ["authorization": "Bearer good"]))
+        #expect(String(decoding: allowed.body, as: UTF8.self) == "app-1 7")
+        #expect(allowed.headers["X-Outer"] == "yes")
+        let unmatched = await responder.respond(
+            to: HTTPRequest(method: .get, target: "/other", headers: ["authorization": "Bearer good"]))
+        #expect(unmatched.status == .notFound)
+        #expect(seenRoutes.withLock { $0 } == ["/me/{id}", "/me/{id}", "none"])
+    }
+
+    @Test func accessLogHasRouteStatusAndNoSecrets() async throws {
+        let entries = Locked<[AccessLogEntry]>([])
+        let responder = makeTestRouter(accessLog: { entry in entries.withLock { $0.append(entry) } })
+            .buildResponder()
+        _ = await responder.respond(
+            to: HTTPRequest(
+                method: .get, target: "/v1/apps/secret-app/customers/c9?token=t0ps3cret",
+                headers: ["Authorization": "Bearer t0ps3cret", "X-Request-Id": "rid-1"]))
+        _ = await responder.respond(to: HTTPRequest(method: .get, target: "/missing"))
+        let logged = entries.withLock { $0 }
+        #expect(logged.count == 2)
+        #expect(logged[0].route == "/v1/apps/{appID}/customers/{customerID}")
+        #expect(logged[0].status == 200)
+        #expect(logged[0].requestID == "rid-1")
+        #expect(logged[1].route == nil && logged[1].status == 404)
+        let line = logged[0].jsonLine
+        #expect(!line.contains("t0ps3cret") && !line.contains("secret-app"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["event"] as? String == "http.access")
+        #expect(object["method"] as? String == "GET")
+        #expect(object["status"] as? Int == 200)
+        #expect(object["request_id"] as? String == "rid-1")
+        #expect(object["duration_ms"] is Double || object["duration_ms"] is Int)
+    }
+
+    @Test func queryParsingKeepsRawAndRepeatedItems() {
+        let request = HTTPRequest(method: .get, target: "http://example.com/a/b?x=1&x=2&flag&e=%26%3D&sp=a+b")
+        #expect(request.path == "/a/b")
+        #expect(request.query == "x=1&x=2&flag&e=%26%3D&sp=a+b")
+        #expect(request.queryValues("x") == ["1", "2"])
+        #expect(request.queryValue("flag") == "")
+        #expect(request.queryValue("e") == "&=")
+        #expect(request.queryValue("sp") == "a b")
+        #expect(request.headers.isEmpty)
+    }
+
+    @Test func headersAreCaseInsensitiveAndOrdered() {
+        var headers: HTTPHeaders = ["Set-Cookie": "a=1", "content-type": "text/plain"]
+        headers.add(name: "set-cookie", value: "b=2")
+        #expect(headers["SET-COOKIE"] == "a=1")
+        #expect(headers.values(for: "Set-Cookie") == ["a=1", "b=2"])
+        headers["Content-Type"] = "application/json"
+        #expect(headers.values(for: "content-type") == ["application/json"])
+        headers["set-cookie"] = nil
+        #expect(!headers.contains("Set-Cookie"))
+    }
+}

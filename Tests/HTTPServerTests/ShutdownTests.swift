@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import HTTPServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Graceful stop over loopback.
+@Suite struct ShutdownTests {
+    let responder = makeTestRouter().buildResponder()
+
+    func waitForInFlight(_ server: HTTPServer, count: Int = 1) async throws {
+        for _ in 0..<2000 where server.inFlightRequestCount < count {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(server.inFlightRequestCount >= count)
+    }
+
+    @Test func stopFinishesAnInFlightSlowHandler() async throws {
+        let server = try HTTPServer(configuration: testConfiguration(), responder: responder)
+        async let slow = fetch(server, "/sleep/700")
+        try await waitForInFlight(server)
+        let clock = ContinuousClock()
+        let stopStarted = clock.now
+        await server.stop()
+        let stopTook = clock.now - stopStarted
+        let response = try await slow
+        #expect(response.status == 200)
+        #expect(response.text == "slept 700")
+        #expect(response.header("Connection")?.lowercased() == "close")
+        #expect(stopTook > .milliseconds(300) && stopTook < .seconds(4))
+        #expect(server.inFlightRequestCount == 0)
+
+        // Nothing listens any more.
+        await #expect(throws: (any Error).self) { _ = try await fetch(server, "/health") }
+    }
+
+    @Test func stopIsBoundedAndAnswers503PastTheGracePeriod() async throws {
+        let server = try HTTPServer(configuration: testConfiguration(), responder: responder)
+        async let slow = fetch(server, "/sleep/3000")
+        try await waitForInFlight(server)
+        let clock = ContinuousClock()
+        let stopStarted = clock.now
+        await server.stop(gracePeriod: .milliseconds(200))
+        #expect(clock.now - stopStarted < .seconds(2))
+        let response = try await slow
+        #expect(response.status == 503)
+        #expect(response.errorCode == "shutting_down")
+        #expect(server.inFlightRequestCount == 0)
+    }
+
+    @Test func idleKeepAliveConnectionIsServedWithCloseWhileDraining() async throws {
+        let server = try HTTPServer(configuration: testConfiguration(), responder: responder)
+        let connection = try await onThread { () -> RawConnection in
+            let connection = try RawConnection(port: server.port)
+            try connection.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            _ = connection.readResponse()
+            return connection
+        }
+        async let slow = fetch(server, "/sleep/600")  // keeps stop() in its grace period
+        try await waitForInFlight(server)
+        async let stopped: Void = server.stop()
+        try await Task.sleep(for: .milliseconds(150))
+        let (response, closed) = try await onThread { () -> (RawResponse?, Bool) in
+            try connection.send("GET /files/late HTTP/1.1\r\nHost: t\r\n\r\n")
+            let response = connection.readResponse()
+            return (response, connection.read(until: Date().addingTimeInterval(3)).closed)
+        }
+        #expect(response?.status == 200)
+        #expect(response?.header("Connection")?.lowercased() == "close")
+        #expect(closed)
+        #expect(try await slow.status == 200)
+        await stopped
+    }
+
+    @Test func stopIsIdempotentAndConcurrentCallersWait() async throws {
+        let server = try HTTPServer(configuration: testConfiguration(), responder: responder)
+        async let slow = fetch(server, "/sleep/300")
+        try await waitForInFlight(server)
+        async let first: Void = server.stop()
+        async let second: Void = server.stop()
+        _ = await (first, second)
+        #expect(server.isStopped)
+        #expect(try await slow.status == 200)
+        await server.stop()
+    }
+
+    @Test func droppingARunningServerStopsIt() async throws {
+        var server: HTTPServer? = try HTTPServer(configuration: testConfiguration(), responder: responder)
+        let port = server!.port
+        #expect(try await fetch(server!, "/health").status == 200)
+        server = nil
+        let refused = try await onThread { () -> Bool in (try? RawConnection(port: port)) == nil }
+        #expect(refused)
+    }
+}
