@@ -7,7 +7,7 @@ VENV := .build/interop-venv
 run: deps build-release
 	.build/release/storekeeper quickstart data/quickstart
 
-test: test-deps
+test: test-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) interop
@@ -33,7 +33,7 @@ interop: build-release
 	$(VENV)/bin/python tests/interop/interop_test.py .build/release/storekeeper
 
 lint:
-	$(SWIFT) format lint --recursive Sources Tests
+	$(SWIFT) format lint --strict --recursive Sources Tests
 
 clean:
 	rm -rf .build data

@@ -109,7 +109,9 @@ public struct AppStoreClientError: Error, Sendable, CustomStringConvertible {
         return text
     }
 
-    func with(attempts: Int? = nil, detail: String? = nil, environment: AppStoreEnvironment? = nil) -> AppStoreClientError {
+    func with(attempts: Int? = nil, detail: String? = nil, environment: AppStoreEnvironment? = nil)
+        -> AppStoreClientError
+    {
         AppStoreClientError(
             code, detail ?? self.detail, httpStatus: httpStatus, apiError: apiError, appleMessage: appleMessage,
             receiptStatus: receiptStatus, endpoint: endpoint, environment: environment ?? self.environment,

@@ -68,7 +68,9 @@ public final class AppStoreServerAPIClient: Sendable {
     /// Sends a call with retries; for endpoints that allow it, falls back to the sandbox when
     /// production does not know the transaction (or refuses a pre-release app with 401).
     /// `pinnedEnvironment` sends later pages to the environment that answered the first one.
-    func perform(_ call: Call, pinnedEnvironment: AppStoreEnvironment? = nil) async throws(AppStoreClientError) -> Answer {
+    func perform(_ call: Call, pinnedEnvironment: AppStoreEnvironment? = nil) async throws(AppStoreClientError)
+        -> Answer
+    {
         let primary = Target(baseURL: configuration.baseURL, environment: configuration.environment)
         let fallback = configuration.sandboxFallbackBaseURL.map { Target(baseURL: $0, environment: .sandbox) }
         if let pinnedEnvironment, pinnedEnvironment != primary.environment, let fallback,
@@ -101,7 +103,9 @@ public final class AppStoreServerAPIClient: Sendable {
         isTransactionNotFound(error) || (error.code == .apiError && error.httpStatus == 401)
     }
 
-    private func send(_ call: Call, to target: Target, attemptsSoFar: Int = 0) async throws(AppStoreClientError) -> Answer {
+    private func send(_ call: Call, to target: Target, attemptsSoFar: Int = 0) async throws(AppStoreClientError)
+        -> Answer
+    {
         let url = try Self.url(base: target.baseURL, path: call.path, query: call.query, endpoint: call.endpoint)
         let endpointName = call.endpoint.rawValue
         let hasFallback = configuration.sandboxFallbackBaseURL != nil
@@ -113,7 +117,9 @@ public final class AppStoreServerAPIClient: Sendable {
                 do throws(TrustError) {
                     token = try signer.token()
                 } catch {
-                    throw AppStoreClientError(.tokenSigningFailed, "cannot sign the API token: \(error.rule.rawValue)", endpoint: endpointName)
+                    throw AppStoreClientError(
+                        .tokenSigningFailed, "cannot sign the API token: \(error.rule.rawValue)", endpoint: endpointName
+                    )
                 }
                 var headers: [(name: String, value: String)] = [
                     ("Authorization", "Bearer \(token)"), ("Accept", "application/json"),
@@ -126,14 +132,17 @@ public final class AppStoreServerAPIClient: Sendable {
             },
             refreshCredentials: { signer.invalidate() },
             verdict: { response in
-                Self.verdict(response, endpoint: endpointName, environment: target.environment, hasFallback: hasFallback, now: executor.clock.wallNow())
+                Self.verdict(
+                    response, endpoint: endpointName, environment: target.environment, hasFallback: hasFallback,
+                    now: executor.clock.wallNow())
             })
         return Answer(body: body, environment: target.environment)
     }
 
     /// Maps one HTTP answer of the Server API to success, retry or failure.
     static func verdict(
-        _ response: HTTPTransportResponse, endpoint: String, environment: AppStoreEnvironment, hasFallback: Bool, now: Date
+        _ response: HTTPTransportResponse, endpoint: String, environment: AppStoreEnvironment, hasFallback: Bool,
+        now: Date
     ) -> AttemptVerdict<Data> {
         if (200..<300).contains(response.status) { return .success(response.body) }
         let payload = ErrorBody.parse(response.body)
@@ -151,19 +160,26 @@ public final class AppStoreServerAPIClient: Sendable {
         return .fail(error)
     }
 
-    static func explain(status: Int, payload: ErrorPayload?, environment: AppStoreEnvironment, hasFallback: Bool) -> String {
+    static func explain(status: Int, payload: ErrorPayload?, environment: AppStoreEnvironment, hasFallback: Bool)
+        -> String
+    {
         if status == 401 {
-            var text = "Apple refused the API token (a freshly signed one too): check the key ID, issuer ID, bundle ID and that the .p8 is an In-App Purchase key"
+            var text =
+                "Apple refused the API token (a freshly signed one too): check the key ID, issuer ID, bundle ID and that the .p8 is an In-App Purchase key"
             if environment == .production {
                 text += "; an app that has never been released answers 401 in Production"
-                text += hasFallback ? " (the sandbox fallback was tried)" : ": use the Sandbox environment or enable the sandbox fallback"
+                text +=
+                    hasFallback
+                    ? " (the sandbox fallback was tried)"
+                    : ": use the Sandbox environment or enable the sandbox fallback"
             }
             return text
         }
         if status == 404, payload?.errorCode == .transactionIdNotFound {
             var text = "transaction ID not found in \(environment.rawValue)"
             if environment == .production, !hasFallback {
-                text += "; a sandbox purchase (TestFlight, Xcode, sandbox account) exists only in Sandbox: enable the sandbox fallback or use the Sandbox environment"
+                text +=
+                    "; a sandbox purchase (TestFlight, Xcode, sandbox account) exists only in Sandbox: enable the sandbox fallback or use the Sandbox environment"
             }
             return text
         }
@@ -176,7 +192,9 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Base URL (its own path kept, e.g. a simulator mounted under `/apple`) + percent-encoded
     /// path + query. Query names and values are encoded strictly: `+`, `&`, `=` never leak.
-    static func url(base: URL, path: String, query: [(name: String, value: String)], endpoint: AppStoreServerAPIEndpoint) throws(AppStoreClientError) -> URL {
+    static func url(
+        base: URL, path: String, query: [(name: String, value: String)], endpoint: AppStoreServerAPIEndpoint
+    ) throws(AppStoreClientError) -> URL {
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
             throw AppStoreClientError(.invalidConfiguration, "base URL is not a URL", endpoint: endpoint.rawValue)
         }
@@ -186,15 +204,19 @@ public final class AppStoreServerAPIClient: Sendable {
         components.percentEncodedQuery =
             query.isEmpty
             ? nil
-            : query.map { "\(AppStoreServerAPIEndpoint.encodeSegment($0.name))=\(AppStoreServerAPIEndpoint.encodeSegment($0.value))" }
-                .joined(separator: "&")
+            : query.map {
+                "\(AppStoreServerAPIEndpoint.encodeSegment($0.name))=\(AppStoreServerAPIEndpoint.encodeSegment($0.value))"
+            }
+            .joined(separator: "&")
         guard let url = components.url else {
             throw AppStoreClientError(.invalidRequest, "cannot form a URL", endpoint: endpoint.rawValue)
         }
         return url
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ answer: Answer, endpoint: AppStoreServerAPIEndpoint) throws(AppStoreClientError) -> T {
+    static func decode<T: Decodable>(_ type: T.Type, _ answer: Answer, endpoint: AppStoreServerAPIEndpoint)
+        throws(AppStoreClientError) -> T
+    {
         do {
             return try AppStoreJSON.decode(T.self, from: answer.body)
         } catch {
@@ -211,7 +233,8 @@ public final class AppStoreServerAPIClient: Sendable {
 /// `Content-Type` says (Apple has sent `application/json;charset=utf-8` and `text/plain`).
 enum ErrorBody {
     static func parse(_ body: Data) -> ErrorPayload? {
-        guard let first = body.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }), first == UInt8(ascii: "{")
+        guard let first = body.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }),
+            first == UInt8(ascii: "{")
         else { return nil }
         guard let payload = try? AppStoreJSON.decode(ErrorPayload.self, from: body) else { return nil }
         return payload.errorCode == nil && payload.errorMessage == nil ? nil : payload

@@ -43,14 +43,16 @@ public struct AppStoreServerAPIConfiguration: Sendable {
         default:
             throw AppStoreClientError(
                 .invalidConfiguration,
-                "Apple runs no App Store Server API for the \(environment.rawValue) environment; give a base URL (simulator)")
+                "Apple runs no App Store Server API for the \(environment.rawValue) environment; give a base URL (simulator)"
+            )
         }
         guard maxConcurrentRequests > 0, maximumResponseBytes > 0, requestTimeout > .zero else {
             throw AppStoreClientError(.invalidConfiguration, "limits must be positive")
         }
         if enableSandboxFallback || sandboxFallbackBaseURL != nil {
             guard environment == .production else {
-                throw AppStoreClientError(.invalidConfiguration, "sandbox fallback only applies to the Production environment")
+                throw AppStoreClientError(
+                    .invalidConfiguration, "sandbox fallback only applies to the Production environment")
             }
             self.sandboxFallbackBaseURL = sandboxFallbackBaseURL ?? Self.sandboxBaseURL
         } else {

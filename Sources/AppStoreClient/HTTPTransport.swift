@@ -10,7 +10,10 @@ public struct HTTPTransportRequest: Sendable {
     public var body: Data?
     public var timeout: Duration
 
-    public init(method: String, url: URL, headers: [(name: String, value: String)] = [], body: Data? = nil, timeout: Duration = .seconds(30)) {
+    public init(
+        method: String, url: URL, headers: [(name: String, value: String)] = [], body: Data? = nil,
+        timeout: Duration = .seconds(30)
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -34,7 +37,8 @@ public struct HTTPTransportResponse: Sendable {
 
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
-        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        self.headers = Dictionary(
+            headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
     }
 
@@ -74,5 +78,6 @@ public struct HTTPTransportFailure: Error, Sendable, CustomStringConvertible {
 /// failures with their own conformance.
 /// - Note: Implementations must be safe to call from many tasks at once.
 public protocol HTTPTransport: Sendable {
-    func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure) -> HTTPTransportResponse
+    func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure)
+        -> HTTPTransportResponse
 }

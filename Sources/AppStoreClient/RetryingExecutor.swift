@@ -34,7 +34,9 @@ struct RetryingExecutor: Sendable {
         var refreshed = false
         while true {
             if Task.isCancelled {
-                throw AppStoreClientError(.cancelled, "cancelled before sending", endpoint: endpoint, environment: environment, attempts: attemptsSoFar + attempt)
+                throw AppStoreClientError(
+                    .cancelled, "cancelled before sending", endpoint: endpoint, environment: environment,
+                    attempts: attemptsSoFar + attempt)
             }
             attempt += 1
             let request = try makeRequest()
@@ -77,7 +79,9 @@ struct RetryingExecutor: Sendable {
                         .responseTooLarge, "response body is larger than \(maximumResponseBytes) bytes",
                         endpoint: endpoint, environment: environment, attempts: total)
                 case .cancelled:
-                    throw AppStoreClientError(.cancelled, "cancelled while waiting for Apple", endpoint: endpoint, environment: environment, attempts: total)
+                    throw AppStoreClientError(
+                        .cancelled, "cancelled while waiting for Apple", endpoint: endpoint, environment: environment,
+                        attempts: total)
                 case .notConnected:
                     retryable = true
                 case .timedOut, .connectionLost, .other:
@@ -87,7 +91,8 @@ struct RetryingExecutor: Sendable {
                 if !retryable {
                     detail += "; not retried because \(endpoint) is not idempotent and Apple may have processed it"
                 }
-                failure = AppStoreClientError(.transportFailed, detail, endpoint: endpoint, environment: environment, attempts: total)
+                failure = AppStoreClientError(
+                    .transportFailed, detail, endpoint: endpoint, environment: environment, attempts: total)
             }
 
             guard retryable else { throw failure.with(attempts: total) }
@@ -98,12 +103,16 @@ struct RetryingExecutor: Sendable {
             let elapsed = clock.monotonicNow() - start
             guard elapsed + pause <= policy.maxTotalTime else {
                 let reason = retryAfter != nil ? "Apple asked to retry after \(pause)" : "the next pause of \(pause)"
-                throw failure.with(attempts: total, detail: failure.detail + "; gave up: \(reason) would exceed the \(policy.maxTotalTime) budget")
+                throw failure.with(
+                    attempts: total,
+                    detail: failure.detail + "; gave up: \(reason) would exceed the \(policy.maxTotalTime) budget")
             }
             do {
                 try await clock.sleep(for: pause)
             } catch {
-                throw AppStoreClientError(.cancelled, "cancelled during backoff", endpoint: endpoint, environment: environment, attempts: total)
+                throw AppStoreClientError(
+                    .cancelled, "cancelled during backoff", endpoint: endpoint, environment: environment,
+                    attempts: total)
             }
         }
     }

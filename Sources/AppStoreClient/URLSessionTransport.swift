@@ -26,7 +26,9 @@ public final class URLSessionTransport: HTTPTransport {
 
     deinit { session.finishTasksAndInvalidate() }
 
-    public func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure) -> HTTPTransportResponse {
+    public func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure)
+        -> HTTPTransportResponse
+    {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
@@ -61,7 +63,10 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
 
     private let tasks = Mutex<[Int: State]>([:])
 
-    func register(task: URLSessionTask, limit: Int, continuation: CheckedContinuation<Result<HTTPTransportResponse, HTTPTransportFailure>, Never>) {
+    func register(
+        task: URLSessionTask, limit: Int,
+        continuation: CheckedContinuation<Result<HTTPTransportResponse, HTTPTransportFailure>, Never>
+    ) {
         tasks.withLock { $0[task.taskIdentifier] = State(limit: limit, continuation: continuation) }
     }
 
@@ -107,8 +112,10 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let state = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if state.tooLarge {
-            state.continuation.resume(returning: .failure(HTTPTransportFailure(
-                .responseTooLarge, "response body exceeds \(state.limit) bytes")))
+            state.continuation.resume(
+                returning: .failure(
+                    HTTPTransportFailure(
+                        .responseTooLarge, "response body exceeds \(state.limit) bytes")))
             return
         }
         if let error {
@@ -123,7 +130,8 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
         for (name, value) in http.allHeaderFields {
             headers[String(describing: name).lowercased()] = String(describing: value)
         }
-        state.continuation.resume(returning: .success(HTTPTransportResponse(status: http.statusCode, headers: headers, body: state.body)))
+        state.continuation.resume(
+            returning: .success(HTTPTransportResponse(status: http.statusCode, headers: headers, body: state.body)))
     }
 
     static func classify(_ error: any Error) -> HTTPTransportFailure {

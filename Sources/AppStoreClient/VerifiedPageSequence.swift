@@ -21,8 +21,11 @@ struct UnverifiedPage<Item: Sendable>: Sendable {
 /// verification.
 /// - Note: The sequence is an immutable `Sendable` value; each iterator belongs to one task.
 public struct VerifiedPageSequence<Item: Sendable, Element: Sendable>: AsyncSequence, Sendable {
-    typealias Fetch = @Sendable (_ token: String?, _ pinned: AppStoreEnvironment?) async throws(AppStoreClientError) -> UnverifiedPage<Item>
-    typealias Verify = @Sendable (_ item: Item, _ environment: AppStoreEnvironment) throws(AppStoreClientError) -> Element
+    typealias Fetch =
+        @Sendable (_ token: String?, _ pinned: AppStoreEnvironment?) async throws(AppStoreClientError) ->
+        UnverifiedPage<Item>
+    typealias Verify =
+        @Sendable (_ item: Item, _ environment: AppStoreEnvironment) throws(AppStoreClientError) -> Element
 
     let fetch: Fetch
     let verify: Verify
@@ -55,13 +58,15 @@ public struct VerifiedPageSequence<Item: Sendable, Element: Sendable>: AsyncSequ
                 if started, page.hasMore, page.nextToken == token {
                     finished = true
                     throw AppStoreClientError(
-                        .malformedResponse, "pagination did not advance: Apple returned the same token with hasMore true",
+                        .malformedResponse,
+                        "pagination did not advance: Apple returned the same token with hasMore true",
                         environment: page.environment)
                 }
                 if page.hasMore, page.nextToken == nil {
                     finished = true
                     throw AppStoreClientError(
-                        .malformedResponse, "Apple said hasMore without a token for the next page", environment: page.environment)
+                        .malformedResponse, "Apple said hasMore without a token for the next page",
+                        environment: page.environment)
                 }
                 started = true
                 environment = page.environment
@@ -87,14 +92,17 @@ public struct NotificationHistoryEntry: Sendable {
     public let sendAttempts: [SendAttemptItem]
 }
 
-public typealias VerifiedNotificationHistorySequence = VerifiedPageSequence<NotificationHistoryResponseItem, NotificationHistoryEntry>
+public typealias VerifiedNotificationHistorySequence = VerifiedPageSequence<
+    NotificationHistoryResponseItem, NotificationHistoryEntry
+>
 
 extension AppStoreServerAPIClient {
     /// Every transaction of the customer's history matching `request`, verified by `verifier`
     /// (or `sandboxVerifier` for pages the sandbox fallback answered).
     public func transactionHistory(
         transactionId: String, request: TransactionHistoryRequest = TransactionHistoryRequest(),
-        version: TransactionHistoryVersion = .v2, verifier: SignedDataVerifier, sandboxVerifier: SignedDataVerifier? = nil
+        version: TransactionHistoryVersion = .v2, verifier: SignedDataVerifier,
+        sandboxVerifier: SignedDataVerifier? = nil
     ) -> VerifiedTransactionSequence {
         VerifiedPageSequence(
             fetch: { [self] token, pinned throws(AppStoreClientError) in
@@ -104,7 +112,8 @@ extension AppStoreServerAPIClient {
                     items: response.signedTransactions ?? [], nextToken: response.revision,
                     hasMore: response.hasMore ?? false, environment: environment)
             },
-            verify: Self.transactionVerifier(primary: verifier, sandbox: sandboxVerifier, endpoint: .getTransactionHistoryV2))
+            verify: Self.transactionVerifier(
+                primary: verifier, sandbox: sandboxVerifier, endpoint: .getTransactionHistoryV2))
     }
 
     /// Every refunded or revoked transaction of the customer, verified.
@@ -113,7 +122,8 @@ extension AppStoreServerAPIClient {
     ) -> VerifiedTransactionSequence {
         VerifiedPageSequence(
             fetch: { [self] token, pinned throws(AppStoreClientError) in
-                let (response, environment) = try await refundPage(transactionId: transactionId, revision: token, pinned: pinned)
+                let (response, environment) = try await refundPage(
+                    transactionId: transactionId, revision: token, pinned: pinned)
                 return UnverifiedPage(
                     items: response.signedTransactions ?? [], nextToken: response.revision,
                     hasMore: response.hasMore ?? false, environment: environment)
@@ -122,7 +132,9 @@ extension AppStoreServerAPIClient {
     }
 
     /// Every notification Apple sent (or tried to send) in the request's range, verified.
-    public func notificationHistory(request: NotificationHistoryRequest, verifier: SignedDataVerifier) -> VerifiedNotificationHistorySequence {
+    public func notificationHistory(request: NotificationHistoryRequest, verifier: SignedDataVerifier)
+        -> VerifiedNotificationHistorySequence
+    {
         VerifiedPageSequence(
             fetch: { [self] token, _ throws(AppStoreClientError) in
                 let response = try await getNotificationHistory(paginationToken: token, request: request)
@@ -138,7 +150,8 @@ extension AppStoreServerAPIClient {
                 }
                 do throws(TrustError) {
                     return NotificationHistoryEntry(
-                        notification: try verifier.verifyAndDecodeNotification(signed), sendAttempts: item.sendAttempts ?? [])
+                        notification: try verifier.verifyAndDecodeNotification(signed),
+                        sendAttempts: item.sendAttempts ?? [])
                 } catch {
                     throw AppStoreClientError(
                         .signedDataRejected, "notification failed verification: \(error.rule.rawValue)",

@@ -22,7 +22,8 @@ public struct VerifyReceiptConfiguration: Sendable {
 
     public init(
         sharedSecret: String? = nil, excludeOldTransactions: Bool = false,
-        productionURL: URL = VerifyReceiptConfiguration.productionURL, sandboxURL: URL = VerifyReceiptConfiguration.sandboxURL,
+        productionURL: URL = VerifyReceiptConfiguration.productionURL,
+        sandboxURL: URL = VerifyReceiptConfiguration.sandboxURL,
         retry: RetryPolicy = RetryPolicy(), maxConcurrentRequests: Int = 8, requestTimeout: Duration = .seconds(30),
         maximumResponseBytes: Int = 32 << 20
     ) {
@@ -110,18 +111,23 @@ public final class VerifyReceiptClient: Sendable {
                 environment = .production
                 redirected = true
             case .sandboxReceiptSentToProduction, .productionReceiptSentToSandbox:
-                throw failure(.receiptBadRequest, "Apple sent the receipt back and forth between production and sandbox: \(status.meaning)")
+                throw failure(
+                    .receiptBadRequest,
+                    "Apple sent the receipt back and forth between production and sandbox: \(status.meaning)")
             case .configurationError:
                 throw failure(
                     .receiptSharedSecretMismatch,
-                    "configuration error: the shared secret does not match the app's; set the app-specific shared secret from App Store Connect (\(status.meaning))")
+                    "configuration error: the shared secret does not match the app's; set the app-specific shared secret from App Store Connect (\(status.meaning))"
+                )
             case .badReceipt:
                 throw failure(.receiptInvalid, "the receipt cannot be used: \(status.meaning)")
             case .badRequest:
                 throw failure(.receiptBadRequest, status.meaning)
             case .retryable:
                 // `post` only returns a retryable status once its retries are used up.
-                throw failure(.receiptServiceUnavailable, "Apple could not verify the receipt now, retries used up: \(status.meaning)")
+                throw failure(
+                    .receiptServiceUnavailable,
+                    "Apple could not verify the receipt now, retries used up: \(status.meaning)")
             case .unknown:
                 throw failure(.receiptUnknownStatus, "status \(status.rawValue) is not one Apple documents")
             }
@@ -164,9 +170,10 @@ public final class VerifyReceiptClient: Sendable {
                 do throws(ModelDecodingError) {
                     decoded = try AppStoreJSON.decode(VerifyReceiptResponseBody.self, from: response.body)
                 } catch {
-                    return .fail(AppStoreClientError(
-                        .malformedResponse, "verifyReceipt body: \(error.description)", httpStatus: response.status,
-                        endpoint: "verifyReceipt", environment: environment, attempts: attempts))
+                    return .fail(
+                        AppStoreClientError(
+                            .malformedResponse, "verifyReceipt body: \(error.description)", httpStatus: response.status,
+                            endpoint: "verifyReceipt", environment: environment, attempts: attempts))
                 }
                 let status = decoded.status ?? VerifyReceiptStatus(rawValue: -1)
                 let retryable = status.isRetryable || (decoded.isRetryable == true && status.rawValue != 0)

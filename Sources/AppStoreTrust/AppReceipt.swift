@@ -29,7 +29,11 @@ public enum ReceiptValue: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let value = try? container.decode(Int64.self) { self = .integer(value) } else { self = .string(try container.decode(String.self)) }
+        if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
     }
 }
 
@@ -81,13 +85,15 @@ public struct AppReceiptInAppPurchase: Sendable, Hashable, Codable {
         try container.encodeIfPresent(isTrialPeriod, forKey: .isTrialPeriod)
         try container.encodeIfPresent(isInIntroOfferPeriod, forKey: .isInIntroOfferPeriod)
         try container.encodeIfPresent(promotionalOfferId, forKey: .promotionalOfferId)
-        try container.encode(Dictionary(uniqueKeysWithValues: attributes.map { (String($0.key), $0.value) }), forKey: .attributes)
+        try container.encode(
+            Dictionary(uniqueKeysWithValues: attributes.map { (String($0.key), $0.value) }), forKey: .attributes)
     }
 
     public init(attributes: [Int: ReceiptValue]) { self.attributes = attributes }
 
     public init(from decoder: any Decoder) throws {
-        let raw = try decoder.container(keyedBy: CodingKeys.self).decode([String: ReceiptValue].self, forKey: .attributes)
+        let raw = try decoder.container(keyedBy: CodingKeys.self).decode(
+            [String: ReceiptValue].self, forKey: .attributes)
         attributes = Dictionary(uniqueKeysWithValues: raw.compactMap { key, value in Int(key).map { ($0, value) } })
     }
 }
@@ -147,9 +153,12 @@ public struct AppReceipt: Sendable, Hashable {
         var purchases: [AppReceiptInAppPurchase] = []
         for (type, value) in top {
             if type == 17 {
-                guard case .bytes(let set) = value else { throw TrustError(.receiptMalformed, "in-app attribute is not a SET") }
+                guard case .bytes(let set) = value else {
+                    throw TrustError(.receiptMalformed, "in-app attribute is not a SET")
+                }
                 let fields = try Self.attributeSet(set)
-                purchases.append(AppReceiptInAppPurchase(attributes: Dictionary(fields, uniquingKeysWith: { first, _ in first })))
+                purchases.append(
+                    AppReceiptInAppPurchase(attributes: Dictionary(fields, uniquingKeysWith: { first, _ in first })))
             } else if attributes[type] == nil {
                 attributes[type] = value
             }
@@ -170,7 +179,8 @@ public struct AppReceipt: Sendable, Hashable {
 
     /// Verifies the PKCS#7 signature and the signer's chain to one of `roots` at the receipt
     /// creation date (or `at`, when given). SHA-1 and SHA-256 receipts are both accepted.
-    public func verifySignature(roots: [Certificate], at instant: Timestamp? = nil) throws(TrustError) -> SignatureCheck {
+    public func verifySignature(roots: [Certificate], at instant: Timestamp? = nil) throws(TrustError) -> SignatureCheck
+    {
         guard let when = instant ?? receiptCreationDate else {
             throw TrustError(.receiptMalformed, "receipt has no creation date to validate at")
         }
@@ -188,7 +198,8 @@ public struct AppReceipt: Sendable, Hashable {
             guard PKCS7_verify(pkcs7, nil, store, nil, nil, Int32(PKCS7_BINARY)) == 1 else {
                 let reason = OpenSSLFailure.drain()
                 if reason.contains("certificate verify error") {
-                    throw TrustError(.receiptChainUntrusted, "receipt signer does not chain to a trusted root at \(when): \(reason)")
+                    throw TrustError(
+                        .receiptChainUntrusted, "receipt signer does not chain to a trusted root at \(when): \(reason)")
                 }
                 throw TrustError(.receiptSignatureInvalid, "receipt signature invalid: \(reason)")
             }
@@ -220,7 +231,7 @@ public struct AppReceipt: Sendable, Hashable {
             var result: [Certificate] = []
             for index in 0..<OPENSSL_sk_num(stack) {
                 guard let x509 = OPENSSL_sk_value(stack, index),
-                      let der = derEncode({ i2d_X509(OpaquePointer(x509), $0) })
+                    let der = derEncode({ i2d_X509(OpaquePointer(x509), $0) })
                 else { continue }
                 result.append(try Certificate(der: der))
             }
@@ -230,7 +241,9 @@ public struct AppReceipt: Sendable, Hashable {
 
     // MARK: OpenSSL plumbing
 
-    private static func withPKCS7<R>(_ der: [UInt8], _ body: (UnsafeMutablePointer<PKCS7>) throws(TrustError) -> R) throws(TrustError) -> R {
+    private static func withPKCS7<R>(_ der: [UInt8], _ body: (UnsafeMutablePointer<PKCS7>) throws(TrustError) -> R)
+        throws(TrustError) -> R
+    {
         let parsed: UnsafeMutablePointer<PKCS7>? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_PKCS7(nil, &cursor, buffer.count)
@@ -266,7 +279,7 @@ public struct AppReceipt: Sendable, Hashable {
         var result: [(Int, ReceiptValue)] = []
         for index in 0..<OPENSSL_sk_num(set) {
             guard let element = OPENSSL_sk_value(set, index).map({ UnsafePointer<ASN1_TYPE>(OpaquePointer($0)) }),
-                  ASN1_TYPE_get(element) == V_ASN1_SEQUENCE, let sequence = COpenSSL_ASN1_TYPE_string(element)
+                ASN1_TYPE_get(element) == V_ASN1_SEQUENCE, let sequence = COpenSSL_ASN1_TYPE_string(element)
             else { throw TrustError(.receiptMalformed, "receipt attribute is not a SEQUENCE") }
             result.append(try attribute(bytes(of: sequence)))
         }
@@ -281,10 +294,10 @@ public struct AppReceipt: Sendable, Hashable {
         guard let fields else { throw TrustError(.receiptMalformed, "receipt attribute is not a SEQUENCE") }
         defer { COpenSSL_sk_ASN1_TYPE_pop_free(fields) }
         guard OPENSSL_sk_num(fields) == 3,
-              let typeField = OPENSSL_sk_value(fields, 0).map({ UnsafePointer<ASN1_TYPE>(OpaquePointer($0)) }),
-              let valueField = OPENSSL_sk_value(fields, 2).map({ UnsafePointer<ASN1_TYPE>(OpaquePointer($0)) }),
-              ASN1_TYPE_get(typeField) == V_ASN1_INTEGER, ASN1_TYPE_get(valueField) == V_ASN1_OCTET_STRING,
-              let typeInteger = COpenSSL_ASN1_TYPE_string(typeField), let octets = COpenSSL_ASN1_TYPE_string(valueField)
+            let typeField = OPENSSL_sk_value(fields, 0).map({ UnsafePointer<ASN1_TYPE>(OpaquePointer($0)) }),
+            let valueField = OPENSSL_sk_value(fields, 2).map({ UnsafePointer<ASN1_TYPE>(OpaquePointer($0)) }),
+            ASN1_TYPE_get(typeField) == V_ASN1_INTEGER, ASN1_TYPE_get(valueField) == V_ASN1_OCTET_STRING,
+            let typeInteger = COpenSSL_ASN1_TYPE_string(typeField), let octets = COpenSSL_ASN1_TYPE_string(valueField)
         else { throw TrustError(.receiptMalformed, "receipt attribute is not (INTEGER, INTEGER, OCTET STRING)") }
         var type: Int64 = 0
         guard ASN1_INTEGER_get_int64(&type, typeInteger) == 1, (0...Int64(Int32.max)).contains(type) else {
@@ -339,11 +352,15 @@ public enum ReceiptTransactionIds {
     /// base64 `purchase-info` dictionary holding `transaction-id`.
     public static func fromTransactionReceipt(_ base64: String) throws(TrustError) -> [String] {
         guard base64.utf8.count <= AppReceipt.maximumSize,
-              let outer = Data(base64Encoded: base64.filter { !$0.isWhitespace }).map({ String(decoding: $0, as: UTF8.self) })
+            let outer = Data(base64Encoded: base64.filter { !$0.isWhitespace }).map({
+                String(decoding: $0, as: UTF8.self)
+            })
         else { throw TrustError(.receiptMalformed, "transaction receipt is not base64") }
         var ids: [String] = []
         for purchaseInfo in captures(#""purchase-info"\s+=\s+"([a-zA-Z0-9+/=]+)";"#, in: outer) {
-            guard let inner = Data(base64Encoded: purchaseInfo).map({ String(decoding: $0, as: UTF8.self) }) else { continue }
+            guard let inner = Data(base64Encoded: purchaseInfo).map({ String(decoding: $0, as: UTF8.self) }) else {
+                continue
+            }
             ids += captures(#""transaction-id"\s+=\s+"([a-zA-Z0-9+/=]+)";"#, in: inner)
         }
         return ids

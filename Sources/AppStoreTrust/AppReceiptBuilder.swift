@@ -30,21 +30,24 @@ public struct AppReceiptBuilder: Sendable {
     }
 
     /// Signs the payload with `key` / `certificate`, embedding `chain` (intermediates).
-    public func signed(certificate: Certificate, key: PrivateKey, chain: [Certificate], digest: Digest = .sha256) throws(TrustError) -> [UInt8] {
+    public func signed(certificate: Certificate, key: PrivateKey, chain: [Certificate], digest: Digest = .sha256)
+        throws(TrustError) -> [UInt8]
+    {
         let payload = try payloadDER()
         guard let certificates = OPENSSL_sk_new_null() else { throw TrustError(.signingFailed, "allocation failed") }
         defer { COpenSSL_sk_X509_free(certificates) }
         for extra in chain { OPENSSL_sk_push(certificates, UnsafeRawPointer(extra.handle)) }
         let flags = Int32(PKCS7_BINARY | PKCS7_PARTIAL | PKCS7_NOSMIMECAP)
-        let bytes: [UInt8]? = withMemoryBIO(payload) { input -> [UInt8]? in
-            guard let pkcs7 = PKCS7_sign(nil, nil, certificates, nil, flags) else { return nil }
-            defer { PKCS7_free(pkcs7) }
-            let algorithm = digest == .sha1 ? EVP_sha1() : EVP_sha256()
-            guard PKCS7_sign_add_signer(pkcs7, certificate.handle, key.handle, algorithm, flags) != nil,
-                  PKCS7_final(pkcs7, input, flags) == 1
-            else { return nil }
-            return derEncode { i2d_PKCS7(pkcs7, $0) }
-        } ?? nil
+        let bytes: [UInt8]? =
+            withMemoryBIO(payload) { input -> [UInt8]? in
+                guard let pkcs7 = PKCS7_sign(nil, nil, certificates, nil, flags) else { return nil }
+                defer { PKCS7_free(pkcs7) }
+                let algorithm = digest == .sha1 ? EVP_sha1() : EVP_sha256()
+                guard PKCS7_sign_add_signer(pkcs7, certificate.handle, key.handle, algorithm, flags) != nil,
+                    PKCS7_final(pkcs7, input, flags) == 1
+                else { return nil }
+                return derEncode { i2d_PKCS7(pkcs7, $0) }
+            } ?? nil
         guard let bytes else { throw TrustError(.signingFailed, "PKCS#7 signing failed: \(OpenSSLFailure.drain())") }
         return bytes
     }
@@ -109,7 +112,9 @@ public struct AppReceiptBuilder: Sendable {
             bytes.withUnsafeBufferPointer { _ = ASN1_STRING_set(string, $0.baseAddress, Int32($0.count)) }
             ASN1_TYPE_set(element, kind, UnsafeMutableRawPointer(string))
         case .bytes(let raw):
-            guard let string = ASN1_STRING_type_new(V_ASN1_OCTET_STRING) else { throw TrustError(.signingFailed, "allocation failed") }
+            guard let string = ASN1_STRING_type_new(V_ASN1_OCTET_STRING) else {
+                throw TrustError(.signingFailed, "allocation failed")
+            }
             raw.withUnsafeBufferPointer { _ = ASN1_STRING_set(string, $0.baseAddress, Int32($0.count)) }
             ASN1_TYPE_set(element, V_ASN1_OCTET_STRING, UnsafeMutableRawPointer(string))
         }

@@ -87,7 +87,9 @@ public struct AppStoreConnectTokenVerifier: Sendable {
         self.clockSkewSeconds = clockSkewSeconds
     }
 
-    public func verify(_ token: String, now: Timestamp) throws(TrustError) -> (keyId: String, claims: AppStoreConnectClaims) {
+    public func verify(_ token: String, now: Timestamp) throws(TrustError) -> (
+        keyId: String, claims: AppStoreConnectClaims
+    ) {
         let jws = try CompactJWS(token)
         let header = try jws.header()
         guard header.alg == "ES256" else { throw TrustError(.algorithmNotES256, "token alg is not ES256") }

@@ -26,7 +26,8 @@ public enum Base64URL {
         var index = 0
         for byte in input {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 standard[index] = byte
             case UInt8(ascii: "-"): standard[index] = UInt8(ascii: "+")
             case UInt8(ascii: "_"): standard[index] = UInt8(ascii: "/")

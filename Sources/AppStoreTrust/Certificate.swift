@@ -1,6 +1,6 @@
+import AppStoreModels
 import COpenSSL
 import Foundation
-import AppStoreModels
 
 /// An X.509 certificate parsed by OpenSSL from DER.
 ///
@@ -16,7 +16,8 @@ public final class Certificate: @unchecked Sendable, Hashable, CustomStringConve
 
     public init(der: [UInt8]) throws(TrustError) {
         guard !der.isEmpty, der.count <= Self.maximumDERSize else {
-            throw TrustError(.certificateMalformed, "certificate of \(der.count) bytes is outside 1…\(Self.maximumDERSize)")
+            throw TrustError(
+                .certificateMalformed, "certificate of \(der.count) bytes is outside 1…\(Self.maximumDERSize)")
         }
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
@@ -128,7 +129,7 @@ public enum PEM {
 
     public static func decode(_ text: String, label: String) -> [UInt8]? {
         guard let start = text.range(of: "-----BEGIN \(label)-----"),
-              let end = text.range(of: "-----END \(label)-----", range: start.upperBound..<text.endIndex)
+            let end = text.range(of: "-----END \(label)-----", range: start.upperBound..<text.endIndex)
         else { return nil }
         let body = text[start.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
         return Data(base64Encoded: String(body)).map { [UInt8]($0) }

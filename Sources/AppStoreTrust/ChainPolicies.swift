@@ -10,7 +10,8 @@ public protocol ChainPolicy: Sendable {
 public struct AppleIntermediateOIDPolicy: ChainPolicy {
     public init() {}
     public func check(_ chain: VerifiedChain) -> TrustError? {
-        chain.intermediate.hasExtension(oid: AppleOIDs.wwdrIntermediate) ? nil
+        chain.intermediate.hasExtension(oid: AppleOIDs.wwdrIntermediate)
+            ? nil
             : TrustError(.intermediateOIDMissing, "intermediate lacks extension \(AppleOIDs.wwdrIntermediate)")
     }
 }
@@ -19,7 +20,8 @@ public struct AppleIntermediateOIDPolicy: ChainPolicy {
 public struct AppleLeafOIDPolicy: ChainPolicy {
     public init() {}
     public func check(_ chain: VerifiedChain) -> TrustError? {
-        chain.leaf.hasExtension(oid: AppleOIDs.receiptSigningLeaf) ? nil
+        chain.leaf.hasExtension(oid: AppleOIDs.receiptSigningLeaf)
+            ? nil
             : TrustError(.leafOIDMissing, "leaf lacks extension \(AppleOIDs.receiptSigningLeaf)")
     }
 }

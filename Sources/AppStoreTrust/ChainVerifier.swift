@@ -45,16 +45,23 @@ public final class ChainVerifier: @unchecked Sendable {
         self.store = store
         self.roots = roots
         self.policies = policies
-        self.rootsDigest = Digest.sha256(roots.map(\.sha256Fingerprint).sorted { $0.lexicographicallyPrecedes($1) }.joined())
+        self.rootsDigest = Digest.sha256(
+            roots.map(\.sha256Fingerprint).sorted { $0.lexicographicallyPrecedes($1) }.joined())
     }
 
     deinit { X509_STORE_free(store) }
 
     /// Validates `leaf` issued by `intermediate` up to a configured root at `instant`.
-    public func verify(leaf: Certificate, intermediate: Certificate, at instant: Timestamp) throws(TrustError) -> VerifiedChain {
-        guard let context = X509_STORE_CTX_new() else { throw TrustError(.chainInvalid, "OpenSSL cannot create a context") }
+    public func verify(leaf: Certificate, intermediate: Certificate, at instant: Timestamp) throws(TrustError)
+        -> VerifiedChain
+    {
+        guard let context = X509_STORE_CTX_new() else {
+            throw TrustError(.chainInvalid, "OpenSSL cannot create a context")
+        }
         defer { X509_STORE_CTX_free(context) }
-        guard let untrusted = OPENSSL_sk_new_null() else { throw TrustError(.chainInvalid, "OpenSSL allocation failed") }
+        guard let untrusted = OPENSSL_sk_new_null() else {
+            throw TrustError(.chainInvalid, "OpenSSL allocation failed")
+        }
         defer { COpenSSL_sk_X509_free(untrusted) }
         OPENSSL_sk_push(untrusted, UnsafeRawPointer(intermediate.handle))
         guard X509_STORE_CTX_init(context, store, leaf.handle, untrusted) == 1 else {
@@ -67,9 +74,9 @@ public final class ChainVerifier: @unchecked Sendable {
         guard verified else { throw Self.error(forVerifyCode: code, at: instant) }
 
         guard let built = X509_STORE_CTX_get0_chain(context), OPENSSL_sk_num(built) == 3,
-              let middle = OPENSSL_sk_value(built, 1), let top = OPENSSL_sk_value(built, 2),
-              OpaquePointer(middle) == intermediate.handle,
-              let root = roots.first(where: { $0.handle == OpaquePointer(top) })
+            let middle = OPENSSL_sk_value(built, 1), let top = OPENSSL_sk_value(built, 2),
+            OpaquePointer(middle) == intermediate.handle,
+            let root = roots.first(where: { $0.handle == OpaquePointer(top) })
         else {
             throw TrustError(.chainInvalid, "chain is not exactly leaf → x5c[1] → trusted root")
         }
@@ -93,8 +100,8 @@ public final class ChainVerifier: @unchecked Sendable {
         case X509_V_ERR_CERT_NOT_YET_VALID:
             return TrustError(.chainNotYetValid, "a certificate was not yet valid at \(instant) (\(reason))")
         case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
-             X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT,
-             X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_SIGNATURE_FAILURE:
+            X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_SIGNATURE_FAILURE:
             return TrustError(.chainUntrusted, "chain does not lead to a trusted root (\(reason))")
         default:
             return TrustError(.chainInvalid, "chain validation failed (\(reason))")

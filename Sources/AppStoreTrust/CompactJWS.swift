@@ -23,7 +23,7 @@ struct CompactJWS {
             throw TrustError(.partCount, "compact JWS has \(dots.count + 1) parts, expected 3")
         }
         guard dots[0] > 0, let payload = Base64URL.decode(bytes: bytes[(dots[0] + 1)..<dots[1]]),
-              let signature = Base64URL.decode(bytes: bytes[(dots[1] + 1)...])
+            let signature = Base64URL.decode(bytes: bytes[(dots[1] + 1)...])
         else {
             throw TrustError(.base64, "a JWS part is not unpadded base64url")
         }
@@ -59,7 +59,8 @@ struct CompactJWS {
                 throw TrustError(notJSON, "JWS \(part) is not valid JSON")
             }
             let path = Self.path(of: error)
-            throw TrustError(part == "header" ? .headerNotJSON : .payloadSchema, "JWS \(part) field '\(path)' has the wrong type")
+            throw TrustError(
+                part == "header" ? .headerNotJSON : .payloadSchema, "JWS \(part) field '\(path)' has the wrong type")
         } catch {
             throw TrustError(notJSON, "JWS \(part) is not valid JSON")
         }

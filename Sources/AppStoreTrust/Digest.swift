@@ -28,8 +28,9 @@ public enum Digest {
         let messageBytes = Array(message)
         keyBytes.withUnsafeBufferPointer { keyBuffer in
             messageBytes.withUnsafeBufferPointer { messageBuffer in
-                _ = HMAC(EVP_sha256(), keyBuffer.baseAddress, Int32(keyBuffer.count),
-                         messageBuffer.baseAddress, messageBuffer.count, &output, &outputLength)
+                _ = HMAC(
+                    EVP_sha256(), keyBuffer.baseAddress, Int32(keyBuffer.count),
+                    messageBuffer.baseAddress, messageBuffer.count, &output, &outputLength)
             }
         }
         return output
@@ -40,7 +41,9 @@ public enum Digest {
         let left = Array(lhs), right = Array(rhs)
         guard left.count == right.count else { return false }
         if left.isEmpty { return true }
-        return left.withUnsafeBytes { l in right.withUnsafeBytes { r in CRYPTO_memcmp(l.baseAddress, r.baseAddress, left.count) == 0 } }
+        return left.withUnsafeBytes { l in
+            right.withUnsafeBytes { r in CRYPTO_memcmp(l.baseAddress, r.baseAddress, left.count) == 0 }
+        }
     }
 
     public static func hex(_ bytes: some Collection<UInt8>) -> String {

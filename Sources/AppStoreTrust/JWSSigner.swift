@@ -32,7 +32,8 @@ public struct JWSSigner: Sendable {
     }
 
     /// Signs an `Encodable` payload with Apple's conventions (sorted keys, no nulls).
-    public func sign<T: Encodable>(_ payload: T, header: [String: String] = ["typ": "JWT"]) throws(TrustError) -> String {
+    public func sign<T: Encodable>(_ payload: T, header: [String: String] = ["typ": "JWT"]) throws(TrustError) -> String
+    {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let bytes = try? encoder.encode(payload) else {

@@ -29,10 +29,12 @@ public struct OCSPChecker: Sendable {
         guard let url = subject.ocspURLs.first else {
             throw TrustError(.ocspURLMissing, "certificate \(subject.subject) names no OCSP responder")
         }
-        guard let request = OCSP_REQUEST_new() else { throw TrustError(.ocspInvalidResponse, "OpenSSL allocation failed") }
+        guard let request = OCSP_REQUEST_new() else {
+            throw TrustError(.ocspInvalidResponse, "OpenSSL allocation failed")
+        }
         defer { OCSP_REQUEST_free(request) }
         guard let requestId = OCSP_cert_to_id(EVP_sha1(), subject.handle, issuer.handle),
-              OCSP_request_add0_id(request, requestId) != nil
+            OCSP_request_add0_id(request, requestId) != nil
         else {
             throw TrustError(.ocspInvalidResponse, "cannot build OCSP request: \(OpenSSLFailure.drain())")
         }

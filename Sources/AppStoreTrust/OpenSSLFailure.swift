@@ -32,7 +32,9 @@ func memoryBIOContents(_ bio: OpaquePointer) -> [UInt8] {
     var pointer: UnsafeMutablePointer<CChar>?
     let length = COpenSSL_BIO_get_mem_data(bio, &pointer)
     guard let pointer, length > 0 else { return [] }
-    return pointer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+    return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
+        Array(UnsafeBufferPointer(start: $0, count: length))
+    }
 }
 
 /// Serializes an OpenSSL object with an `i2d_*` function.

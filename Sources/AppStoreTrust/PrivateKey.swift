@@ -23,8 +23,8 @@ public final class PrivateKey: @unchecked Sendable {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1,
-              EVP_PKEY_CTX_set_group_name(context, curve) == 1,
-              EVP_PKEY_generate(context, &key) == 1, let key
+            EVP_PKEY_CTX_set_group_name(context, curve) == 1,
+            EVP_PKEY_generate(context, &key) == 1, let key
         else {
             throw TrustError(.keyMalformed, "P-256 key generation failed: \(OpenSSLFailure.drain())")
         }
@@ -34,7 +34,8 @@ public final class PrivateKey: @unchecked Sendable {
     /// Reads a PEM private key (PKCS#8 `BEGIN PRIVATE KEY`, as App Store Connect issues, or
     /// SEC1 `BEGIN EC PRIVATE KEY`). Only P-256 keys are accepted.
     public convenience init(pem: String) throws(TrustError) {
-        let key: OpaquePointer? = withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PrivateKey(bio, nil, nil, nil) } ?? nil
+        let key: OpaquePointer? =
+            withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PrivateKey(bio, nil, nil, nil) } ?? nil
         guard let key else {
             OpenSSLFailure.clear()
             throw TrustError(.keyMalformed, "not a PEM private key")
@@ -73,7 +74,8 @@ public final class PrivateKey: @unchecked Sendable {
         }
         let bytes = Array(message)
         var length = 0
-        guard bytes.withUnsafeBufferPointer({ EVP_DigestSign(context, nil, &length, $0.baseAddress, $0.count) }) == 1 else {
+        guard bytes.withUnsafeBufferPointer({ EVP_DigestSign(context, nil, &length, $0.baseAddress, $0.count) }) == 1
+        else {
             throw TrustError(.signingFailed, "signing failed: \(OpenSSLFailure.drain())")
         }
         var signature = [UInt8](repeating: 0, count: length)

@@ -22,11 +22,16 @@ public struct PromotionalOfferSignature: Sendable {
         bundleId: String, keyId: String, productId: String, offerId: String,
         appAccountToken: String, nonce: UUID, timestamp: Int64
     ) -> String {
-        [bundleId, keyId, productId, offerId, appAccountToken.lowercased(), nonce.uuidString.lowercased(), String(timestamp)]
-            .joined(separator: "\u{2063}")
+        [
+            bundleId, keyId, productId, offerId, appAccountToken.lowercased(), nonce.uuidString.lowercased(),
+            String(timestamp),
+        ]
+        .joined(separator: "\u{2063}")
     }
 
-    public func sign(productId: String, offerId: String, appAccountToken: String, nonce: UUID, timestamp: Int64) throws(TrustError) -> String {
+    public func sign(productId: String, offerId: String, appAccountToken: String, nonce: UUID, timestamp: Int64)
+        throws(TrustError) -> String
+    {
         let text = Self.message(
             bundleId: bundleId, keyId: keyId, productId: productId, offerId: offerId,
             appAccountToken: appAccountToken, nonce: nonce, timestamp: timestamp)

@@ -12,7 +12,8 @@ public final class PublicKey: @unchecked Sendable {
 
     /// Reads a SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`).
     public convenience init(pem: String) throws(TrustError) {
-        let key: OpaquePointer? = withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PUBKEY(bio, nil, nil, nil) } ?? nil
+        let key: OpaquePointer? =
+            withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PUBKEY(bio, nil, nil, nil) } ?? nil
         guard let key else {
             OpenSSLFailure.clear()
             throw TrustError(.keyMalformed, "not a PEM public key")
@@ -54,8 +55,9 @@ public final class PublicKey: @unchecked Sendable {
         let bytes = Array(message)
         let result = bytes.withUnsafeBufferPointer { messageBuffer in
             der.withUnsafeBufferPointer { signatureBuffer in
-                EVP_DigestVerify(context, signatureBuffer.baseAddress, signatureBuffer.count,
-                                 messageBuffer.baseAddress, messageBuffer.count)
+                EVP_DigestVerify(
+                    context, signatureBuffer.baseAddress, signatureBuffer.count,
+                    messageBuffer.baseAddress, messageBuffer.count)
             }
         }
         if result != 1 { OpenSSLFailure.clear() }

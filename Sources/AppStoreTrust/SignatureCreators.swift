@@ -30,11 +30,14 @@ public struct JWSSignatureCreator: Sendable {
 
     private func requireAudience(_ expected: Audience) throws(TrustError) {
         guard audience == expected else {
-            throw TrustError(.signingFailed, "creator was built for audience \(audience.rawValue), not \(expected.rawValue)")
+            throw TrustError(
+                .signingFailed, "creator was built for audience \(audience.rawValue), not \(expected.rawValue)")
         }
     }
 
-    public func sign(claims feature: [String: JSONValue], now: Timestamp, nonce: UUID = UUID()) throws(TrustError) -> String {
+    public func sign(claims feature: [String: JSONValue], now: Timestamp, nonce: UUID = UUID()) throws(TrustError)
+        -> String
+    {
         var claims = feature
         claims["iss"] = .string(issuerId)
         claims["iat"] = .integer(now.secondsSince1970)
@@ -44,19 +47,26 @@ public struct JWSSignatureCreator: Sendable {
         return try signer.sign(claims, header: ["kid": keyId, "typ": "JWT"])
     }
 
-    public func promotionalOffer(productId: String, offerIdentifier: String, transactionId: String?, now: Timestamp) throws(TrustError) -> String {
+    public func promotionalOffer(productId: String, offerIdentifier: String, transactionId: String?, now: Timestamp)
+        throws(TrustError) -> String
+    {
         try requireAudience(.promotionalOffer)
-        var claims: [String: JSONValue] = ["productId": .string(productId), "offerIdentifier": .string(offerIdentifier)]
+        var claims: [String: JSONValue] = [
+            "productId": .string(productId), "offerIdentifier": .string(offerIdentifier),
+        ]
         if let transactionId { claims["transactionId"] = .string(transactionId) }
         return try sign(claims: claims, now: now)
     }
 
-    public func introductoryOfferEligibility(productId: String, allowIntroductoryOffer: Bool, transactionId: String, now: Timestamp) throws(TrustError) -> String {
+    public func introductoryOfferEligibility(
+        productId: String, allowIntroductoryOffer: Bool, transactionId: String, now: Timestamp
+    ) throws(TrustError) -> String {
         try requireAudience(.introductoryOfferEligibility)
-        return try sign(claims: [
-            "productId": .string(productId), "allowIntroductoryOffer": .bool(allowIntroductoryOffer),
-            "transactionId": .string(transactionId),
-        ], now: now)
+        return try sign(
+            claims: [
+                "productId": .string(productId), "allowIntroductoryOffer": .bool(allowIntroductoryOffer),
+                "transactionId": .string(transactionId),
+            ], now: now)
     }
 
     /// `request` is the Advanced Commerce request as JSON; it travels base64-encoded.

@@ -79,7 +79,9 @@ public final class SignedDataVerifier: Sendable {
         return verified
     }
 
-    public func verifyAndDecodeNotification(_ signedPayload: String) throws(TrustError) -> Verified<ResponseBodyV2DecodedPayload> {
+    public func verifyAndDecodeNotification(_ signedPayload: String) throws(TrustError) -> Verified<
+        ResponseBodyV2DecodedPayload
+    > {
         let verified = try verify(signedPayload, as: ResponseBodyV2DecodedPayload.self) { $0.signedDate }
         let payload = verified.payload
         let claimed: (bundleId: String?, appAppleId: Int64?, environment: String?)
@@ -105,13 +107,18 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// Verifies a notification and every signed payload nested in it.
-    public func verifyAndDecodeNotificationContents(_ signedPayload: String) throws(TrustError) -> VerifiedNotification {
+    public func verifyAndDecodeNotificationContents(_ signedPayload: String) throws(TrustError) -> VerifiedNotification
+    {
         let notification = try verifyAndDecodeNotification(signedPayload)
         let data = notification.payload.data
         return VerifiedNotification(
             notification: notification,
-            transaction: try data?.signedTransactionInfo.map { (jws) throws(TrustError) in try verifyAndDecodeTransaction(jws) },
-            renewalInfo: try data?.signedRenewalInfo.map { (jws) throws(TrustError) in try verifyAndDecodeRenewalInfo(jws) },
+            transaction: try data?.signedTransactionInfo.map { (jws) throws(TrustError) in
+                try verifyAndDecodeTransaction(jws)
+            },
+            renewalInfo: try data?.signedRenewalInfo.map { (jws) throws(TrustError) in
+                try verifyAndDecodeRenewalInfo(jws)
+            },
             appTransaction: try notification.payload.appData?.signedAppTransactionInfo.map { (jws) throws(TrustError) in
                 try verifyAndDecodeAppTransaction(jws)
             })
@@ -152,7 +159,9 @@ public final class SignedDataVerifier: Sendable {
     /// The chain named by the header. The cache is keyed by the header text itself: an
     /// identical header was already decoded, had `alg` ES256 and exactly these certificates,
     /// so a hit skips header parsing and path validation and leaves one ECDSA verification.
-    private func chain(for jws: CompactJWS, at instant: Timestamp, now: Timestamp, verifier: ChainVerifier) throws(TrustError) -> VerifiedChain {
+    private func chain(for jws: CompactJWS, at instant: Timestamp, now: Timestamp, verifier: ChainVerifier)
+        throws(TrustError) -> VerifiedChain
+    {
         let key = VerifiedChainCache.key(header: jws.headerSegment, roots: verifier.rootsDigest)
         if let cached = cache.chain(for: key, at: instant, now: now, requireOnline: enableOnlineChecks) {
             return cached
@@ -170,7 +179,9 @@ public final class SignedDataVerifier: Sendable {
         return chain
     }
 
-    private func chain(leaf: String, intermediate: String, at instant: Timestamp, verifier: ChainVerifier) throws(TrustError) -> VerifiedChain {
+    private func chain(leaf: String, intermediate: String, at instant: Timestamp, verifier: ChainVerifier)
+        throws(TrustError) -> VerifiedChain
+    {
         guard let leafDER = Data(base64Encoded: leaf), let intermediateDER = Data(base64Encoded: intermediate) else {
             throw TrustError(.certificateMalformed, "x5c entry is not base64 DER")
         }

@@ -31,7 +31,9 @@ public struct CertificateRequest: Sendable {
     }
 
     /// Issues the certificate for `subjectKey`, signed by `issuer` (nil = self-signed).
-    public func issue(subjectKey: PrivateKey, issuer: (certificate: Certificate, key: PrivateKey)?) throws(TrustError) -> Certificate {
+    public func issue(subjectKey: PrivateKey, issuer: (certificate: Certificate, key: PrivateKey)?) throws(TrustError)
+        -> Certificate
+    {
         guard let x509 = X509_new() else { throw TrustError(.signingFailed, "OpenSSL allocation failed") }
         defer { X509_free(x509) }
         guard let name = X509_NAME_new() else { throw TrustError(.signingFailed, "OpenSSL allocation failed") }
@@ -51,7 +53,10 @@ public struct CertificateRequest: Sendable {
         X509V3_set_ctx(&context, issuer?.certificate.handle ?? x509, x509, nil, nil, 0)
         COpenSSL_X509V3_set_ctx_nodb(&context)
         var extensions: [(String, String)] = [
-            ("basicConstraints", isCertificateAuthority ? "critical,CA:TRUE,pathlen:\(issuer == nil ? 1 : 0)" : "critical,CA:FALSE"),
+            (
+                "basicConstraints",
+                isCertificateAuthority ? "critical,CA:TRUE,pathlen:\(issuer == nil ? 1 : 0)" : "critical,CA:FALSE"
+            ),
             ("keyUsage", isCertificateAuthority ? "critical,keyCertSign,cRLSign" : "critical,digitalSignature"),
             ("subjectKeyIdentifier", "hash"),
         ]
@@ -66,7 +71,7 @@ public struct CertificateRequest: Sendable {
             X509_EXTENSION_free(ext)
         }
         guard X509_sign(x509, (issuer?.key ?? subjectKey).handle, EVP_sha256()) > 0,
-              let der = derEncode({ i2d_X509(x509, $0) })
+            let der = derEncode({ i2d_X509(x509, $0) })
         else {
             throw TrustError(.signingFailed, "certificate signing failed: \(OpenSSLFailure.drain())")
         }
@@ -119,7 +124,10 @@ public struct TestCertificateAuthority: Sendable {
             leaf: leaf, leafKey: leafKey)
     }
 
-    public init(root: Certificate, rootKey: PrivateKey, intermediate: Certificate, intermediateKey: PrivateKey, leaf: Certificate, leafKey: PrivateKey) {
+    public init(
+        root: Certificate, rootKey: PrivateKey, intermediate: Certificate, intermediateKey: PrivateKey,
+        leaf: Certificate, leafKey: PrivateKey
+    ) {
         self.root = root
         self.rootKey = rootKey
         self.intermediate = intermediate
@@ -133,9 +141,12 @@ public struct TestCertificateAuthority: Sendable {
     /// Writes `NAME.der`, `NAME.pem` and `NAME.key.pem` (PKCS#8) for root, intermediate, leaf.
     public func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for (name, certificate, key) in [("root", root, rootKey), ("intermediate", intermediate, intermediateKey), ("leaf", leaf, leafKey)] {
+        for (name, certificate, key) in [
+            ("root", root, rootKey), ("intermediate", intermediate, intermediateKey), ("leaf", leaf, leafKey),
+        ] {
             try Data(certificate.der).write(to: directory.appendingPathComponent("\(name).der"))
-            try certificate.pem.write(to: directory.appendingPathComponent("\(name).pem"), atomically: true, encoding: .utf8)
+            try certificate.pem.write(
+                to: directory.appendingPathComponent("\(name).pem"), atomically: true, encoding: .utf8)
             let keyURL = directory.appendingPathComponent("\(name).key.pem")
             try key.pkcs8PEM.write(to: keyURL, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyURL.path)
@@ -145,8 +156,10 @@ public struct TestCertificateAuthority: Sendable {
     /// Reads a hierarchy written by `write(to:)`.
     public static func read(from directory: URL) throws -> TestCertificateAuthority {
         func load(_ name: String) throws -> (Certificate, PrivateKey) {
-            (try Certificate(contentsOf: directory.appendingPathComponent("\(name).der")),
-             try PrivateKey(contentsOf: directory.appendingPathComponent("\(name).key.pem")))
+            (
+                try Certificate(contentsOf: directory.appendingPathComponent("\(name).der")),
+                try PrivateKey(contentsOf: directory.appendingPathComponent("\(name).key.pem"))
+            )
         }
         let (root, rootKey) = try load("root")
         let (intermediate, intermediateKey) = try load("intermediate")

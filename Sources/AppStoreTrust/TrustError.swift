@@ -88,11 +88,11 @@ public enum TrustRule: String, Sendable, Hashable, CaseIterable {
     public var category: TrustErrorCategory {
         switch self {
         case .tooLarge, .partCount, .base64, .headerNotJSON, .payloadNotJSON, .duplicateKey, .x5cMissing,
-             .payloadSchema, .algorithmNotES256:
+            .payloadSchema, .algorithmNotES256:
             return .invalidFormat
         case .chainLength, .certificateMalformed, .chainUntrusted, .chainExpired, .chainNotYetValid,
-             .chainInvalid, .intermediateOIDMissing, .leafOIDMissing, .leafKeyNotP256, .certificateRevoked,
-             .ocspInvalidResponse, .ocspURLMissing:
+            .chainInvalid, .intermediateOIDMissing, .leafOIDMissing, .leafKeyNotP256, .certificateRevoked,
+            .ocspInvalidResponse, .ocspURLMissing:
             return .invalidCertificate
         case .signatureLength, .signatureInvalid, .tokenExpired, .tokenAudience, .tokenClaims, .tokenLifetime:
             return .verificationFailure

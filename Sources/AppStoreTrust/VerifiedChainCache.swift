@@ -41,13 +41,13 @@ public final class VerifiedChainCache: Sendable {
         entries.withLock { table in
             guard let entry = table[key] else { return nil }
             guard now.millisecondsSince1970 - entry.storedAt.millisecondsSince1970 < maximumAge,
-                  now >= entry.storedAt
+                now >= entry.storedAt
             else {
                 table[key] = nil
                 return nil
             }
             guard !requireOnline || entry.onlineChecked,
-                  entry.chain.validFrom <= instant, instant <= entry.chain.validUntil
+                entry.chain.validFrom <= instant, instant <= entry.chain.validUntil
             else { return nil }
             return entry.chain
         }
@@ -56,7 +56,8 @@ public final class VerifiedChainCache: Sendable {
     func store(_ chain: VerifiedChain, for key: [UInt8], now: Timestamp, onlineChecked: Bool) {
         entries.withLock { table in
             if table[key] == nil, table.count >= capacity,
-               let oldest = table.min(by: { $0.value.storedAt < $1.value.storedAt })?.key {
+                let oldest = table.min(by: { $0.value.storedAt < $1.value.storedAt })?.key
+            {
                 table[oldest] = nil
             }
             table[key] = Entry(chain: chain, storedAt: now, onlineChecked: onlineChecked)

@@ -40,7 +40,7 @@ func opensslVerifyRate() -> Double? {
     process.waitUntilExit()
     // "256 bits ecdsa (nistp256)   0.0000s   0.0001s  41234.5  12345.6": the last column is verify/s.
     guard let line = text.split(separator: "\n").first(where: { $0.contains("ecdsa (nistp256)") }),
-          let last = line.split(separator: " ").last
+        let last = line.split(separator: " ").last
     else { return nil }
     return Double(last)
 }
@@ -49,7 +49,8 @@ func benchVerification() throws {
     print("== JWS verification (SignedDataVerifier, one core) ==")
     let signedDate = Timestamp(millisecondsSince1970: 1_764_547_200_000)
     let authority = try TestCertificateAuthority.generate(
-        validFrom: signedDate.adding(milliseconds: -86_400_000), validUntil: signedDate.adding(milliseconds: 3_650 * 86_400_000))
+        validFrom: signedDate.adding(milliseconds: -86_400_000),
+        validUntil: signedDate.adding(milliseconds: 3_650 * 86_400_000))
     var payload = JWSTransactionDecodedPayload()
     payload.transactionId = "2000000000000001"
     payload.originalTransactionId = "2000000000000001"
@@ -66,7 +67,8 @@ func benchVerification() throws {
     let clock: @Sendable () -> Timestamp = { signedDate }
 
     let cached = try SignedDataVerifier(
-        rootCertificates: [authority.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox, clock: clock)
+        rootCertificates: [authority.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
+        clock: clock)
     // A zero maximum age makes every lookup miss: each verification validates the whole chain.
     let cold = try SignedDataVerifier(
         rootCertificates: [authority.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
@@ -78,7 +80,10 @@ func benchVerification() throws {
     print("cached chain (signature only)            : \(format(cachedRate)) verifications/s")
     if let reference = opensslVerifyRate() {
         print("openssl speed ecdsap256 (raw verify)     : \(format(reference)) verify/s")
-        print(String(format: "cached / openssl                         : %9.0f%%  (target >= 70%%)", cachedRate / reference * 100))
+        print(
+            String(
+                format: "cached / openssl                         : %9.0f%%  (target >= 70%%)",
+                cachedRate / reference * 100))
     } else {
         print("openssl speed ecdsap256                  : unavailable")
     }
@@ -91,7 +96,9 @@ func benchEngine() throws {
             productId: "monthly", kind: .autoRenewable, subscriptionGroup: "premium", groupLevel: 1,
             duration: SubscriptionPeriod(value: 1, unit: .month), entitlementIds: ["pro"],
             referencePrice: Money(milliunits: 9990, currency: "USD")),
-        CatalogProduct(productId: "coins", kind: .consumable, entitlementIds: [], referencePrice: Money(milliunits: 990, currency: "USD")),
+        CatalogProduct(
+            productId: "coins", kind: .consumable, entitlementIds: [],
+            referencePrice: Money(milliunits: 990, currency: "USD")),
     ])
     let start: Int64 = 1_600_000_000_000
     let day: Int64 = 86_400_000
@@ -126,13 +133,19 @@ func benchEngine() throws {
         }
         let now = Timestamp(millisecondsSince1970: start + Int64(count) * 30 * day)
         let perSecond = rate(budget: 2) {
-            _ = EntitlementEngine.evaluate(customerId: "c", environment: .production, facts: facts, catalog: catalog, now: now)
+            _ = EntitlementEngine.evaluate(
+                customerId: "c", environment: .production, facts: facts, catalog: catalog, now: now)
         }
         let microsecondsPerFact = 1e6 / perSecond / Double(count)
         var growth = ""
-        if let previousPerFact { growth = String(format: "  (x%.2f per fact vs previous size)", microsecondsPerFact / previousPerFact) }
+        if let previousPerFact {
+            growth = String(format: "  (x%.2f per fact vs previous size)", microsecondsPerFact / previousPerFact)
+        }
         previousPerFact = microsecondsPerFact
-        print(String(format: "%5d transactions/customer: %10.0f customers/s  %7.2f µs per fact", count, perSecond, microsecondsPerFact) + growth)
+        print(
+            String(
+                format: "%5d transactions/customer: %10.0f customers/s  %7.2f µs per fact", count, perSecond,
+                microsecondsPerFact) + growth)
     }
     print("linear growth shows as a per-fact cost that stays roughly constant across sizes")
 }

@@ -11,7 +11,8 @@ public enum Conformance {
         return url
     }()
 
-    public static let appleLibrary = repositoryRoot
+    public static let appleLibrary =
+        repositoryRoot
         .deletingLastPathComponent().appendingPathComponent("shared/conformance/apple-library")
 
     public static var isAvailable: Bool {

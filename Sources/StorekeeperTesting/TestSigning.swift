@@ -41,7 +41,9 @@ public enum TestSigning {
 
     /// Assembles a compact JWS from raw parts; signs `header.payload` with `key` unless a
     /// signature is given.
-    public static func token(header: String, payload: [UInt8], key: PrivateKey?, signature: [UInt8]? = nil) throws -> String {
+    public static func token(header: String, payload: [UInt8], key: PrivateKey?, signature: [UInt8]? = nil) throws
+        -> String
+    {
         let input = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(payload)
         let bytes = try signature ?? key!.signES256(Array(input.utf8))
         return input + "." + Base64URL.encode(bytes)

@@ -47,14 +47,21 @@ enum AppStoreCommands {
             let id = try positional(parsed, "transaction ID")
             output = try blocking {
                 let response = try await client.getTransactionInfo(transactionId: id)
-                return Output.json(Printed(response: response, verified: try verifier.map { verifier in
-                    try response.signedTransactionInfo.map { [try verifier.verifyAndDecodeTransaction($0).payload] } ?? []
-                }))
+                return Output.json(
+                    Printed(
+                        response: response,
+                        verified: try verifier.map { verifier in
+                            try response.signedTransactionInfo.map {
+                                [try verifier.verifyAndDecodeTransaction($0).payload]
+                            } ?? []
+                        }))
             }
         case "history":
-            try parsed.allowOnly(configOptions.union([
-                "--revision", "--product-id", "--product-type", "--group", "--sort", "--start", "--end", "--ownership", "--revoked",
-            ]))
+            try parsed.allowOnly(
+                configOptions.union([
+                    "--revision", "--product-id", "--product-type", "--group", "--sort", "--start", "--end",
+                    "--ownership", "--revoked",
+                ]))
             let id = try positional(parsed, "transaction ID")
             let request = try historyRequest(parsed)
             let version: TransactionHistoryVersion = parsed.has("--v1") ? .v1 : .v2
@@ -62,29 +69,40 @@ enum AppStoreCommands {
                 var pages: [HistoryResponse] = []
                 var revision = parsed.value("--revision")
                 repeat {
-                    let page = try await client.getTransactionHistory(transactionId: id, revision: revision, request: request, version: version)
+                    let page = try await client.getTransactionHistory(
+                        transactionId: id, revision: revision, request: request, version: version)
                     pages.append(page)
                     revision = page.revision
                     guard parsed.has("--all"), page.hasMore == true, revision != nil else { break }
                 } while true
                 let signed = pages.flatMap { $0.signedTransactions ?? [] }
-                return Output.json(Printed(response: pages, verified: try verifier.map { verifier in
-                    try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
-                }))
+                return Output.json(
+                    Printed(
+                        response: pages,
+                        verified: try verifier.map { verifier in
+                            try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
+                        }))
             }
         case "statuses":
             try parsed.allowOnly(configOptions.union(["--status"]))
             let id = try positional(parsed, "transaction ID")
             let statuses = try parsed.values("--status").map { text -> Status in
-                guard let raw = Int32(text), let status = Status(rawValue: raw) else { throw UsageError("--status must be 1…5") }
+                guard let raw = Int32(text), let status = Status(rawValue: raw) else {
+                    throw UsageError("--status must be 1…5")
+                }
                 return status
             }
             output = try blocking {
-                let response = try await client.getAllSubscriptionStatuses(transactionId: id, status: statuses.isEmpty ? nil : statuses)
-                let signed = (response.data ?? []).flatMap { $0.lastTransactions ?? [] }.compactMap(\.signedTransactionInfo)
-                return Output.json(Printed(response: response, verified: try verifier.map { verifier in
-                    try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
-                }))
+                let response = try await client.getAllSubscriptionStatuses(
+                    transactionId: id, status: statuses.isEmpty ? nil : statuses)
+                let signed = (response.data ?? []).flatMap { $0.lastTransactions ?? [] }.compactMap(
+                    \.signedTransactionInfo)
+                return Output.json(
+                    Printed(
+                        response: response,
+                        verified: try verifier.map { verifier in
+                            try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
+                        }))
             }
         case "refunds":
             try parsed.allowOnly(configOptions.union(["--revision"]))
@@ -99,17 +117,25 @@ enum AppStoreCommands {
                     guard parsed.has("--all"), page.hasMore == true, revision != nil else { break }
                 } while true
                 let signed = pages.flatMap { $0.signedTransactions ?? [] }
-                return Output.json(Printed(response: pages, verified: try verifier.map { verifier in
-                    try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
-                }))
+                return Output.json(
+                    Printed(
+                        response: pages,
+                        verified: try verifier.map { verifier in
+                            try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
+                        }))
             }
         case "notifications":
-            try parsed.allowOnly(configOptions.union(["--start", "--end", "--transaction-id", "--type", "--subtype", "--pagination-token"]))
+            try parsed.allowOnly(
+                configOptions.union([
+                    "--start", "--end", "--transaction-id", "--type", "--subtype", "--pagination-token",
+                ]))
             let request = NotificationHistoryRequest(
-                startDate: try timestamp(parsed, "--start", required: true), endDate: try timestamp(parsed, "--end", required: true),
+                startDate: try timestamp(parsed, "--start", required: true),
+                endDate: try timestamp(parsed, "--end", required: true),
                 notificationType: parsed.value("--type").map { RawEnum(rawValue: $0) },
                 notificationSubtype: parsed.value("--subtype").map { RawEnum(rawValue: $0) },
-                transactionId: parsed.value("--transaction-id"), onlyFailures: parsed.has("--only-failures") ? true : nil)
+                transactionId: parsed.value("--transaction-id"),
+                onlyFailures: parsed.has("--only-failures") ? true : nil)
             output = try blocking {
                 var pages: [NotificationHistoryResponse] = []
                 var token = parsed.value("--pagination-token")
@@ -120,9 +146,12 @@ enum AppStoreCommands {
                     guard parsed.has("--all"), page.hasMore == true, token != nil else { break }
                 } while true
                 let signed = pages.flatMap { $0.notificationHistory ?? [] }.compactMap(\.signedPayload)
-                return Output.json(Printed(response: pages, verified: try verifier.map { verifier in
-                    try signed.map { try verifier.verifyAndDecodeNotification($0).payload }
-                }))
+                return Output.json(
+                    Printed(
+                        response: pages,
+                        verified: try verifier.map { verifier in
+                            try signed.map { try verifier.verifyAndDecodeNotification($0).payload }
+                        }))
             }
         case "test-notification":
             try parsed.allowOnly(configOptions.union(["--token"]))
@@ -149,7 +178,9 @@ enum AppStoreCommands {
         return value
     }
 
-    static func timestamp(_ arguments: CommandLineArguments, _ name: String, required: Bool = false) throws(UsageError) -> Timestamp? {
+    static func timestamp(_ arguments: CommandLineArguments, _ name: String, required: Bool = false) throws(UsageError)
+        -> Timestamp?
+    {
         guard let text = arguments.value(name) else {
             if required { throw UsageError("missing \(name) (epoch milliseconds)") }
             return nil
@@ -172,12 +203,16 @@ enum AppStoreCommands {
         }
         request.productTypes = types.nilIfEmpty
         if let text = arguments.value("--sort") {
-            guard let sort = TransactionHistoryRequest.Order(rawValue: text) else { throw UsageError("--sort must be ASCENDING or DESCENDING") }
+            guard let sort = TransactionHistoryRequest.Order(rawValue: text) else {
+                throw UsageError("--sort must be ASCENDING or DESCENDING")
+            }
             request.sort = sort
         }
         request.subscriptionGroupIdentifiers = arguments.values("--group").nilIfEmpty
         if let text = arguments.value("--ownership") {
-            guard let ownership = InAppOwnershipType(rawValue: text) else { throw UsageError("--ownership must be PURCHASED or FAMILY_SHARED") }
+            guard let ownership = InAppOwnershipType(rawValue: text) else {
+                throw UsageError("--ownership must be PURCHASED or FAMILY_SHARED")
+            }
             request.inAppOwnershipType = ownership
         }
         if let text = arguments.value("--revoked") {
@@ -253,7 +288,9 @@ enum AppStoreCommands {
                 }
             }
             func pick(_ flag: String, _ fromFile: String?) throws(UsageError) -> String {
-                guard let value = arguments.value(flag) ?? fromFile else { throw UsageError("missing \(flag) (or its field in --config)\n\n\(AppStoreCommands.usage)") }
+                guard let value = arguments.value(flag) ?? fromFile else {
+                    throw UsageError("missing \(flag) (or its field in --config)\n\n\(AppStoreCommands.usage)")
+                }
                 return value
             }
             keyPath = try pick("--key", file.key)

@@ -18,7 +18,9 @@ enum Quickstart {
                 name: "Storekeeper Quickstart", validFrom: now.adding(milliseconds: -86_400_000),
                 validUntil: now.adding(milliseconds: 3650 * 86_400_000))
             try authority.write(to: url)
-            print("created a test CA in \(directory) (root, intermediate with Apple's WWDR OID, leaf with the receipt-signing OID)")
+            print(
+                "created a test CA in \(directory) (root, intermediate with Apple's WWDR OID, leaf with the receipt-signing OID)"
+            )
         }
         var transaction = JWSTransactionDecodedPayload()
         transaction.transactionId = "2000000123456789"
@@ -57,11 +59,16 @@ enum Quickstart {
         try signedNotification.write(to: tokenURL, atomically: true, encoding: .utf8)
 
         let verifier = try SignedDataVerifier(
-            rootCertificates: [authority.root], bundleId: "com.example.storekeeper", appAppleId: nil, environment: .sandbox)
+            rootCertificates: [authority.root], bundleId: "com.example.storekeeper", appAppleId: nil,
+            environment: .sandbox)
         let verified = try verifier.verifyAndDecodeNotificationContents(signedNotification)
         print("\nverified a SUBSCRIBED/INITIAL_BUY notification signed by \(authority.leaf.subject):")
-        print("  chain: \(verified.notification.chain.map { [$0.leaf.subject, $0.intermediate.subject, $0.root.subject].joined(separator: " → ") } ?? "-")")
-        print("  transaction \(verified.transaction?.payload.transactionId ?? "?") for \(verified.transaction?.payload.productId ?? "?"), expires \(verified.transaction?.payload.expiresDate.map { "\($0)" } ?? "-")")
+        print(
+            "  chain: \(verified.notification.chain.map { [$0.leaf.subject, $0.intermediate.subject, $0.root.subject].joined(separator: " → ") } ?? "-")"
+        )
+        print(
+            "  transaction \(verified.transaction?.payload.transactionId ?? "?") for \(verified.transaction?.payload.productId ?? "?"), expires \(verified.transaction?.payload.expiresDate.map { "\($0)" } ?? "-")"
+        )
 
         let parts = signedTransaction.split(separator: ".")
         var forged = transaction
@@ -73,7 +80,8 @@ enum Quickstart {
         } catch {
             print("  a copy with a forged expiry is refused: \(error.category.rawValue) [\(error.rule.rawValue)]")
         }
-        print("""
+        print(
+            """
 
             try it yourself:
               .build/release/storekeeper verify --root \(directory)/root.der --bundle-id com.example.storekeeper --environment Sandbox \(tokenURL.path)

@@ -33,7 +33,8 @@ enum TrustCommands {
         let resolved = type == "auto" ? detectType(token) : type
         let roots = try loadRoots(arguments.values("--root"))
         if environment.isSigned, roots.isEmpty {
-            throw UsageError("--root is required for \(environment.rawValue): download Apple Root CA - G3 from Apple PKI")
+            throw UsageError(
+                "--root is required for \(environment.rawValue): download Apple Root CA - G3 from Apple PKI")
         }
         warnAboutUnknownRoots(roots)
         let verifier = try SignedDataVerifier(
@@ -45,17 +46,25 @@ enum TrustCommands {
         case "app-transaction": print(Output.json(try verifier.verifyAndDecodeAppTransaction(token).payload))
         case "notification":
             let verified = try verifier.verifyAndDecodeNotificationContents(token)
-            print(Output.json(DecodedNotification(
-                notification: verified.notification.payload, transactionInfo: verified.transaction?.payload,
-                renewalInfo: verified.renewalInfo?.payload, appTransactionInfo: verified.appTransaction?.payload)))
+            print(
+                Output.json(
+                    DecodedNotification(
+                        notification: verified.notification.payload, transactionInfo: verified.transaction?.payload,
+                        renewalInfo: verified.renewalInfo?.payload, appTransactionInfo: verified.appTransaction?.payload
+                    )))
         default: throw UsageError("unknown --type \(resolved)")
         }
     }
 
     static func warnAboutUnknownRoots(_ roots: [Certificate]) {
-        for root in roots where root.subject.contains("Apple Root CA - G3")
-            && Digest.hex(root.sha256Fingerprint) != AppleOIDs.appleRootCAG3SHA256 {
-            FileHandle.standardError.write(Data("warning: \(root.subject) does not have Apple Root CA - G3's SHA-256 fingerprint; is this the file from Apple PKI?\n".utf8))
+        for root in roots
+        where root.subject.contains("Apple Root CA - G3")
+            && Digest.hex(root.sha256Fingerprint) != AppleOIDs.appleRootCAG3SHA256
+        {
+            FileHandle.standardError.write(
+                Data(
+                    "warning: \(root.subject) does not have Apple Root CA - G3's SHA-256 fingerprint; is this the file from Apple PKI?\n"
+                        .utf8))
         }
     }
 
@@ -63,11 +72,13 @@ enum TrustCommands {
     static func detectType(_ token: String) -> String {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-              let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
+            let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
         else { return "transaction" }
         if object["notificationType"] != nil { return "notification" }
         if object["receiptType"] != nil { return "app-transaction" }
-        if object["transactionId"] == nil, object["autoRenewStatus"] != nil || object["renewalDate"] != nil { return "renewal" }
+        if object["transactionId"] == nil, object["autoRenewStatus"] != nil || object["renewalDate"] != nil {
+            return "renewal"
+        }
         return "transaction"
     }
 
@@ -87,19 +98,25 @@ enum TrustCommands {
         if !roots.isEmpty {
             do {
                 let check = try receipt.verifySignature(roots: roots)
-                signature = SignatureReport(valid: true, signerChain: check.signerChain, validatedAt: check.validatedAt, error: nil)
+                signature = SignatureReport(
+                    valid: true, signerChain: check.signerChain, validatedAt: check.validatedAt, error: nil)
             } catch {
                 signature = SignatureReport(valid: false, signerChain: nil, validatedAt: nil, error: error.description)
                 failure = error
             }
         }
-        print(Output.json(ReceiptReport(
-            receiptType: receipt.receiptType, appItemId: receipt.appItemId, bundleId: receipt.bundleId,
-            applicationVersion: receipt.applicationVersion, opaqueValue: receipt.opaqueValue.map { Data($0).base64EncodedString() },
-            sha1Hash: receipt.sha1Hash.map { Digest.hex($0) }, receiptCreationDate: receipt.receiptCreationDate,
-            originalPurchaseDate: receipt.originalPurchaseDate, originalApplicationVersion: receipt.originalApplicationVersion,
-            expirationDate: receipt.expirationDate, inApp: receipt.inAppPurchases, transactionIds: receipt.transactionIds,
-            signature: signature)))
+        print(
+            Output.json(
+                ReceiptReport(
+                    receiptType: receipt.receiptType, appItemId: receipt.appItemId, bundleId: receipt.bundleId,
+                    applicationVersion: receipt.applicationVersion,
+                    opaqueValue: receipt.opaqueValue.map { Data($0).base64EncodedString() },
+                    sha1Hash: receipt.sha1Hash.map { Digest.hex($0) }, receiptCreationDate: receipt.receiptCreationDate,
+                    originalPurchaseDate: receipt.originalPurchaseDate,
+                    originalApplicationVersion: receipt.originalApplicationVersion,
+                    expirationDate: receipt.expirationDate, inApp: receipt.inAppPurchases,
+                    transactionIds: receipt.transactionIds,
+                    signature: signature)))
         if let failure { throw failure }
     }
 
@@ -134,7 +151,8 @@ enum TrustCommands {
         let authority = try TestCertificateAuthority.generate(
             name: arguments.value("--name") ?? "Storekeeper Test", validFrom: start,
             validUntil: start.adding(milliseconds: years * 365 * 86_400_000),
-            rootOCSPURL: arguments.value("--root-ocsp-url"), intermediateOCSPURL: arguments.value("--intermediate-ocsp-url"))
+            rootOCSPURL: arguments.value("--root-ocsp-url"),
+            intermediateOCSPURL: arguments.value("--intermediate-ocsp-url"))
         try authority.write(to: URL(fileURLWithPath: directory))
         print("wrote root, intermediate and leaf (.der, .pem, .key.pem) to \(directory)")
         print("root SHA-256: \(Digest.hex(authority.root.sha256Fingerprint))")
@@ -161,19 +179,28 @@ enum TrustCommands {
         try arguments.allowOnly(["--public-key"])
         let pem = try Input.text(try arguments.require("--public-key"))
         let key: PublicKey
-        if pem.contains("PRIVATE KEY") { key = try PrivateKey(pem: pem).publicKey } else { key = try PublicKey(pem: pem) }
+        if pem.contains("PRIVATE KEY") {
+            key = try PrivateKey(pem: pem).publicKey
+        } else {
+            key = try PublicKey(pem: pem)
+        }
         let token = try Input.text(arguments.positional.first)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2])
+            let signature = Base64URL.decode(parts[2])
         else { throw TrustError(.partCount, "not a compact JWS") }
         guard let headerObject = try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any],
-              headerObject["alg"] as? String == "ES256"
+            headerObject["alg"] as? String == "ES256"
         else { throw TrustError(.algorithmNotES256, "token alg is not ES256") }
-        guard key.verifyES256(signature: signature, message: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))) else {
+        guard
+            key.verifyES256(
+                signature: signature, message: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))
+        else {
             throw TrustError(.signatureInvalid, "signature does not verify with the given key")
         }
-        print("{\"header\":\(String(decoding: header, as: UTF8.self)),\"payload\":\(String(decoding: payload, as: UTF8.self))}")
+        print(
+            "{\"header\":\(String(decoding: header, as: UTF8.self)),\"payload\":\(String(decoding: payload, as: UTF8.self))}"
+        )
     }
 
     static func token(_ arguments: CommandLineArguments) throws {
@@ -186,54 +213,73 @@ enum TrustCommands {
     }
 
     static func offer(_ arguments: CommandLineArguments, now: Timestamp) throws {
-        guard let action = arguments.positional.first else { throw UsageError("usage: storekeeper offer sign|verify|jws …") }
+        guard let action = arguments.positional.first else {
+            throw UsageError("usage: storekeeper offer sign|verify|jws …")
+        }
         switch action {
         case "sign":
-            try arguments.allowOnly(["--key", "--key-id", "--bundle-id", "--product-id", "--offer-id", "--app-account-token", "--nonce", "--timestamp"])
+            try arguments.allowOnly([
+                "--key", "--key-id", "--bundle-id", "--product-id", "--offer-id", "--app-account-token", "--nonce",
+                "--timestamp",
+            ])
             let creator = PromotionalOfferSignature(
                 key: try PrivateKey(contentsOf: URL(fileURLWithPath: try arguments.require("--key"))),
                 keyId: try arguments.require("--key-id"), bundleId: try arguments.require("--bundle-id"))
             guard let nonce = UUID(uuidString: try arguments.require("--nonce")),
-                  let timestamp = Int64(try arguments.require("--timestamp"))
+                let timestamp = Int64(try arguments.require("--timestamp"))
             else { throw UsageError("--nonce must be a UUID and --timestamp milliseconds") }
-            print(try creator.sign(
-                productId: try arguments.require("--product-id"), offerId: try arguments.require("--offer-id"),
-                appAccountToken: arguments.value("--app-account-token") ?? "", nonce: nonce, timestamp: timestamp))
+            print(
+                try creator.sign(
+                    productId: try arguments.require("--product-id"), offerId: try arguments.require("--offer-id"),
+                    appAccountToken: arguments.value("--app-account-token") ?? "", nonce: nonce, timestamp: timestamp))
         case "verify":
-            try arguments.allowOnly(["--public-key", "--key-id", "--bundle-id", "--product-id", "--offer-id", "--app-account-token", "--nonce", "--timestamp", "--signature"])
+            try arguments.allowOnly([
+                "--public-key", "--key-id", "--bundle-id", "--product-id", "--offer-id", "--app-account-token",
+                "--nonce", "--timestamp", "--signature",
+            ])
             let pem = try Input.text(try arguments.require("--public-key"))
             let key = pem.contains("PRIVATE KEY") ? try PrivateKey(pem: pem).publicKey : try PublicKey(pem: pem)
             guard let nonce = UUID(uuidString: try arguments.require("--nonce")),
-                  let timestamp = Int64(try arguments.require("--timestamp"))
+                let timestamp = Int64(try arguments.require("--timestamp"))
             else { throw UsageError("--nonce must be a UUID and --timestamp milliseconds") }
             let valid = PromotionalOfferSignature.verify(
-                signature: try arguments.require("--signature"), publicKey: key, bundleId: try arguments.require("--bundle-id"),
+                signature: try arguments.require("--signature"), publicKey: key,
+                bundleId: try arguments.require("--bundle-id"),
                 keyId: try arguments.require("--key-id"), productId: try arguments.require("--product-id"),
-                offerId: try arguments.require("--offer-id"), appAccountToken: arguments.value("--app-account-token") ?? "",
+                offerId: try arguments.require("--offer-id"),
+                appAccountToken: arguments.value("--app-account-token") ?? "",
                 nonce: nonce, timestamp: timestamp)
             guard valid else { throw TrustError(.signatureInvalid, "promotional offer signature does not verify") }
             print("valid")
         case "jws":
-            try arguments.allowOnly(["--audience", "--key", "--key-id", "--issuer-id", "--bundle-id", "--product-id", "--offer-id", "--transaction-id", "--allow-intro", "--request"])
+            try arguments.allowOnly([
+                "--audience", "--key", "--key-id", "--issuer-id", "--bundle-id", "--product-id", "--offer-id",
+                "--transaction-id", "--allow-intro", "--request",
+            ])
             guard let audience = JWSSignatureCreator.Audience(rawValue: try arguments.require("--audience")) else {
                 throw UsageError("--audience must be one of \(JWSSignatureCreator.Audience.allCases.map(\.rawValue))")
             }
             let creator = JWSSignatureCreator(
-                audience: audience, key: try PrivateKey(contentsOf: URL(fileURLWithPath: try arguments.require("--key"))),
+                audience: audience,
+                key: try PrivateKey(contentsOf: URL(fileURLWithPath: try arguments.require("--key"))),
                 keyId: try arguments.require("--key-id"), issuerId: try arguments.require("--issuer-id"),
                 bundleId: try arguments.require("--bundle-id"))
             switch audience {
             case .promotionalOffer:
-                print(try creator.promotionalOffer(
-                    productId: try arguments.require("--product-id"), offerIdentifier: try arguments.require("--offer-id"),
-                    transactionId: arguments.value("--transaction-id"), now: now))
+                print(
+                    try creator.promotionalOffer(
+                        productId: try arguments.require("--product-id"),
+                        offerIdentifier: try arguments.require("--offer-id"),
+                        transactionId: arguments.value("--transaction-id"), now: now))
             case .introductoryOfferEligibility:
-                print(try creator.introductoryOfferEligibility(
-                    productId: try arguments.require("--product-id"),
-                    allowIntroductoryOffer: (arguments.value("--allow-intro") ?? "true") == "true",
-                    transactionId: try arguments.require("--transaction-id"), now: now))
+                print(
+                    try creator.introductoryOfferEligibility(
+                        productId: try arguments.require("--product-id"),
+                        allowIntroductoryOffer: (arguments.value("--allow-intro") ?? "true") == "true",
+                        transactionId: try arguments.require("--transaction-id"), now: now))
             case .advancedCommerce:
-                print(try creator.advancedCommerce(requestJSON: Array(try arguments.require("--request").utf8), now: now))
+                print(
+                    try creator.advancedCommerce(requestJSON: Array(try arguments.require("--request").utf8), now: now))
             }
         default:
             throw UsageError("unknown offer action \(action)")

@@ -28,7 +28,9 @@ func run(_ arguments: [String]) -> Int32 {
         case "verify":
             try TrustCommands.verify(try CommandLineArguments(rest, switches: switches))
         case "receipt":
-            guard rest.first == "decode" else { throw UsageError("usage: storekeeper receipt decode [--root FILE] [FILE|-]") }
+            guard rest.first == "decode" else {
+                throw UsageError("usage: storekeeper receipt decode [--root FILE] [FILE|-]")
+            }
             try TrustCommands.receiptDecode(try CommandLineArguments(rest.dropFirst(), switches: switches))
         case "ca":
             guard rest.first == "init" else { throw UsageError("usage: storekeeper ca init DIR") }
@@ -57,7 +59,8 @@ func run(_ arguments: [String]) -> Int32 {
         FileHandle.standardError.write(Data((error.message + "\n").utf8))
         return 2
     } catch let error as TrustError {
-        FileHandle.standardError.write(Data("\(error.category.rawValue) [\(error.rule.rawValue)]: \(error.detail)\n".utf8))
+        FileHandle.standardError.write(
+            Data("\(error.category.rawValue) [\(error.rule.rawValue)]: \(error.detail)\n".utf8))
         return 1
     } catch {
         FileHandle.standardError.write(Data("error: \(error)\n".utf8))

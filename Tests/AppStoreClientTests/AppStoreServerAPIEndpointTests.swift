@@ -28,7 +28,8 @@ struct AppStoreServerAPIEndpointTests {
     /// The body as sorted-key JSON text, for exact comparison.
     func canonical(_ data: Data) throws -> String {
         let object = try JSONSerialization.jsonObject(with: data)
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        return String(
+            decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 
     func canonical(_ text: String) throws -> String { try canonical(Data(text.utf8)) }
@@ -52,16 +53,18 @@ struct AppStoreServerAPIEndpointTests {
             sort: .ascending, subscriptionGroupIdentifiers: ["sub_group_id", "sub_group_id_2"],
             inAppOwnershipType: .familyShared, revoked: false)
         let (request, response) = try await exchange(try .corpus("transactionHistoryResponse.json")) {
-            try await $0.getTransactionHistory(transactionId: "1234", revision: "revision_input", request: filters, version: version)
+            try await $0.getTransactionHistory(
+                transactionId: "1234", revision: "revision_input", request: filters, version: version)
         }
         #expect(request.method == "GET")
         #expect(request.path == "/inApps/\(version.rawValue)/history/1234")
-        #expect(queryList(request) == [
-            "revision=revision_input", "startDate=123455", "endDate=123456", "productId=com.example.1",
-            "productId=com.example.2", "productType=CONSUMABLE", "productType=AUTO_RENEWABLE", "sort=ASCENDING",
-            "subscriptionGroupIdentifier=sub_group_id", "subscriptionGroupIdentifier=sub_group_id_2",
-            "inAppOwnershipType=FAMILY_SHARED", "revoked=false",
-        ])
+        #expect(
+            queryList(request) == [
+                "revision=revision_input", "startDate=123455", "endDate=123456", "productId=com.example.1",
+                "productId=com.example.2", "productType=CONSUMABLE", "productType=AUTO_RENEWABLE", "sort=ASCENDING",
+                "subscriptionGroupIdentifier=sub_group_id", "subscriptionGroupIdentifier=sub_group_id_2",
+                "inAppOwnershipType=FAMILY_SHARED", "revoked=false",
+            ])
         #expect(response.revision == "revision_output")
         #expect(response.hasMore == true)
         #expect(response.bundleId == "com.example")
@@ -127,7 +130,8 @@ struct AppStoreServerAPIEndpointTests {
     @Test func setAppAccountToken() async throws {
         let token = UUID(uuidString: "7389a31a-fb6d-4569-a2a6-db7d85d84813")!
         let (request, _) = try await exchange(.empty()) {
-            try await $0.setAppAccountToken(originalTransactionId: "49571273", request: UpdateAppAccountTokenRequest(appAccountToken: token))
+            try await $0.setAppAccountToken(
+                originalTransactionId: "49571273", request: UpdateAppAccountTokenRequest(appAccountToken: token))
         }
         #expect(request.method == "PUT")
         #expect(request.path == "/inApps/v1/transactions/49571273/appAccountToken")
@@ -146,10 +150,13 @@ struct AppStoreServerAPIEndpointTests {
         #expect(request.method == "PUT")
         #expect(request.path == "/inApps/v2/transactions/consumption/49571273")
         #expect(request.header("Content-Type") == "application/json")
-        #expect(try canonical(request.body) == canonical(#"""
-            {"customerConsented":true,"consumptionPercentage":50000,"deliveryStatus":"DELIVERED",
-             "refundPreference":"GRANT_PRORATED","sampleContentProvided":false}
-            """#))
+        #expect(
+            try canonical(request.body)
+                == canonical(
+                    #"""
+                    {"customerConsented":true,"consumptionPercentage":50000,"deliveryStatus":"DELIVERED",
+                     "refundPreference":"GRANT_PRORATED","sampleContentProvided":false}
+                    """#))
     }
 
     @Test func consumptionInformationV1() async throws {
@@ -187,14 +194,18 @@ struct AppStoreServerAPIEndpointTests {
 
     @Test func extendSubscriptionRenewalDate() async throws {
         let body = ExtendRenewalDateRequest(
-            extendByDays: 45, extendReasonCode: RawEnum(.customerSatisfaction), requestIdentifier: "fdf964a4-233b-486c-aac1-97d8d52688ac")
+            extendByDays: 45, extendReasonCode: RawEnum(.customerSatisfaction),
+            requestIdentifier: "fdf964a4-233b-486c-aac1-97d8d52688ac")
         let (request, response) = try await exchange(try .corpus("extendSubscriptionRenewalDateResponse.json")) {
             try await $0.extendSubscriptionRenewalDate(originalTransactionId: "4124214", request: body)
         }
         #expect(request.method == "PUT")
         #expect(request.path == "/inApps/v1/subscriptions/extend/4124214")
-        #expect(try canonical(request.body) == canonical(
-            #"{"extendByDays":45,"extendReasonCode":1,"requestIdentifier":"fdf964a4-233b-486c-aac1-97d8d52688ac"}"#))
+        #expect(
+            try canonical(request.body)
+                == canonical(
+                    #"{"extendByDays":45,"extendReasonCode":1,"requestIdentifier":"fdf964a4-233b-486c-aac1-97d8d52688ac"}"#
+                ))
         #expect(response.originalTransactionId == "2312412")
         #expect(response.webOrderLineItemId == "9993")
         #expect(response.success == true)
@@ -206,25 +217,34 @@ struct AppStoreServerAPIEndpointTests {
             extendByDays: 45, extendReasonCode: RawEnum(.customerSatisfaction),
             requestIdentifier: "fdf964a4-233b-486c-aac1-97d8d52688ac", storefrontCountryCodes: ["USA", "MEX"],
             productId: "com.example.productId")
-        let (request, response) = try await exchange(try .corpus("extendRenewalDateForAllActiveSubscribersResponse.json")) {
+        let (request, response) = try await exchange(
+            try .corpus("extendRenewalDateForAllActiveSubscribersResponse.json")
+        ) {
             try await $0.extendRenewalDateForAllActiveSubscribers(request: body)
         }
         #expect(request.method == "POST")
         #expect(request.path == "/inApps/v1/subscriptions/extend/mass")
-        #expect(try canonical(request.body) == canonical(#"""
-            {"extendByDays":45,"extendReasonCode":1,"requestIdentifier":"fdf964a4-233b-486c-aac1-97d8d52688ac",
-             "storefrontCountryCodes":["USA","MEX"],"productId":"com.example.productId"}
-            """#))
+        #expect(
+            try canonical(request.body)
+                == canonical(
+                    #"""
+                    {"extendByDays":45,"extendReasonCode":1,"requestIdentifier":"fdf964a4-233b-486c-aac1-97d8d52688ac",
+                     "storefrontCountryCodes":["USA","MEX"],"productId":"com.example.productId"}
+                    """#))
         #expect(response.requestIdentifier == "758883e8-151b-47b7-abd0-60c4d804c2f5")
     }
 
     @Test func massExtensionStatus() async throws {
-        let (request, response) = try await exchange(try .corpus("getStatusOfSubscriptionRenewalDateExtensionsResponse.json")) {
+        let (request, response) = try await exchange(
+            try .corpus("getStatusOfSubscriptionRenewalDateExtensionsResponse.json")
+        ) {
             try await $0.getStatusOfSubscriptionRenewalDateExtensions(
                 productId: "com.example.product", requestIdentifier: "20fba8a0-2b80-4a7d-a17f-85c1854727f8")
         }
         #expect(request.method == "GET")
-        #expect(request.path == "/inApps/v1/subscriptions/extend/mass/com.example.product/20fba8a0-2b80-4a7d-a17f-85c1854727f8")
+        #expect(
+            request.path
+                == "/inApps/v1/subscriptions/extend/mass/com.example.product/20fba8a0-2b80-4a7d-a17f-85c1854727f8")
         #expect(response.requestIdentifier == "20fba8a0-2b80-4a7d-a17f-85c1854727f8")
         #expect(response.complete == true)
         #expect(response.completeDate == Timestamp(millisecondsSince1970: 1698148900000))
@@ -246,14 +266,20 @@ struct AppStoreServerAPIEndpointTests {
         #expect(request.path == "/inApps/v1/notifications/history")
         #expect(request.query == "paginationToken=a036bc0e-52b8-4bee-82fc-8c24cb6715d6")
         #expect(request.header("Content-Type") == "application/json")
-        #expect(try canonical(request.body) == canonical(#"""
-            {"startDate":1698148900000,"endDate":1698148950000,"notificationType":"SUBSCRIBED",
-             "notificationSubtype":"INITIAL_BUY","transactionId":"999733843","onlyFailures":true}
-            """#))
+        #expect(
+            try canonical(request.body)
+                == canonical(
+                    #"""
+                    {"startDate":1698148900000,"endDate":1698148950000,"notificationType":"SUBSCRIBED",
+                     "notificationSubtype":"INITIAL_BUY","transactionId":"999733843","onlyFailures":true}
+                    """#))
         #expect(response.paginationToken == "57715481-805a-4283-8499-1c19b5d6b20a")
         #expect(response.hasMore == true)
         #expect(response.notificationHistory?.count == 2)
-        #expect(response.notificationHistory?.first?.sendAttempts?.map { $0.sendAttemptResult?.rawValue } == ["NO_RESPONSE", "SUCCESS"])
+        #expect(
+            response.notificationHistory?.first?.sendAttempts?.map { $0.sendAttemptResult?.rawValue } == [
+                "NO_RESPONSE", "SUCCESS",
+            ])
     }
 
     @Test func requestTestNotification() async throws {
@@ -273,9 +299,10 @@ struct AppStoreServerAPIEndpointTests {
         #expect(request.method == "GET")
         #expect(request.path == "/inApps/v1/notifications/test/8cd2974c-f905-492a-bf9a-b2f47c791d19")
         #expect(response.signedPayload == "signed_payload")
-        #expect(response.sendAttempts?.map(\.attemptDate) == [
-            Timestamp(millisecondsSince1970: 1698148900000), Timestamp(millisecondsSince1970: 1698148950000),
-        ])
+        #expect(
+            response.sendAttempts?.map(\.attemptDate) == [
+                Timestamp(millisecondsSince1970: 1698148900000), Timestamp(millisecondsSince1970: 1698148950000),
+            ])
         #expect(response.sendAttempts?.map { $0.sendAttemptResult?.rawValue } == ["NO_RESPONSE", "SUCCESS"])
     }
 
@@ -302,7 +329,9 @@ struct AppStoreServerAPIEndpointTests {
     }
 
     @Test func imageList() async throws {
-        let (request, response) = try await exchange(try .corpus("getImageListResponse.json")) { try await $0.getImageList() }
+        let (request, response) = try await exchange(try .corpus("getImageListResponse.json")) {
+            try await $0.getImageList()
+        }
         #expect(request.method == "GET")
         #expect(request.path == "/inApps/v1/messaging/image/list")
         #expect(response.imageIdentifiers?.count == 1)
@@ -328,7 +357,9 @@ struct AppStoreServerAPIEndpointTests {
         let (deleted, _) = try await exchange(.empty()) { try await $0.deleteMessage(messageIdentifier: Self.imageId) }
         #expect(deleted.method == "DELETE")
         #expect(deleted.path == "/inApps/v1/messaging/message/a1b2c3d4-e5f6-7890-a1b2-c3d4e5f67890")
-        let (listed, response) = try await exchange(try .corpus("getMessageListResponse.json")) { try await $0.getMessageList() }
+        let (listed, response) = try await exchange(try .corpus("getMessageListResponse.json")) {
+            try await $0.getMessageList()
+        }
         #expect(listed.method == "GET")
         #expect(listed.path == "/inApps/v1/messaging/message/list")
         #expect(response.messageIdentifiers?.count == 1)
@@ -337,7 +368,8 @@ struct AppStoreServerAPIEndpointTests {
     @Test func defaultMessageConfigureGetDelete() async throws {
         let (configured, _) = try await exchange(.empty()) {
             try await $0.configureDefaultMessage(
-                productId: "com.example.product", locale: "en-US", request: DefaultConfigurationRequest(messageIdentifier: Self.imageId))
+                productId: "com.example.product", locale: "en-US",
+                request: DefaultConfigurationRequest(messageIdentifier: Self.imageId))
         }
         #expect(configured.method == "PUT")
         #expect(configured.path == "/inApps/v1/messaging/default/com.example.product/en-US")
@@ -365,7 +397,9 @@ struct AppStoreServerAPIEndpointTests {
         #expect(configured.path == "/inApps/v1/messaging/realtime/url")
         #expect(try canonical(configured.body) == canonical(#"{"realtimeURL":"https://example.com/realtime"}"#))
 
-        let (fetched, response) = try await exchange(try .corpus("getRealtimeUrlResponse.json")) { try await $0.getRealtimeURL() }
+        let (fetched, response) = try await exchange(try .corpus("getRealtimeUrlResponse.json")) {
+            try await $0.getRealtimeURL()
+        }
         #expect(fetched.method == "GET")
         #expect(fetched.path == "/inApps/v1/messaging/realtime/url")
         #expect(response.realtimeURL != nil)
@@ -403,10 +437,11 @@ struct AppStoreServerAPIEndpointTests {
     @Test func endpointTableMatchesApple() {
         #expect(AppStoreServerAPIEndpoint.allCases.count == 31)
         let unsafe = Set(AppStoreServerAPIEndpoint.allCases.filter { $0.retrySafety == .notIdempotent })
-        #expect(unsafe == [
-            .requestTestNotification, .extendSubscriptionRenewalDate, .extendRenewalDateForAllActiveSubscribers,
-            .finishTransaction, .uploadImage, .uploadMessage, .initiatePerformanceTest,
-        ])
+        #expect(
+            unsafe == [
+                .requestTestNotification, .extendSubscriptionRenewalDate, .extendRenewalDateForAllActiveSubscribers,
+                .finishTransaction, .uploadImage, .uploadMessage, .initiatePerformanceTest,
+            ])
         for endpoint in AppStoreServerAPIEndpoint.allCases where endpoint.method == "GET" {
             #expect(endpoint.retrySafety == .idempotent)
         }

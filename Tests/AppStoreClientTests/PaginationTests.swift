@@ -11,7 +11,8 @@ struct PaginationTests {
     static let authority: TestCertificateAuthority = try! TestSigning.authority()
 
     static func verifier() throws -> SignedDataVerifier {
-        try SignedDataVerifier(rootCertificates: [authority.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox)
+        try SignedDataVerifier(
+            rootCertificates: [authority.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox)
     }
 
     static func signedTransaction(_ id: String, bundleId: String = "com.example") throws -> String {
@@ -35,25 +36,33 @@ struct PaginationTests {
         let client = try ClientFixture.client(stub)
         let filters = TransactionHistoryRequest(productTypes: [.autoRenewable], sort: .ascending)
         var ids: [String] = []
-        for try await verified in client.transactionHistory(transactionId: "1", request: filters, verifier: try Self.verifier()) {
+        for try await verified in client.transactionHistory(
+            transactionId: "1", request: filters, verifier: try Self.verifier())
+        {
             ids.append(verified.payload.transactionId ?? "")
             #expect(verified.chain != nil)
         }
         #expect(ids == ["1", "2", "3", "4", "5"])
         #expect(stub.requests.map(\.path) == Array(repeating: "/inApps/v2/history/1", count: 3))
-        #expect(stub.requests.map(\.query) == [
-            "productType=AUTO_RENEWABLE&sort=ASCENDING",
-            "revision=r1&productType=AUTO_RENEWABLE&sort=ASCENDING",
-            "revision=r2&productType=AUTO_RENEWABLE&sort=ASCENDING",
-        ])
+        #expect(
+            stub.requests.map(\.query) == [
+                "productType=AUTO_RENEWABLE&sort=ASCENDING",
+                "revision=r1&productType=AUTO_RENEWABLE&sort=ASCENDING",
+                "revision=r2&productType=AUTO_RENEWABLE&sort=ASCENDING",
+            ])
     }
 
     @Test func refundHistoryAcrossTwoPages() async throws {
         func page(_ ids: [String], revision: String, hasMore: Bool) throws -> StubReply {
-            .json(AppStoreJSON.encode(RefundHistoryResponse(
-                signedTransactions: try ids.map { try Self.signedTransaction($0) }, revision: revision, hasMore: hasMore)))
+            .json(
+                AppStoreJSON.encode(
+                    RefundHistoryResponse(
+                        signedTransactions: try ids.map { try Self.signedTransaction($0) }, revision: revision,
+                        hasMore: hasMore)))
         }
-        let stub = try StubAppStore([try page(["7"], revision: "a", hasMore: true), try page(["8", "9"], revision: "b", hasMore: false)])
+        let stub = try StubAppStore([
+            try page(["7"], revision: "a", hasMore: true), try page(["8", "9"], revision: "b", hasMore: false),
+        ])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub)
         var ids: [String] = []
@@ -81,15 +90,22 @@ struct PaginationTests {
             let items = try uuids.map {
                 NotificationHistoryResponseItem(
                     signedPayload: try notification($0),
-                    sendAttempts: [SendAttemptItem(attemptDate: TestSigning.signedDate, sendAttemptResult: RawEnum(.success))])
+                    sendAttempts: [
+                        SendAttemptItem(attemptDate: TestSigning.signedDate, sendAttemptResult: RawEnum(.success))
+                    ])
             }
-            return .json(AppStoreJSON.encode(NotificationHistoryResponse(paginationToken: token, hasMore: hasMore, notificationHistory: items)))
+            return .json(
+                AppStoreJSON.encode(
+                    NotificationHistoryResponse(paginationToken: token, hasMore: hasMore, notificationHistory: items)))
         }
-        let stub = try StubAppStore([try page(["n1", "n2"], token: "p1", hasMore: true), try page(["n3"], token: nil, hasMore: false)])
+        let stub = try StubAppStore([
+            try page(["n1", "n2"], token: "p1", hasMore: true), try page(["n3"], token: nil, hasMore: false),
+        ])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub)
         let request = NotificationHistoryRequest(
-            startDate: Timestamp(millisecondsSince1970: 1), endDate: Timestamp(millisecondsSince1970: 2), onlyFailures: true)
+            startDate: Timestamp(millisecondsSince1970: 1), endDate: Timestamp(millisecondsSince1970: 2),
+            onlyFailures: true)
         var uuids: [String] = []
         for try await entry in client.notificationHistory(request: request, verifier: try Self.verifier()) {
             uuids.append(entry.notification.payload.notificationUUID ?? "")
@@ -125,7 +141,9 @@ struct PaginationTests {
         let client = try ClientFixture.client(stub)
         var seen = 0
         do {
-            for try await _ in client.transactionHistory(transactionId: "1", verifier: try Self.verifier()) { seen += 1 }
+            for try await _ in client.transactionHistory(transactionId: "1", verifier: try Self.verifier()) {
+                seen += 1
+            }
             Issue.record("expected malformedResponse")
         } catch let error as AppStoreClientError {
             #expect(error.code == .malformedResponse)

@@ -40,7 +40,9 @@ struct RetryAndErrorTests {
     }
 
     @Test func serverErrorThenSuccessWithBackoff() async throws {
-        let stub = try StubAppStore([try .corpus("apiException.json", status: 500), try .corpus("transactionInfoResponse.json")])
+        let stub = try StubAppStore([
+            try .corpus("apiException.json", status: 500), try .corpus("transactionInfoResponse.json"),
+        ])
         defer { Task { await stub.stop() } }
         let clock = VirtualRetryClock()
         let client = try ClientFixture.client(stub, clock: clock)
@@ -51,7 +53,9 @@ struct RetryAndErrorTests {
 
     @Test(arguments: [(Int64(4_040_002), 404), (4_040_004, 404), (4_040_006, 404), (5_000_001, 500)])
     func retryableAPICodeThenSuccess(code: Int64, status: Int) async throws {
-        let stub = try StubAppStore([.apiError(code, "retry me", status: status), try .corpus("getAllSubscriptionStatusesResponse.json")])
+        let stub = try StubAppStore([
+            .apiError(code, "retry me", status: status), try .corpus("getAllSubscriptionStatusesResponse.json"),
+        ])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub)
         let response = try await client.getAllSubscriptionStatuses(transactionId: "4321")
@@ -64,7 +68,8 @@ struct RetryAndErrorTests {
         defer { Task { await stub.stop() } }
         let clock = VirtualRetryClock()
         let client = try ClientFixture.client(stub, retry: ClientFixture.retry(maxAttempts: 3), clock: clock)
-        let error = try #require(await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
+        let error = try #require(
+            await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
         #expect(error.code == .apiError)
         #expect(error.httpStatus == 500)
         #expect(error.typedAPIError == .generalInternal)
@@ -77,11 +82,15 @@ struct RetryAndErrorTests {
     }
 
     @Test func givesUpWhenRetryAfterExceedsTheTimeBudget() async throws {
-        let stub = try StubAppStore([try .corpus("apiTooManyRequestsException.json", status: 429, headers: [("Retry-After", "3600")])])
+        let stub = try StubAppStore([
+            try .corpus("apiTooManyRequestsException.json", status: 429, headers: [("Retry-After", "3600")])
+        ])
         defer { Task { await stub.stop() } }
         let clock = VirtualRetryClock()
-        let client = try ClientFixture.client(stub, retry: ClientFixture.retry(maxTotalTime: .seconds(30)), clock: clock)
-        let error = try #require(await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
+        let client = try ClientFixture.client(
+            stub, retry: ClientFixture.retry(maxTotalTime: .seconds(30)), clock: clock)
+        let error = try #require(
+            await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
         #expect(error.httpStatus == 429)
         #expect(error.typedAPIError == .rateLimitExceeded)
         #expect(error.detail.contains("budget"))
@@ -90,7 +99,9 @@ struct RetryAndErrorTests {
     }
 
     @Test func nonIdempotentCallIsNotRetriedOnServerError() async throws {
-        let stub = try StubAppStore([try .corpus("apiException.json", status: 500), try .corpus("requestTestNotificationResponse.json")])
+        let stub = try StubAppStore([
+            try .corpus("apiException.json", status: 500), try .corpus("requestTestNotificationResponse.json"),
+        ])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub)
         let error = try #require(await expectAPIError { _ = try await client.requestTestNotification() })
@@ -102,7 +113,8 @@ struct RetryAndErrorTests {
     @Test func nonIdempotentCallIsRetriedOnRateLimit() async throws {
         // 429 means Apple refused before processing, so even a POST may be repeated.
         let stub = try StubAppStore([
-            try .corpus("apiTooManyRequestsException.json", status: 429), try .corpus("requestTestNotificationResponse.json"),
+            try .corpus("apiTooManyRequestsException.json", status: 429),
+            try .corpus("requestTestNotificationResponse.json"),
         ])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub)
@@ -126,7 +138,8 @@ struct RetryAndErrorTests {
         let stub = try StubAppStore([.empty(status: 401), .empty(status: 401)])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub, environment: .production)
-        let error = try #require(await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
+        let error = try #require(
+            await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
         #expect(error.code == .apiError)
         #expect(error.httpStatus == 401)
         #expect(error.detail.contains("never been released"))
@@ -136,7 +149,11 @@ struct RetryAndErrorTests {
     @Test func sandboxFallbackForTransactionNotFoundInProduction() async throws {
         let production = try StubAppStore([try .corpus("transactionIdNotFoundError.json", status: 404)])
         let sandbox = try StubAppStore([try .corpus("transactionInfoResponse.json")])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let client = try ClientFixture.client(production, environment: .production, fallback: sandbox)
         let response = try await client.getTransactionInfo(transactionId: "1234")
         #expect(response.signedTransactionInfo == "signed_transaction_info_value")
@@ -148,7 +165,11 @@ struct RetryAndErrorTests {
     @Test func sandboxFallbackForUnreleasedAppAnswering401() async throws {
         let production = try StubAppStore([.empty(status: 401), .empty(status: 401)])
         let sandbox = try StubAppStore([try .corpus("getAllSubscriptionStatusesResponse.json")])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let client = try ClientFixture.client(production, environment: .production, fallback: sandbox)
         _ = try await client.getAllSubscriptionStatuses(transactionId: "4321")
         #expect(production.requests.count == 2)
@@ -159,7 +180,8 @@ struct RetryAndErrorTests {
         let stub = try StubAppStore([try .corpus("transactionIdNotFoundError.json", status: 404)])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub, environment: .production)
-        let error = try #require(await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
+        let error = try #require(
+            await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
         #expect(error.typedAPIError == .transactionIdNotFound)
         #expect(error.detail.contains("sandbox fallback"))
         #expect(error.environment == .production)
@@ -169,9 +191,14 @@ struct RetryAndErrorTests {
     @Test func notFoundInBothEnvironments() async throws {
         let production = try StubAppStore([try .corpus("transactionIdNotFoundError.json", status: 404)])
         let sandbox = try StubAppStore([try .corpus("transactionIdNotFoundError.json", status: 404)])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let client = try ClientFixture.client(production, environment: .production, fallback: sandbox)
-        let error = try #require(await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
+        let error = try #require(
+            await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
         #expect(error.detail.contains("neither"))
         #expect(error.environment == .sandbox)
         #expect(error.attempts == 2)
@@ -180,7 +207,11 @@ struct RetryAndErrorTests {
     @Test func fallbackDoesNotApplyToOtherEndpoints() async throws {
         let production = try StubAppStore([try .corpus("transactionIdNotFoundError.json", status: 404)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let client = try ClientFixture.client(production, environment: .production, fallback: sandbox)
         _ = await expectAPIError { _ = try await client.lookUpOrderId(orderId: "W002182") }
         #expect(sandbox.requests.isEmpty)
@@ -188,21 +219,39 @@ struct RetryAndErrorTests {
 
     /// Error bodies read whatever the Content-Type parameters are.
     @Test(arguments: [
-        ("apiException.json", 500, Int64(5_000_000), APIError?.some(.generalInternal), String?.some("An unknown error occurred."), "application/json"),
-        ("apiTooManyRequestsException.json", 429, 4_290_000, .rateLimitExceeded, "Rate limit exceeded.", "application/json; charset=utf-8"),
+        (
+            "apiException.json", 500, Int64(5_000_000), APIError?.some(.generalInternal),
+            String?.some("An unknown error occurred."), "application/json"
+        ),
+        (
+            "apiTooManyRequestsException.json", 429, 4_290_000, .rateLimitExceeded, "Rate limit exceeded.",
+            "application/json; charset=utf-8"
+        ),
         ("apiUnknownError.json", 400, 9_990_000, nil, "Testing error.", "text/plain"),
-        ("invalidTransactionIdError.json", 400, 4_000_006, .invalidTransactionId, nil, "application/json;charset=UTF-8"),
+        (
+            "invalidTransactionIdError.json", 400, 4_000_006, .invalidTransactionId, nil,
+            "application/json;charset=UTF-8"
+        ),
         ("transactionIdNotFoundError.json", 404, 4_040_010, .transactionIdNotFound, nil, "application/json"),
         ("appTransactionDoesNotExistError.json", 404, 4_040_019, .appTransactionDoesNotExist, nil, "application/json"),
         ("invalidAppAccountTokenUUIDError.json", 400, 4_000_183, .invalidAppAccountTokenUUID, nil, "application/json"),
-        ("familyTransactionNotSupportedError.json", 400, 4_000_185, .familyTransactionNotSupported, nil, "application/json"),
-        ("transactionIdNotOriginalTransactionId.json", 400, 4_000_187, .transactionIdIsNotOriginalTransactionId, nil, "application/json"),
+        (
+            "familyTransactionNotSupportedError.json", 400, 4_000_185, .familyTransactionNotSupported, nil,
+            "application/json"
+        ),
+        (
+            "transactionIdNotOriginalTransactionId.json", 400, 4_000_187, .transactionIdIsNotOriginalTransactionId, nil,
+            "application/json"
+        ),
     ])
-    func errorBodiesMapToTypedErrors(file: String, status: Int, raw: Int64, typed: APIError?, message: String?, contentType: String) async throws {
+    func errorBodiesMapToTypedErrors(
+        file: String, status: Int, raw: Int64, typed: APIError?, message: String?, contentType: String
+    ) async throws {
         let stub = try StubAppStore([try .corpus(file, status: status, contentType: contentType)])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub, retry: .none)
-        let error = try #require(await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
+        let error = try #require(
+            await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
         #expect(error.code == .apiError)
         #expect(error.httpStatus == status)
         #expect(error.rawAPIErrorCode == raw)
@@ -215,9 +264,10 @@ struct RetryAndErrorTests {
         let stub = try StubAppStore([try .corpus("transactionHistoryResponseWithMalformedAppAppleId.json")])
         defer { Task { await stub.stop() } }
         let client = try ClientFixture.client(stub)
-        let error = try #require(await expectAPIError {
-            _ = try await client.getTransactionHistory(transactionId: "1234", revision: nil)
-        })
+        let error = try #require(
+            await expectAPIError {
+                _ = try await client.getTransactionHistory(transactionId: "1234", revision: nil)
+            })
         #expect(error.code == .malformedResponse)
         #expect(error.detail.contains("appAppleId"))
     }
@@ -228,8 +278,10 @@ struct RetryAndErrorTests {
         let configuration = try AppStoreServerAPIConfiguration(
             bundleId: ClientFixture.bundleId, keyId: ClientFixture.keyId, issuerId: ClientFixture.issuerId,
             environment: .sandbox, baseURL: stub.baseURL, retry: .none, maximumResponseBytes: 1024)
-        let client = try AppStoreServerAPIClient(configuration: configuration, signingKey: ClientFixture.key, clock: VirtualRetryClock())
-        let error = try #require(await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
+        let client = try AppStoreServerAPIClient(
+            configuration: configuration, signingKey: ClientFixture.key, clock: VirtualRetryClock())
+        let error = try #require(
+            await expectAPIError { _ = try await client.getTransactionInfo(transactionId: "1234") })
         #expect(error.code == .responseTooLarge)
     }
 
@@ -285,7 +337,9 @@ final class FlakyTransport: HTTPTransport {
 
     var sent: Int { state.withLock { $0.sent } }
 
-    func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure) -> HTTPTransportResponse {
+    func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure)
+        -> HTTPTransportResponse
+    {
         let failure: HTTPTransportFailure.Kind? = state.withLock {
             $0.sent += 1
             return $0.failures.isEmpty ? nil : $0.failures.removeFirst()
@@ -300,7 +354,9 @@ final class SlowTransport: HTTPTransport {
     private let state = Mutex<(current: Int, peak: Int)>((0, 0))
     var peak: Int { state.withLock { $0.peak } }
 
-    func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure) -> HTTPTransportResponse {
+    func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure)
+        -> HTTPTransportResponse
+    {
         state.withLock {
             $0.current += 1
             $0.peak = max($0.peak, $0.current)

@@ -25,11 +25,15 @@ struct StubReply: Sendable {
     var headers: [(String, String)]
     var body: Data
 
-    static func json(_ body: Data, status: Int = 200, contentType: String = "application/json", headers: [(String, String)] = []) -> StubReply {
+    static func json(
+        _ body: Data, status: Int = 200, contentType: String = "application/json", headers: [(String, String)] = []
+    ) -> StubReply {
         StubReply(status: status, headers: [("Content-Type", contentType)] + headers, body: body)
     }
 
-    static func corpus(_ file: String, status: Int = 200, contentType: String = "application/json", headers: [(String, String)] = []) throws -> StubReply {
+    static func corpus(
+        _ file: String, status: Int = 200, contentType: String = "application/json", headers: [(String, String)] = []
+    ) throws -> StubReply {
         .json(try Conformance.data("models/\(file)"), status: status, contentType: contentType, headers: headers)
     }
 
@@ -59,7 +63,8 @@ final class StubAppStore: Sendable {
         let state = Script(replies)
         self.state = state
         server = try HTTPServer(
-            configuration: HTTPServer.Configuration(threadPoolSize: 2, connectionTimeout: .seconds(5), shutdownGracePeriod: .milliseconds(200))
+            configuration: HTTPServer.Configuration(
+                threadPoolSize: 2, connectionTimeout: .seconds(5), shutdownGracePeriod: .milliseconds(200))
         ) { request in
             let recorded = RecordedRequest(
                 method: request.method.rawValue, path: request.path, query: request.query,
@@ -142,7 +147,9 @@ enum ClientFixture {
         }
         let verifier = AppStoreConnectTokenVerifier(keys: [keyId: key.publicKey])
         let (kid, claims) = try verifier.verify(String(authorization.dropFirst(7)), now: Timestamp(Date()))
-        guard kid == keyId, claims.iss == issuerId, claims.bid == bundleId else { throw FixtureError("wrong token claims") }
+        guard kid == keyId, claims.iss == issuerId, claims.bid == bundleId else {
+            throw FixtureError("wrong token claims")
+        }
         return claims
     }
 }

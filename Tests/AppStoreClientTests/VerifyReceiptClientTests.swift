@@ -9,22 +9,26 @@ struct VerifyReceiptClientTests {
         .json(Data(#"{"status":\#(code)\#(extra)}"#.utf8))
     }
 
-    static let validSandboxAnswer = StubReply.json(Data(#"""
-        {"status":0,"environment":"Sandbox","latest_receipt":"BASE64",
-         "receipt":{"bundle_id":"com.example","in_app":[]},
-         "latest_receipt_info":[
-           {"transaction_id":"3","original_transaction_id":"1","product_id":"p","purchase_date_ms":"1700000300000","quantity":"1"},
-           {"transaction_id":"1","original_transaction_id":"1","product_id":"p","purchase_date_ms":"1700000100000","quantity":"1"},
-           {"transaction_id":"2","original_transaction_id":"1","product_id":"p","purchase_date_ms":"1700000200000","quantity":"1"}]}
-        """#.utf8))
+    static let validSandboxAnswer = StubReply.json(
+        Data(
+            #"""
+            {"status":0,"environment":"Sandbox","latest_receipt":"BASE64",
+             "receipt":{"bundle_id":"com.example","in_app":[]},
+             "latest_receipt_info":[
+               {"transaction_id":"3","original_transaction_id":"1","product_id":"p","purchase_date_ms":"1700000300000","quantity":"1"},
+               {"transaction_id":"1","original_transaction_id":"1","product_id":"p","purchase_date_ms":"1700000100000","quantity":"1"},
+               {"transaction_id":"2","original_transaction_id":"1","product_id":"p","purchase_date_ms":"1700000200000","quantity":"1"}]}
+            """#.utf8))
 
     func client(
-        production: StubAppStore, sandbox: StubAppStore, secret: String? = "shared-secret", clock: VirtualRetryClock = VirtualRetryClock()
+        production: StubAppStore, sandbox: StubAppStore, secret: String? = "shared-secret",
+        clock: VirtualRetryClock = VirtualRetryClock()
     ) -> VerifyReceiptClient {
         VerifyReceiptClient(
             configuration: VerifyReceiptConfiguration(
                 sharedSecret: secret, productionURL: production.baseURL.appendingPathComponent("verifyReceipt"),
-                sandboxURL: sandbox.baseURL.appendingPathComponent("verifyReceipt"), retry: ClientFixture.retry(maxAttempts: 3)),
+                sandboxURL: sandbox.baseURL.appendingPathComponent("verifyReceipt"),
+                retry: ClientFixture.retry(maxAttempts: 3)),
             clock: clock)
     }
 
@@ -43,7 +47,11 @@ struct VerifyReceiptClientTests {
     @Test func sandboxReceiptSentToProductionGoesToSandbox() async throws {
         let production = try StubAppStore([Self.status(21007)])
         let sandbox = try StubAppStore([Self.validSandboxAnswer])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let result = try await client(production: production, sandbox: sandbox)
             .verify(receiptData: "MIIreceipt", excludeOldTransactions: true)
         #expect(result.environment == .sandbox)
@@ -63,7 +71,11 @@ struct VerifyReceiptClientTests {
     @Test func productionReceiptSentToSandboxGoesToProduction() async throws {
         let production = try StubAppStore([Self.status(0, extra: #","environment":"Production""#)])
         let sandbox = try StubAppStore([Self.status(21008)])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let result = try await client(production: production, sandbox: sandbox)
             .verify(receiptData: "MIIreceipt", startingEnvironment: .sandbox)
         #expect(result.environment == .production)
@@ -75,16 +87,26 @@ struct VerifyReceiptClientTests {
     @Test func pingPongBetweenEnvironmentsIsABadRequest() async throws {
         let production = try StubAppStore([Self.status(21007)])
         let sandbox = try StubAppStore([Self.status(21008)])
-        defer { Task { await production.stop(); await sandbox.stop() } }
-        let error = try #require(await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
+        let error = try #require(
+            await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
         #expect(error.code == .receiptBadRequest)
     }
 
     @Test func sharedSecretMismatchIsAConfigurationError() async throws {
         let production = try StubAppStore([Self.status(21004)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
-        let error = try #require(await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
+        let error = try #require(
+            await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
         #expect(error.code == .receiptSharedSecretMismatch)
         #expect(error.detail.contains("configuration error"))
         #expect(error.detail.contains("shared secret"))
@@ -96,8 +118,13 @@ struct VerifyReceiptClientTests {
     func badReceipts(code: Int64) async throws {
         let production = try StubAppStore([Self.status(code)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
-        let error = try #require(await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
+        let error = try #require(
+            await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
         #expect(error.code == .receiptInvalid)
         #expect(error.receiptStatus?.rawValue == code)
         #expect(production.requests.count == 1)
@@ -107,8 +134,13 @@ struct VerifyReceiptClientTests {
     func badRequests(code: Int64) async throws {
         let production = try StubAppStore([Self.status(code)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
-        let error = try #require(await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
+        let error = try #require(
+            await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
         #expect(error.code == .receiptBadRequest)
     }
 
@@ -116,7 +148,11 @@ struct VerifyReceiptClientTests {
     func retryableStatusesAreRetriedWithBackoff(code: Int64) async throws {
         let production = try StubAppStore([Self.status(code, extra: #","is-retryable":true"#), Self.status(0)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let clock = VirtualRetryClock()
         let result = try await client(production: production, sandbox: sandbox, clock: clock).verify(receiptData: "x")
         #expect(result.status == .valid)
@@ -128,11 +164,16 @@ struct VerifyReceiptClientTests {
     @Test func retryableStatusGivesUpAfterTheLimit() async throws {
         let production = try StubAppStore([Self.status(21009), Self.status(21009), Self.status(21009)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let clock = VirtualRetryClock()
-        let error = try #require(await failure {
-            _ = try await client(production: production, sandbox: sandbox, clock: clock).verify(receiptData: "x")
-        })
+        let error = try #require(
+            await failure {
+                _ = try await client(production: production, sandbox: sandbox, clock: clock).verify(receiptData: "x")
+            })
         #expect(error.code == .receiptServiceUnavailable)
         #expect(error.attempts == 3)
         #expect(error.isTransient)
@@ -142,7 +183,11 @@ struct VerifyReceiptClientTests {
     @Test func expiredIOS6SubscriptionIsStillAnAnswer() async throws {
         let production = try StubAppStore([Self.status(21006)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let result = try await client(production: production, sandbox: sandbox).verify(receiptData: "x")
         #expect(result.status.kind == .validButSubscriptionExpired)
     }
@@ -150,15 +195,24 @@ struct VerifyReceiptClientTests {
     @Test func unknownStatusIsReported() async throws {
         let production = try StubAppStore([Self.status(29999)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
-        let error = try #require(await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
+        let error = try #require(
+            await failure { _ = try await client(production: production, sandbox: sandbox).verify(receiptData: "x") })
         #expect(error.code == .receiptUnknownStatus)
     }
 
     @Test func serverErrorIsRetried() async throws {
         let production = try StubAppStore([.empty(status: 503), Self.status(0)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         let result = try await client(production: production, sandbox: sandbox).verify(receiptData: "x")
         #expect(result.attempts == 2)
     }
@@ -166,7 +220,11 @@ struct VerifyReceiptClientTests {
     @Test func noSharedSecretSendsNoPassword() async throws {
         let production = try StubAppStore([Self.status(0)])
         let sandbox = try StubAppStore([])
-        defer { Task { await production.stop(); await sandbox.stop() } }
+        defer {
+            Task {
+                await production.stop(); await sandbox.stop()
+            }
+        }
         _ = try await client(production: production, sandbox: sandbox, secret: nil).verify(receiptData: "x")
         #expect(production.requests.first?.bodyJSON?["password"] == nil)
     }

@@ -8,7 +8,8 @@ import Testing
 struct AppReceiptTests {
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func xcodeReceiptDecodesBERWithNestedOctetStrings() throws {
-        let receipt = try AppReceipt(base64OrDER: Array(Conformance.text("xcode/xcode-app-receipt-with-transaction").utf8))
+        let receipt = try AppReceipt(
+            base64OrDER: Array(Conformance.text("xcode/xcode-app-receipt-with-transaction").utf8))
         #expect(receipt.receiptType == "Xcode")
         #expect(receipt.bundleId == "com.example.naturelab.backyardbirds.example")
         #expect(receipt.applicationVersion == "1")
@@ -33,7 +34,8 @@ struct AppReceiptTests {
 
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func xcodeReceiptSignatureVerifiesAgainstItsOwnSigner() throws {
-        let receipt = try AppReceipt(base64OrDER: Array(Conformance.text("xcode/xcode-app-receipt-with-transaction").utf8))
+        let receipt = try AppReceipt(
+            base64OrDER: Array(Conformance.text("xcode/xcode-app-receipt-with-transaction").utf8))
         // Xcode signs with a self-signed "StoreKit" certificate: trusting it verifies, trusting
         // another root does not.
         let signer = try #require(receipt.embeddedCertificates().first)
@@ -45,7 +47,9 @@ struct AppReceiptTests {
 
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func legacyTransactionReceiptYieldsItsId() throws {
-        #expect(try ReceiptTransactionIds.fromTransactionReceipt(Conformance.text("mock_signed_data/legacyTransaction")) == ["33993399"])
+        #expect(
+            try ReceiptTransactionIds.fromTransactionReceipt(Conformance.text("mock_signed_data/legacyTransaction"))
+                == ["33993399"])
     }
 
     func sampleReceipt() -> AppReceiptBuilder {
@@ -58,12 +62,16 @@ struct AppReceiptTests {
         builder.set(12, AppReceiptBuilder.date(TestSigning.signedDate))
         builder.set(19, .string("1.0"))
         builder.inAppPurchases = [
-            [(1701, .integer(1)), (1702, .string("com.example.monthly")), (1703, .string("2000000001")),
-             (1705, .string("2000000000")), (1704, AppReceiptBuilder.date(TestSigning.signedDate)),
-             (1708, AppReceiptBuilder.date(TestSigning.signedDate.adding(milliseconds: 2_592_000_000))),
-             (1711, .integer(555)), (1713, .integer(0)), (1719, .integer(1))],
-            [(1701, .integer(1)), (1702, .string("com.example.lifetime")), (1703, .string("2000000002")),
-             (1705, .string("2000000002")), (1712, .string(""))],
+            [
+                (1701, .integer(1)), (1702, .string("com.example.monthly")), (1703, .string("2000000001")),
+                (1705, .string("2000000000")), (1704, AppReceiptBuilder.date(TestSigning.signedDate)),
+                (1708, AppReceiptBuilder.date(TestSigning.signedDate.adding(milliseconds: 2_592_000_000))),
+                (1711, .integer(555)), (1713, .integer(0)), (1719, .integer(1)),
+            ],
+            [
+                (1701, .integer(1)), (1702, .string("com.example.lifetime")), (1703, .string("2000000002")),
+                (1705, .string("2000000002")), (1712, .string("")),
+            ],
         ]
         return builder
     }
@@ -71,7 +79,8 @@ struct AppReceiptTests {
     @Test(arguments: [AppReceiptBuilder.Digest.sha1, .sha256])
     func signedReceiptRoundTripsAndVerifiesAtCreationDate(digest: AppReceiptBuilder.Digest) throws {
         let ca = try TestSigning.authority()
-        let der = try sampleReceipt().signed(certificate: ca.leaf, key: ca.leafKey, chain: [ca.intermediate], digest: digest)
+        let der = try sampleReceipt().signed(
+            certificate: ca.leaf, key: ca.leafKey, chain: [ca.intermediate], digest: digest)
         let receipt = try AppReceipt(base64OrDER: Array(Data(der).base64EncodedString().utf8))
         #expect(receipt.bundleId == "com.example")
         #expect(receipt.opaqueValue == [1, 2, 3, 4])
@@ -102,7 +111,8 @@ struct AppReceiptTests {
         let ca = try TestSigning.authority()
         var der = try sampleReceipt().signed(certificate: ca.leaf, key: ca.leafKey, chain: [ca.intermediate])
         let needle = Array("com.example.monthly".utf8)
-        let index = try #require((0..<(der.count - needle.count)).first { Array(der[$0..<$0 + needle.count]) == needle })
+        let index = try #require(
+            (0..<(der.count - needle.count)).first { Array(der[$0..<$0 + needle.count]) == needle })
         der[index] = UInt8(ascii: "C")
         let receipt = try AppReceipt(der: der)
         #expect(receipt.inAppPurchases.contains { $0.productId == "Com.example.monthly" })
@@ -114,7 +124,9 @@ struct AppReceiptTests {
         }
     }
 
-    @Test(arguments: [[UInt8](), [0x30], [0x30, 0x80, 0x00], Array("%%%not base64".utf8), [UInt8](repeating: 0x30, count: 64)])
+    @Test(arguments: [
+        [UInt8](), [0x30], [0x30, 0x80, 0x00], Array("%%%not base64".utf8), [UInt8](repeating: 0x30, count: 64),
+    ])
     func garbageIsRefusedWithoutCrashing(bytes: [UInt8]) {
         #expect(throws: TrustError.self) { _ = try AppReceipt(base64OrDER: bytes) }
     }

@@ -11,7 +11,9 @@ import Testing
 struct AppleConformanceTests {
     static let effectiveDate = Timestamp(millisecondsSince1970: 1_761_962_975_000)
 
-    func verifier(_ environment: AppStoreEnvironment, bundleId: String = "com.example", appAppleId: Int64? = 1234) throws -> SignedDataVerifier {
+    func verifier(_ environment: AppStoreEnvironment, bundleId: String = "com.example", appAppleId: Int64? = 1234)
+        throws -> SignedDataVerifier
+    {
         try SignedDataVerifier(
             rootCertificates: [Certificate(contentsOf: Conformance.url("certs/testCA.der"))],
             bundleId: bundleId, appAppleId: appAppleId, environment: environment)
@@ -50,10 +52,15 @@ struct AppleConformanceTests {
         #expect(verified.payload.notificationType == .test)
         #expect(verified.payload.notificationUUID == "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6")
         #expect(verified.payload.data?.appAppleId == 1234)
-        #expect(rule { _ = try verifier(.production, appAppleId: 1234).verifyAndDecodeNotification(jws) } == .environmentMismatch)
-        #expect(rule { _ = try verifier(.production, appAppleId: 1235).verifyAndDecodeNotification(jws) } == .appAppleIdMismatch)
+        #expect(
+            rule { _ = try verifier(.production, appAppleId: 1234).verifyAndDecodeNotification(jws) }
+                == .environmentMismatch)
+        #expect(
+            rule { _ = try verifier(.production, appAppleId: 1235).verifyAndDecodeNotification(jws) }
+                == .appAppleIdMismatch)
         // Swift's variant: decoded as a transaction it has no top-level bundleId.
-        #expect(rule { _ = try verifier(.sandbox, appAppleId: 1235).verifyAndDecodeTransaction(jws) } == .bundleIdMismatch)
+        #expect(
+            rule { _ = try verifier(.sandbox, appAppleId: 1235).verifyAndDecodeTransaction(jws) } == .bundleIdMismatch)
     }
 
     @Test func wrongBundleIdNotificationIsRefused() throws {
@@ -83,7 +90,9 @@ struct AppleConformanceTests {
         #expect(chain.intermediate.serialNumberHex == "0B")
     }
 
-    func chainRule(leaf: String, intermediate: String, root: String = "certs/testCA.der", at instant: Timestamp = effectiveDate) -> TrustRule? {
+    func chainRule(
+        leaf: String, intermediate: String, root: String = "certs/testCA.der", at instant: Timestamp = effectiveDate
+    ) -> TrustRule? {
         rule {
             _ = try ChainVerifier(roots: [Certificate(contentsOf: Conformance.url(root))]).verify(
                 leaf: Certificate(contentsOf: Conformance.url("certs/from-test-source/\(leaf).der")),
@@ -93,14 +102,20 @@ struct AppleConformanceTests {
     }
 
     @Test func testChainFailsWhenExpiredOrUnderAnotherRoot() {
-        #expect(chainRule(leaf: "test-leaf", intermediate: "test-intermediate-ca",
-                          at: Timestamp(millisecondsSince1970: 2_280_946_846_000)) == .chainExpired)
-        #expect(chainRule(leaf: "test-leaf", intermediate: "test-intermediate-ca",
-                          root: "certs/from-test-source/apple-root-ca-g3.der") == .chainUntrusted)
+        #expect(
+            chainRule(
+                leaf: "test-leaf", intermediate: "test-intermediate-ca",
+                at: Timestamp(millisecondsSince1970: 2_280_946_846_000)) == .chainExpired)
+        #expect(
+            chainRule(
+                leaf: "test-leaf", intermediate: "test-intermediate-ca",
+                root: "certs/from-test-source/apple-root-ca-g3.der") == .chainUntrusted)
     }
 
     @Test func chainsWithoutAppleOIDsFail() {
-        #expect(chainRule(leaf: "test-leaf-for-intermediate-invalid-oid", intermediate: "test-intermediate-ca-invalid-oid") == .intermediateOIDMissing)
+        #expect(
+            chainRule(leaf: "test-leaf-for-intermediate-invalid-oid", intermediate: "test-intermediate-ca-invalid-oid")
+                == .intermediateOIDMissing)
         #expect(chainRule(leaf: "test-leaf-invalid-oid", intermediate: "test-intermediate-ca") == .leafOIDMissing)
     }
 
@@ -108,8 +123,10 @@ struct AppleConformanceTests {
         let root = try Certificate(contentsOf: Conformance.url("certs/from-test-source/apple-root-ca-g3.der"))
         #expect(Digest.hex(root.sha256Fingerprint) == AppleOIDs.appleRootCAG3SHA256)
         let chain = try ChainVerifier(roots: [root]).verify(
-            leaf: Certificate(contentsOf: Conformance.url("certs/from-test-source/apple-receipt-signing-leaf-2025.der")),
-            intermediate: Certificate(contentsOf: Conformance.url("certs/from-test-source/apple-wwdr-g6-intermediate.der")),
+            leaf: Certificate(
+                contentsOf: Conformance.url("certs/from-test-source/apple-receipt-signing-leaf-2025.der")),
+            intermediate: Certificate(
+                contentsOf: Conformance.url("certs/from-test-source/apple-wwdr-g6-intermediate.der")),
             at: Self.effectiveDate)
         #expect(chain.intermediate.ocspURLs == ["http://ocsp.apple.com/ocsp03-applerootcag3"])
         #expect(chain.leaf.ocspURLs == ["http://ocsp.apple.com/ocsp03-wwdrg602"])
@@ -117,7 +134,8 @@ struct AppleConformanceTests {
 
     @Test func xcodeTransactionDecodesWithoutSignatureChecks() throws {
         let verifier = try verifier(.xcode, bundleId: "com.example.naturelab.backyardbirds.example", appAppleId: nil)
-        let payload = try verifier.verifyAndDecodeTransaction(Conformance.text("xcode/xcode-signed-transaction")).payload
+        let payload = try verifier.verifyAndDecodeTransaction(Conformance.text("xcode/xcode-signed-transaction"))
+            .payload
         #expect(payload.transactionId == "0")
         #expect(payload.originalTransactionId == "0")
         #expect(payload.webOrderLineItemId == "0")
@@ -144,7 +162,8 @@ struct AppleConformanceTests {
 
     @Test func xcodeRenewalInfoAndAppTransactionDecode() throws {
         let verifier = try verifier(.xcode, bundleId: "com.example.naturelab.backyardbirds.example", appAppleId: nil)
-        let renewal = try verifier.verifyAndDecodeRenewalInfo(Conformance.text("xcode/xcode-signed-renewal-info")).payload
+        let renewal = try verifier.verifyAndDecodeRenewalInfo(Conformance.text("xcode/xcode-signed-renewal-info"))
+            .payload
         #expect(renewal.originalTransactionId == "0")
         #expect(renewal.productId == "pass.premium")
         #expect(renewal.autoRenewProductId == "pass.premium")
@@ -155,7 +174,8 @@ struct AppleConformanceTests {
         #expect(renewal.expirationIntent == nil)
         #expect(renewal.gracePeriodExpiresDate == nil)
 
-        let app = try verifier.verifyAndDecodeAppTransaction(Conformance.text("xcode/xcode-signed-app-transaction")).payload
+        let app = try verifier.verifyAndDecodeAppTransaction(Conformance.text("xcode/xcode-signed-app-transaction"))
+            .payload
         #expect(app.appAppleId == nil)
         #expect(app.applicationVersion == "1")
         #expect(app.originalApplicationVersion == "1")
@@ -168,14 +188,17 @@ struct AppleConformanceTests {
 
     @Test func xcodeAppTransactionIsRefusedByProductionVerifier() throws {
         let verifier = try verifier(.production, bundleId: "com.example.naturelab.backyardbirds.example", appAppleId: 1)
-        let refused = rule { _ = try verifier.verifyAndDecodeAppTransaction(Conformance.text("xcode/xcode-signed-app-transaction")) }
+        let refused = rule {
+            _ = try verifier.verifyAndDecodeAppTransaction(Conformance.text("xcode/xcode-signed-app-transaction"))
+        }
         #expect(refused == .chainLength)
     }
 
     /// The unsigned model files, wrapped the way Apple's tests do: a random key, no x5c,
     /// decoded under LocalTesting.
     func localTestingJWS(_ file: String) throws -> String {
-        try JWSSigner(key: PrivateKey.generateP256()).sign(payload: [UInt8](Conformance.data("models/\(file)")), header: [:])
+        try JWSSigner(key: PrivateKey.generateP256()).sign(
+            payload: [UInt8](Conformance.data("models/\(file)")), header: [:])
     }
 
     @Test func localTestingNotificationsUseDataSummaryAppDataOrToken() throws {
@@ -184,17 +207,28 @@ struct AppleConformanceTests {
         #expect(notification.notificationType == .subscribed)
         #expect(notification.subtype == .initialBuy)
         #expect(notification.data?.signedTransactionInfo == "signed_transaction_info_value")
-        let summary = try verifier.verifyAndDecodeNotification(localTestingJWS("signedSummaryNotification.json")).payload
+        let summary = try verifier.verifyAndDecodeNotification(localTestingJWS("signedSummaryNotification.json"))
+            .payload
         #expect(summary.summary?.succeededCount == 5)
         #expect(summary.summary?.failedCount == 2)
-        let rescind = try verifier.verifyAndDecodeNotification(localTestingJWS("signedRescindConsentNotification.json")).payload
+        let rescind = try verifier.verifyAndDecodeNotification(localTestingJWS("signedRescindConsentNotification.json"))
+            .payload
         #expect(rescind.appData?.signedAppTransactionInfo == "signed_app_transaction_info_value")
         // External purchase tokens derive their environment: Production for this id.
-        #expect(rule { _ = try verifier.verifyAndDecodeNotification(localTestingJWS("signedExternalPurchaseTokenNotification.json")) } == .environmentMismatch)
-        let token = try verifier.verify(localTestingJWS("signedExternalPurchaseTokenNotification.json"), as: ResponseBodyV2DecodedPayload.self) { _ in nil }
+        #expect(
+            rule {
+                _ = try verifier.verifyAndDecodeNotification(
+                    localTestingJWS("signedExternalPurchaseTokenNotification.json"))
+            } == .environmentMismatch)
+        let token = try verifier.verify(
+            localTestingJWS("signedExternalPurchaseTokenNotification.json"), as: ResponseBodyV2DecodedPayload.self
+        ) { _ in nil }
         #expect(token.payload.externalPurchaseToken?.derivedEnvironment == .production)
         #expect(token.payload.externalPurchaseToken?.appAppleId == 55555)
-        let sandbox = try verifier.verify(localTestingJWS("signedExternalPurchaseTokenSandboxNotification.json"), as: ResponseBodyV2DecodedPayload.self) { _ in nil }
+        let sandbox = try verifier.verify(
+            localTestingJWS("signedExternalPurchaseTokenSandboxNotification.json"),
+            as: ResponseBodyV2DecodedPayload.self
+        ) { _ in nil }
         #expect(sandbox.payload.externalPurchaseToken?.derivedEnvironment == .sandbox)
     }
 

@@ -13,7 +13,10 @@ struct OCSPCheckerTests {
         let process = Process()
         let port: Int
 
-        init(issuer: Certificate, issuerKey: PrivateKey, entries: [(Certificate, revoked: Bool)], port: Int, directory: URL) throws {
+        init(
+            issuer: Certificate, issuerKey: PrivateKey, entries: [(Certificate, revoked: Bool)], port: Int,
+            directory: URL
+        ) throws {
             self.port = port
             let name = "responder-\(port)"
             let issuerPEM = directory.appendingPathComponent("\(name)-issuer.pem")
@@ -65,7 +68,9 @@ struct OCSPCheckerTests {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
@@ -89,8 +94,14 @@ struct OCSPCheckerTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var responders: [Responder] = []
         if respondersRunning {
-            responders.append(try Responder(issuer: ca.root, issuerKey: ca.rootKey, entries: [(ca.intermediate, intermediateRevoked)], port: rootPort, directory: directory))
-            responders.append(try Responder(issuer: ca.intermediate, issuerKey: ca.intermediateKey, entries: [(ca.leaf, leafRevoked)], port: intermediatePort, directory: directory))
+            responders.append(
+                try Responder(
+                    issuer: ca.root, issuerKey: ca.rootKey, entries: [(ca.intermediate, intermediateRevoked)],
+                    port: rootPort, directory: directory))
+            responders.append(
+                try Responder(
+                    issuer: ca.intermediate, issuerKey: ca.intermediateKey, entries: [(ca.leaf, leafRevoked)],
+                    port: intermediatePort, directory: directory))
         }
         let verifier = try SignedDataVerifier(
             rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
@@ -141,7 +152,8 @@ struct OCSPCheckerTests {
     @Test func certificateWithoutResponderURLIsRefusedOnline() throws {
         let ca = try TestSigning.authority()
         let verifier = try SignedDataVerifier(
-            rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox, enableOnlineChecks: true)
+            rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
+            enableOnlineChecks: true)
         do {
             _ = try verifier.verifyAndDecodeTransaction(ca.signer.sign(TestSigning.transaction()))
             Issue.record("accepted without OCSP")

@@ -14,7 +14,8 @@ struct SignedDataVerifierRuleTests {
     init() throws {
         ca = try TestSigning.authority()
         chain = [ca.leaf, ca.intermediate, ca.root]
-        verifier = try SignedDataVerifier(rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox)
+        verifier = try SignedDataVerifier(
+            rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox)
     }
 
     var payload: [UInt8] { TestSigning.json(TestSigning.transaction()) }
@@ -31,7 +32,8 @@ struct SignedDataVerifierRuleTests {
         let verified = try verifier.verifyAndDecodeTransaction(token)
         #expect(verified.payload.transactionId == "1000000001")
         #expect(verified.jws == token)
-        #expect(try verifier.verifyAndDecodeTransaction(ca.signer.sign(TestSigning.transaction())).payload.price == 9990)
+        #expect(
+            try verifier.verifyAndDecodeTransaction(ca.signer.sign(TestSigning.transaction())).payload.price == 9990)
     }
 
     @Test func oversizedTokenIsRefusedBeforeParsing() {
@@ -55,37 +57,57 @@ struct SignedDataVerifierRuleTests {
     }
 
     @Test func nonJSONHeaderAndPayloadAreRefused() throws {
-        #expect(refusal(try TestSigning.token(header: "not json", payload: payload, key: ca.leafKey))?.rule == .headerNotJSON)
-        #expect(refusal(try TestSigning.token(header: "[1,2]", payload: payload, key: ca.leafKey))?.rule == .headerNotJSON)
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: Array("{\"a\":".utf8), key: ca.leafKey))?.rule == .payloadNotJSON)
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: Array("\"x\"".utf8), key: ca.leafKey))?.rule == .payloadNotJSON)
+        #expect(
+            refusal(try TestSigning.token(header: "not json", payload: payload, key: ca.leafKey))?.rule
+                == .headerNotJSON)
+        #expect(
+            refusal(try TestSigning.token(header: "[1,2]", payload: payload, key: ca.leafKey))?.rule == .headerNotJSON)
+        #expect(
+            refusal(
+                try TestSigning.token(
+                    header: TestSigning.header(chain: chain), payload: Array("{\"a\":".utf8), key: ca.leafKey))?.rule
+                == .payloadNotJSON)
+        #expect(
+            refusal(
+                try TestSigning.token(
+                    header: TestSigning.header(chain: chain), payload: Array("\"x\"".utf8), key: ca.leafKey))?.rule
+                == .payloadNotJSON)
     }
 
     @Test func payloadFieldOfWrongTypeNamesTheField() throws {
         let body = Array(#"{"bundleId":"com.example","signedDate":"yesterday"}"#.utf8)
-        let error = refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: body, key: ca.leafKey))
+        let error = refusal(
+            try TestSigning.token(header: TestSigning.header(chain: chain), payload: body, key: ca.leafKey))
         #expect(error?.rule == .payloadSchema)
         #expect(error?.detail.contains("signedDate") == true)
     }
 
     @Test func duplicateKeysAreRefused() throws {
         let body = Array(#"{"bundleId":"com.example","bundleId":"com.evil","environment":"Sandbox"}"#.utf8)
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: body, key: ca.leafKey))?.rule == .duplicateKey)
+        #expect(
+            refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: body, key: ca.leafKey))?
+                .rule == .duplicateKey)
         let escaped = Array(#"{"bundleId":"com.example","bundle\u0049d":"com.evil"}"#.utf8)
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: escaped, key: ca.leafKey))?.rule == .duplicateKey)
+        #expect(
+            refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: escaped, key: ca.leafKey))?
+                .rule == .duplicateKey)
         let header = #"{"alg":"none","alg":"ES256","x5c":[]}"#
-        #expect(refusal(try TestSigning.token(header: header, payload: payload, key: ca.leafKey))?.rule == .duplicateKey)
+        #expect(
+            refusal(try TestSigning.token(header: header, payload: payload, key: ca.leafKey))?.rule == .duplicateKey)
     }
 
     @Test func deeplyNestedJSONIsRefusedWithoutCrashing() throws {
         let deep = Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
         let body = Array("{\"a\":".utf8) + deep + Array("}".utf8)
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: body, key: ca.leafKey))?.rule == .payloadNotJSON)
+        #expect(
+            refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: body, key: ca.leafKey))?
+                .rule == .payloadNotJSON)
     }
 
     @Test(arguments: ["none", "HS256", "RS256", "ES384", "es256", "ES256 "])
     func algorithmsOtherThanES256AreRefused(alg: String) throws {
-        let token = try TestSigning.token(header: TestSigning.header(alg: alg, chain: chain), payload: payload, key: ca.leafKey)
+        let token = try TestSigning.token(
+            header: TestSigning.header(alg: alg, chain: chain), payload: payload, key: ca.leafKey)
         #expect(refusal(token)?.rule == .algorithmNotES256)
     }
 
@@ -104,16 +126,21 @@ struct SignedDataVerifierRuleTests {
 
     @Test func chainOfOtherThanThreeIsRefused() throws {
         for certificates in [[ca.leaf], [ca.leaf, ca.intermediate], chain + [ca.root]] {
-            let token = try TestSigning.token(header: TestSigning.header(chain: certificates), payload: payload, key: ca.leafKey)
+            let token = try TestSigning.token(
+                header: TestSigning.header(chain: certificates), payload: payload, key: ca.leafKey)
             #expect(refusal(token)?.rule == .chainLength)
         }
     }
 
     @Test func malformedCertificateIsRefused() throws {
         let header = #"{"alg":"ES256","x5c":["AAAA","AAAA","AAAA"]}"#
-        #expect(refusal(try TestSigning.token(header: header, payload: payload, key: ca.leafKey))?.rule == .certificateMalformed)
+        #expect(
+            refusal(try TestSigning.token(header: header, payload: payload, key: ca.leafKey))?.rule
+                == .certificateMalformed)
         let notBase64 = #"{"alg":"ES256","x5c":["!!","!!","!!"]}"#
-        #expect(refusal(try TestSigning.token(header: notBase64, payload: payload, key: ca.leafKey))?.rule == .certificateMalformed)
+        #expect(
+            refusal(try TestSigning.token(header: notBase64, payload: payload, key: ca.leafKey))?.rule
+                == .certificateMalformed)
     }
 
     @Test func chainToAnotherRootIsRefused() throws {
@@ -121,7 +148,9 @@ struct SignedDataVerifierRuleTests {
         let token = try other.signer.sign(TestSigning.transaction())
         #expect(refusal(token)?.rule == .chainUntrusted)
         // x5c[2] claiming our root does not help: the root always comes from configuration.
-        let spoofed = try TestSigning.token(header: TestSigning.header(chain: [other.leaf, other.intermediate, ca.root]), payload: payload, key: other.leafKey)
+        let spoofed = try TestSigning.token(
+            header: TestSigning.header(chain: [other.leaf, other.intermediate, ca.root]), payload: payload,
+            key: other.leafKey)
         #expect(refusal(spoofed)?.rule == .chainUntrusted)
     }
 
@@ -131,15 +160,22 @@ struct SignedDataVerifierRuleTests {
             commonName: "Direct", serial: 9, notBefore: TestSigning.validFrom, notAfter: TestSigning.validUntil,
             isCertificateAuthority: false, markerOIDs: [AppleOIDs.receiptSigningLeaf]
         ).issue(subjectKey: leafKey, issuer: (ca.root, ca.rootKey))
-        let token = try TestSigning.token(header: TestSigning.header(chain: [leaf, ca.root, ca.root]), payload: payload, key: leafKey)
+        let token = try TestSigning.token(
+            header: TestSigning.header(chain: [leaf, ca.root, ca.root]), payload: payload, key: leafKey)
         #expect(refusal(token)?.category == .invalidCertificate)
     }
 
     @Test func signedDateOutsideValidityIsRefused() throws {
-        let early = TestSigning.json(TestSigning.transaction(signedDate: TestSigning.validFrom.adding(milliseconds: -86_400_000)))
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: early, key: ca.leafKey))?.rule == .chainNotYetValid)
-        let late = TestSigning.json(TestSigning.transaction(signedDate: TestSigning.validUntil.adding(milliseconds: 86_400_000)))
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: late, key: ca.leafKey))?.rule == .chainExpired)
+        let early = TestSigning.json(
+            TestSigning.transaction(signedDate: TestSigning.validFrom.adding(milliseconds: -86_400_000)))
+        #expect(
+            refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: early, key: ca.leafKey))?
+                .rule == .chainNotYetValid)
+        let late = TestSigning.json(
+            TestSigning.transaction(signedDate: TestSigning.validUntil.adding(milliseconds: 86_400_000)))
+        #expect(
+            refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: late, key: ca.leafKey))?
+                .rule == .chainExpired)
     }
 
     func chain(intermediateOIDs: [String], leafOIDs: [String], leafKey: PrivateKey) throws -> [Certificate] {
@@ -157,16 +193,26 @@ struct SignedDataVerifierRuleTests {
 
     @Test func missingAppleOIDsAreRefused() throws {
         let key = try PrivateKey.generateP256()
-        let noIntermediateOID = try chain(intermediateOIDs: ["1.2.840.113635.100.6.2.2"], leafOIDs: [AppleOIDs.receiptSigningLeaf], leafKey: key)
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: noIntermediateOID), payload: payload, key: key))?.rule == .intermediateOIDMissing)
-        let noLeafOID = try chain(intermediateOIDs: [AppleOIDs.wwdrIntermediate], leafOIDs: ["1.2.840.113635.100.6.11.2"], leafKey: key)
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: noLeafOID), payload: payload, key: key))?.rule == .leafOIDMissing)
+        let noIntermediateOID = try chain(
+            intermediateOIDs: ["1.2.840.113635.100.6.2.2"], leafOIDs: [AppleOIDs.receiptSigningLeaf], leafKey: key)
+        #expect(
+            refusal(
+                try TestSigning.token(header: TestSigning.header(chain: noIntermediateOID), payload: payload, key: key))?
+                .rule == .intermediateOIDMissing)
+        let noLeafOID = try chain(
+            intermediateOIDs: [AppleOIDs.wwdrIntermediate], leafOIDs: ["1.2.840.113635.100.6.11.2"], leafKey: key)
+        #expect(
+            refusal(try TestSigning.token(header: TestSigning.header(chain: noLeafOID), payload: payload, key: key))?
+                .rule == .leafOIDMissing)
     }
 
     @Test func leafKeyOnAnotherCurveIsRefused() throws {
         let key = try PrivateKey.generateEC(curve: "secp384r1")
-        let certificates = try chain(intermediateOIDs: [AppleOIDs.wwdrIntermediate], leafOIDs: [AppleOIDs.receiptSigningLeaf], leafKey: key)
-        let token = try TestSigning.token(header: TestSigning.header(chain: certificates), payload: payload, key: nil, signature: [UInt8](repeating: 1, count: 64))
+        let certificates = try chain(
+            intermediateOIDs: [AppleOIDs.wwdrIntermediate], leafOIDs: [AppleOIDs.receiptSigningLeaf], leafKey: key)
+        let token = try TestSigning.token(
+            header: TestSigning.header(chain: certificates), payload: payload, key: nil,
+            signature: [UInt8](repeating: 1, count: 64))
         #expect(refusal(token)?.rule == .leafKeyNotP256)
     }
 
@@ -186,7 +232,9 @@ struct SignedDataVerifierRuleTests {
         signature[10] ^= 0x01
         #expect(refusal("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))")?.rule == .signatureInvalid)
         let otherKey = try PrivateKey.generateP256()
-        #expect(refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: payload, key: otherKey))?.rule == .signatureInvalid)
+        #expect(
+            refusal(try TestSigning.token(header: TestSigning.header(chain: chain), payload: payload, key: otherKey))?
+                .rule == .signatureInvalid)
     }
 
     @Test func claimsAreCheckedPerType() throws {
@@ -199,15 +247,18 @@ struct SignedDataVerifierRuleTests {
 
     @Test func productionRequiresAppAppleId() {
         #expect(throws: TrustError.self) {
-            _ = try SignedDataVerifier(rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .production)
+            _ = try SignedDataVerifier(
+                rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .production)
         }
         #expect(throws: TrustError.self) {
-            _ = try SignedDataVerifier(rootCertificates: [], bundleId: "com.example", appAppleId: 1, environment: .sandbox)
+            _ = try SignedDataVerifier(
+                rootCertificates: [], bundleId: "com.example", appAppleId: 1, environment: .sandbox)
         }
     }
 
     @Test func unsignedEnvironmentsNeverAcceptSandboxClaims() throws {
-        let xcode = try SignedDataVerifier(rootCertificates: [], bundleId: "com.example", appAppleId: nil, environment: .xcode)
+        let xcode = try SignedDataVerifier(
+            rootCertificates: [], bundleId: "com.example", appAppleId: nil, environment: .xcode)
         let sandboxToken = try ca.signer.sign(TestSigning.transaction(environment: .sandbox))
         #expect(refusal(sandboxToken, using: xcode)?.rule == .environmentMismatch)
     }
@@ -229,7 +280,9 @@ struct SignedDataVerifierRuleTests {
 
         data.signedTransactionInfo = try TestSigning.authority(name: "Evil").signer.sign(TestSigning.transaction())
         notification.data = data
-        #expect(throws: TrustError.self) { _ = try verifier.verifyAndDecodeNotificationContents(ca.signer.sign(notification)) }
+        #expect(throws: TrustError.self) {
+            _ = try verifier.verifyAndDecodeNotificationContents(ca.signer.sign(notification))
+        }
     }
 
     @Test func onlineChecksUseNowInsteadOfSignedDate() throws {

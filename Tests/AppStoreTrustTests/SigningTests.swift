@@ -22,7 +22,11 @@ struct AppStoreConnectTokenTests {
         let token = try signer.token()
         let (header, body) = try claims(of: token)
         #expect(header == ["alg": "ES256", "kid": "KEY123", "typ": "JWT"])
-        #expect(body == AppStoreConnectClaims(iss: "issuer-uuid", iat: 1_700_000_000, exp: 1_700_001_200, aud: "appstoreconnect-v1", bid: "com.example"))
+        #expect(
+            body
+                == AppStoreConnectClaims(
+                    iss: "issuer-uuid", iat: 1_700_000_000, exp: 1_700_001_200, aud: "appstoreconnect-v1",
+                    bid: "com.example"))
         clock.advance(milliseconds: 1_000_000)  // 200 s left: still above the 60 s margin
         #expect(try signer.token() == token)
         clock.advance(milliseconds: 150_000)  // 50 s left: replaced
@@ -35,7 +39,8 @@ struct AppStoreConnectTokenTests {
 
     @Test func lifetimeOverAnHourIsRefused() {
         #expect(throws: TrustError.self) {
-            _ = try AppStoreConnectTokenSigner(key: key, keyId: "K", issuerId: "I", bundleId: "B", lifetimeSeconds: 3601)
+            _ = try AppStoreConnectTokenSigner(
+                key: key, keyId: "K", issuerId: "I", bundleId: "B", lifetimeSeconds: 3601)
         }
     }
 
@@ -43,9 +48,14 @@ struct AppStoreConnectTokenTests {
         let verifier = AppStoreConnectTokenVerifier(keys: ["KEY123": key.publicKey])
         let now = Timestamp(millisecondsSince1970: 1_700_000_000_000)
         let signer = JWSSigner(key: key)
-        let good = try signer.sign(AppStoreConnectClaims(iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"), header: ["kid": "KEY123"])
+        let good = try signer.sign(
+            AppStoreConnectClaims(
+                iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"),
+            header: ["kid": "KEY123"])
         #expect(try verifier.verify(good, now: now).claims.bid == "b")
-        let noIat = try signer.sign(AppStoreConnectClaims(iss: "i", iat: nil, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"), header: ["kid": "KEY123"])
+        let noIat = try signer.sign(
+            AppStoreConnectClaims(iss: "i", iat: nil, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"),
+            header: ["kid": "KEY123"])
         #expect(try verifier.verify(noIat, now: now).keyId == "KEY123")
     }
 
@@ -53,17 +63,37 @@ struct AppStoreConnectTokenTests {
         let verifier = AppStoreConnectTokenVerifier(keys: ["KEY123": key.publicKey])
         let now = Timestamp(millisecondsSince1970: 1_700_000_000_000)
         let signer = JWSSigner(key: key)
-        func rule(_ claims: AppStoreConnectClaims, kid: String = "KEY123", signer: JWSSigner? = nil) throws -> TrustRule? {
+        func rule(_ claims: AppStoreConnectClaims, kid: String = "KEY123", signer: JWSSigner? = nil) throws
+            -> TrustRule?
+        {
             let token = try (signer ?? JWSSigner(key: key)).sign(claims, header: ["kid": kid])
             do { _ = try verifier.verify(token, now: now); return nil } catch { return error.rule }
         }
         _ = signer
-        #expect(try rule(AppStoreConnectClaims(iss: "i", iat: 1_699_990_000, exp: 1_699_990_600, aud: "appstoreconnect-v1", bid: "b")) == .tokenExpired)
-        #expect(try rule(AppStoreConnectClaims(iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "other", bid: "b")) == .tokenAudience)
-        #expect(try rule(AppStoreConnectClaims(iss: "i", iat: 1_700_000_000, exp: 1_700_007_201, aud: "appstoreconnect-v1", bid: "b")) == .tokenLifetime)
-        #expect(try rule(AppStoreConnectClaims(iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"), kid: "OTHER") == .signatureInvalid)
+        #expect(
+            try rule(
+                AppStoreConnectClaims(
+                    iss: "i", iat: 1_699_990_000, exp: 1_699_990_600, aud: "appstoreconnect-v1", bid: "b"))
+                == .tokenExpired)
+        #expect(
+            try rule(AppStoreConnectClaims(iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "other", bid: "b"))
+                == .tokenAudience)
+        #expect(
+            try rule(
+                AppStoreConnectClaims(
+                    iss: "i", iat: 1_700_000_000, exp: 1_700_007_201, aud: "appstoreconnect-v1", bid: "b"))
+                == .tokenLifetime)
+        #expect(
+            try rule(
+                AppStoreConnectClaims(
+                    iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"), kid: "OTHER"
+            ) == .signatureInvalid)
         let stranger = JWSSigner(key: try PrivateKey.generateP256())
-        #expect(try rule(AppStoreConnectClaims(iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"), signer: stranger) == .signatureInvalid)
+        #expect(
+            try rule(
+                AppStoreConnectClaims(
+                    iss: "i", iat: 1_700_000_000, exp: 1_700_000_600, aud: "appstoreconnect-v1", bid: "b"),
+                signer: stranger) == .signatureInvalid)
     }
 }
 
@@ -73,7 +103,10 @@ struct PromotionalOfferTests {
         let text = PromotionalOfferSignature.message(
             bundleId: "com.example", keyId: "KEY", productId: "p", offerId: "o", appAccountToken: "User-ABC",
             nonce: nonce, timestamp: 1_700_000_000_000)
-        #expect(text == "com.example\u{2063}KEY\u{2063}p\u{2063}o\u{2063}user-abc\u{2063}a1b2c3d4-0000-4000-8000-00000000abcd\u{2063}1700000000000")
+        #expect(
+            text
+                == "com.example\u{2063}KEY\u{2063}p\u{2063}o\u{2063}user-abc\u{2063}a1b2c3d4-0000-4000-8000-00000000abcd\u{2063}1700000000000"
+        )
     }
 
     @Test func signatureVerifiesAndBindsEveryField() throws {
@@ -81,17 +114,30 @@ struct PromotionalOfferTests {
         let creator = PromotionalOfferSignature(key: key, keyId: "KEY", bundleId: "com.example")
         let nonce = UUID()
         let signature = try creator.sign(productId: "p", offerId: "o", appAccountToken: "", nonce: nonce, timestamp: 5)
-        #expect(PromotionalOfferSignature.verify(signature: signature, publicKey: key.publicKey, bundleId: "com.example", keyId: "KEY", productId: "p", offerId: "o", appAccountToken: "", nonce: nonce, timestamp: 5))
-        #expect(!PromotionalOfferSignature.verify(signature: signature, publicKey: key.publicKey, bundleId: "com.example", keyId: "KEY", productId: "p", offerId: "o", appAccountToken: "", nonce: nonce, timestamp: 6))
-        #expect(!PromotionalOfferSignature.verify(signature: "not base64!", publicKey: key.publicKey, bundleId: "com.example", keyId: "KEY", productId: "p", offerId: "o", appAccountToken: "", nonce: nonce, timestamp: 5))
+        #expect(
+            PromotionalOfferSignature.verify(
+                signature: signature, publicKey: key.publicKey, bundleId: "com.example", keyId: "KEY", productId: "p",
+                offerId: "o", appAccountToken: "", nonce: nonce, timestamp: 5))
+        #expect(
+            !PromotionalOfferSignature.verify(
+                signature: signature, publicKey: key.publicKey, bundleId: "com.example", keyId: "KEY", productId: "p",
+                offerId: "o", appAccountToken: "", nonce: nonce, timestamp: 6))
+        #expect(
+            !PromotionalOfferSignature.verify(
+                signature: "not base64!", publicKey: key.publicKey, bundleId: "com.example", keyId: "KEY",
+                productId: "p", offerId: "o", appAccountToken: "", nonce: nonce, timestamp: 5))
     }
 
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func applesTestSigningKeyLoadsAsP256() throws {
         let key = try PrivateKey(contentsOf: Conformance.url("certs/testSigningKey.p8"))
         #expect(key.publicKey.isP256)
-        let token = try JWSSignatureCreator(audience: .promotionalOffer, key: key, keyId: "keyId", issuerId: "issuerId", bundleId: "com.example")
-            .promotionalOffer(productId: "productId", offerIdentifier: "offerId", transactionId: "transactionId", now: Timestamp(millisecondsSince1970: 1_700_000_000_000))
+        let token = try JWSSignatureCreator(
+            audience: .promotionalOffer, key: key, keyId: "keyId", issuerId: "issuerId", bundleId: "com.example"
+        )
+        .promotionalOffer(
+            productId: "productId", offerIdentifier: "offerId", transactionId: "transactionId",
+            now: Timestamp(millisecondsSince1970: 1_700_000_000_000))
         let parts = token.split(separator: ".")
         let claims = try JSONDecoder().decode([String: JSONValue].self, from: Data(Base64URL.decode(parts[1])!))
         #expect(claims["aud"] == .string("promotional-offer"))
@@ -101,13 +147,18 @@ struct PromotionalOfferTests {
         #expect(claims["productId"] == .string("productId"))
         #expect(claims["offerIdentifier"] == .string("offerId"))
         #expect(claims["transactionId"] == .string("transactionId"))
-        #expect(key.publicKey.verifyES256(signature: Base64URL.decode(parts[2])!, message: Array(token.utf8.prefix(parts[0].count + 1 + parts[1].count))))
+        #expect(
+            key.publicKey.verifyES256(
+                signature: Base64URL.decode(parts[2])!,
+                message: Array(token.utf8.prefix(parts[0].count + 1 + parts[1].count))))
     }
 
     @Test func creatorRefusesTheWrongFeature() throws {
-        let creator = JWSSignatureCreator(audience: .advancedCommerce, key: try PrivateKey.generateP256(), keyId: "k", issuerId: "i", bundleId: "b")
+        let creator = JWSSignatureCreator(
+            audience: .advancedCommerce, key: try PrivateKey.generateP256(), keyId: "k", issuerId: "i", bundleId: "b")
         #expect(throws: TrustError.self) {
-            _ = try creator.promotionalOffer(productId: "p", offerIdentifier: "o", transactionId: nil, now: Timestamp(millisecondsSince1970: 0))
+            _ = try creator.promotionalOffer(
+                productId: "p", offerIdentifier: "o", transactionId: nil, now: Timestamp(millisecondsSince1970: 0))
         }
     }
 }

@@ -13,7 +13,8 @@ struct VerifiedChainCacheTests {
             rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
             cache: cache, clock: clock.function)
         let first = try verifier.verifyAndDecodeTransaction(ca.signer.sign(TestSigning.transaction(transactionId: "1")))
-        let second = try verifier.verifyAndDecodeTransaction(ca.signer.sign(TestSigning.transaction(transactionId: "2")))
+        let second = try verifier.verifyAndDecodeTransaction(
+            ca.signer.sign(TestSigning.transaction(transactionId: "2")))
         #expect(cache.count == 1)
         // Same chain object: the second verification did not rebuild it.
         #expect(first.chain?.leafKey === second.chain?.leafKey)
@@ -46,8 +47,11 @@ struct VerifiedChainCacheTests {
         let ca = try TestSigning.authority()
         let other = try TestSigning.authority(name: "Other")
         let cache = VerifiedChainCache()
-        let trusting = try SignedDataVerifier(rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox, cache: cache)
-        let distrusting = try SignedDataVerifier(rootCertificates: [other.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox, cache: cache)
+        let trusting = try SignedDataVerifier(
+            rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox, cache: cache)
+        let distrusting = try SignedDataVerifier(
+            rootCertificates: [other.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
+            cache: cache)
         let token = try ca.signer.sign(TestSigning.transaction())
         _ = try trusting.verifyAndDecodeTransaction(token)
         #expect(throws: TrustError.self) { _ = try distrusting.verifyAndDecodeTransaction(token) }
