@@ -8,12 +8,6 @@ public enum TransactionHistoryVersion: String, Sendable, Hashable, CaseIterable 
     case v2
 }
 
-/// The body of Initiate Performance Test exactly as Apple documents it
-/// (`{"originalTransactionId": …}`).
-private struct PerformanceTestBody: Encodable {
-    var originalTransactionId: String
-}
-
 extension AppStoreServerAPIClient {
     // MARK: Transactions
 
@@ -318,7 +312,7 @@ extension AppStoreServerAPIClient {
         -> PerformanceTestResponse
     {
         let endpoint = AppStoreServerAPIEndpoint.initiatePerformanceTest
-        let body = Self.json(PerformanceTestBody(originalTransactionId: originalTransactionId))
+        let body = Self.json(PerformanceTestRequest(originalTransactionId: originalTransactionId))
         let answer = try await perform(
             Call(endpoint: endpoint, path: try endpoint.path(), body: body, contentType: "application/json"))
         return try Self.decode(PerformanceTestResponse.self, answer, endpoint: endpoint)

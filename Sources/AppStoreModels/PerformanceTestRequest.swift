@@ -1,7 +1,8 @@
-/// The body of Initiate Performance Test: a sandbox transaction to use in the test requests.
+/// The body of Initiate Performance Test (Retention Messaging): the original transaction id of
+/// an active sandbox auto-renewable subscription to use in the test requests.
 /// - Note: Immutable value; `Sendable`.
 public struct PerformanceTestRequest: Sendable, Hashable, Codable {
-    public var transactionId: String?
+    public var originalTransactionId: String?
 
-    public init(transactionId: String? = nil) { self.transactionId = transactionId }
+    public init(originalTransactionId: String? = nil) { self.originalTransactionId = originalTransactionId }
 }

@@ -21,6 +21,13 @@ struct RequestBodyTests {
         #expect(try reencoded(body) == body)
     }
 
+    @Test func performanceTestRequestNamesTheOriginalTransaction() throws {
+        // Apple's Retention Messaging docs: `{"originalTransactionId": …}`, not `transactionId`.
+        let body = PerformanceTestRequest(originalTransactionId: "2000000000000001")
+        #expect(try json(body) == .object(["originalTransactionId": .string("2000000000000001")]))
+        #expect(String(decoding: AppStoreJSON.encode(body), as: UTF8.self) == #"{"originalTransactionId":"2000000000000001"}"#)
+    }
+
     @Test func massExtendRenewalDate() throws {
         let body = MassExtendRenewalDateRequest(
             extendByDays: 45, extendReasonCode: RawEnum(.customerSatisfaction),
