@@ -5,9 +5,13 @@ import Foundation
 public enum Digest {
     public static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: 32)
-        let input = Array(bytes)
-        input.withUnsafeBufferPointer { buffer in
+        // Hash in place when the bytes are contiguous (arrays, slices): no copy on the hot path.
+        let hashed: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             _ = SHA256(buffer.baseAddress, buffer.count, &output)
+        }
+        if hashed == nil {
+            let input = Array(bytes)
+            input.withUnsafeBufferPointer { buffer in _ = SHA256(buffer.baseAddress, buffer.count, &output) }
         }
         return output
     }

@@ -6,9 +6,27 @@ import COpenSSL
 ///   OpenSSL 3 allows from many threads at once (`@unchecked Sendable`).
 public final class PublicKey: @unchecked Sendable {
     let handle: OpaquePointer
+    /// A verification context initialised once; each verification works on a duplicate, which
+    /// skips OpenSSL 3's per-call algorithm fetch (the dominant cost after the curve math).
+    /// The template is never used directly, only read by `EVP_PKEY_CTX_dup`.
+    private let verifyTemplate: OpaquePointer?
 
-    init(owning handle: OpaquePointer) { self.handle = handle }
-    deinit { EVP_PKEY_free(handle) }
+    init(owning handle: OpaquePointer) {
+        self.handle = handle
+        let template = EVP_PKEY_CTX_new_from_pkey(nil, handle, nil)
+        if let template, EVP_PKEY_verify_init(template) == 1 {
+            verifyTemplate = template
+        } else {
+            EVP_PKEY_CTX_free(template)
+            OpenSSLFailure.clear()
+            verifyTemplate = nil
+        }
+    }
+
+    deinit {
+        EVP_PKEY_CTX_free(verifyTemplate)
+        EVP_PKEY_free(handle)
+    }
 
     /// Reads a SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`).
     public convenience init(pem: String) throws(TrustError) {
@@ -41,7 +59,18 @@ public final class PublicKey: @unchecked Sendable {
     /// Verifies an ES256 signature in JOSE form (64 bytes: r || s, each 32 bytes big-endian).
     public func verifyES256(signature raw: [UInt8], message: some Collection<UInt8>) -> Bool {
         guard raw.count == 64, let der = ECDSASignature.derFromRaw(raw) else { return false }
-        return verify(derSignature: der, message: message)
+        guard let verifyTemplate, let context = EVP_PKEY_CTX_dup(verifyTemplate) else {
+            return verify(derSignature: der, message: message)
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        let digest = Digest.sha256(message)
+        let result = der.withUnsafeBufferPointer { signature in
+            digest.withUnsafeBufferPointer {
+                EVP_PKEY_verify(context, signature.baseAddress, signature.count, $0.baseAddress, $0.count)
+            }
+        }
+        if result != 1 { OpenSSLFailure.clear() }
+        return result == 1
     }
 
     /// Verifies a DER ECDSA signature with SHA-256 (promotional offer v1 signatures).

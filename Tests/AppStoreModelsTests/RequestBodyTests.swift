@@ -25,7 +25,9 @@ struct RequestBodyTests {
         // Apple's Retention Messaging docs: `{"originalTransactionId": …}`, not `transactionId`.
         let body = PerformanceTestRequest(originalTransactionId: "2000000000000001")
         #expect(try json(body) == .object(["originalTransactionId": .string("2000000000000001")]))
-        #expect(String(decoding: AppStoreJSON.encode(body), as: UTF8.self) == #"{"originalTransactionId":"2000000000000001"}"#)
+        #expect(
+            String(decoding: AppStoreJSON.encode(body), as: UTF8.self)
+                == #"{"originalTransactionId":"2000000000000001"}"#)
     }
 
     @Test func massExtendRenewalDate() throws {

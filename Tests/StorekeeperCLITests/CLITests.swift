@@ -51,69 +51,113 @@ struct CLITests {
         let ca = directory.appendingPathComponent("ca").path
         let created = try run(["ca", "init", ca])
         #expect(created.status == 0)
-        #expect(created.stdout.hasPrefix("wrote root, intermediate and leaf (.der, .pem, .key.pem) to \(ca)\nroot SHA-256: "))
+        #expect(
+            created.stdout.hasPrefix(
+                "wrote root, intermediate and leaf (.der, .pem, .key.pem) to \(ca)\nroot SHA-256: "))
         // `ca init` certificates start a day before now, so the payload is signed "now".
         let signedDate = Int64(Date().timeIntervalSince1970) * 1000
-        let payload = #"{"bundleId":"com.example.cli","environment":"Sandbox","signedDate":\#(signedDate),"transactionId":"42","price":990}"#
-        let signed = try run(["jws", "sign", "--key", "\(ca)/leaf.key.pem", "--chain", "\(ca)/leaf.der,\(ca)/intermediate.der,\(ca)/root.der"], stdin: payload)
+        let payload =
+            #"{"bundleId":"com.example.cli","environment":"Sandbox","signedDate":\#(signedDate),"transactionId":"42","price":990}"#
+        let signed = try run(
+            [
+                "jws", "sign", "--key", "\(ca)/leaf.key.pem", "--chain",
+                "\(ca)/leaf.der,\(ca)/intermediate.der,\(ca)/root.der",
+            ], stdin: payload)
         #expect(signed.status == 0)
         let token = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.split(separator: ".").count == 3)
 
-        let verified = try run(["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.example.cli", "--environment", "Sandbox", "-"], stdin: token)
-        #expect(verified == Run(status: 0, stdout: """
-            {
-              "bundleId" : "com.example.cli",
-              "environment" : "Sandbox",
-              "price" : 990,
-              "signedDate" : \(signedDate),
-              "transactionId" : "42"
-            }
+        let verified = try run(
+            ["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.example.cli", "--environment", "Sandbox", "-"],
+            stdin: token)
+        #expect(
+            verified
+                == Run(
+                    status: 0,
+                    stdout: """
+                        {
+                          "bundleId" : "com.example.cli",
+                          "environment" : "Sandbox",
+                          "price" : 990,
+                          "signedDate" : \(signedDate),
+                          "transactionId" : "42"
+                        }
 
-            """, stderr: ""))
+                        """, stderr: ""))
 
-        let wrongBundle = try run(["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.other", "--environment", "Sandbox", "-"], stdin: token)
-        #expect(wrongBundle == Run(status: 1, stdout: "", stderr: "INVALID_APP_IDENTIFIER [app.bundleIdMismatch]: transaction bundleId does not match com.other\n"))
+        let wrongBundle = try run(
+            ["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.other", "--environment", "Sandbox", "-"],
+            stdin: token)
+        #expect(
+            wrongBundle
+                == Run(
+                    status: 1, stdout: "",
+                    stderr:
+                        "INVALID_APP_IDENTIFIER [app.bundleIdMismatch]: transaction bundleId does not match com.other\n"
+                ))
 
-        let production = try run(["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.example.cli", "-"], stdin: token)
-        #expect(production == Run(status: 1, stdout: "", stderr: "INVALID_CONFIGURATION [config.appAppleIdRequired]: appAppleId is required for the Production environment\n"))
+        let production = try run(
+            ["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.example.cli", "-"], stdin: token)
+        #expect(
+            production
+                == Run(
+                    status: 1, stdout: "",
+                    stderr:
+                        "INVALID_CONFIGURATION [config.appAppleIdRequired]: appAppleId is required for the Production environment\n"
+                ))
 
-        let truncated = try run(["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.example.cli", "--environment", "Sandbox", "-"], stdin: String(token.dropLast(20)) + "!")
-        #expect(truncated == Run(status: 1, stdout: "", stderr: "INVALID_JWT_FORMAT [format.base64]: a JWS part is not unpadded base64url\n"))
+        let truncated = try run(
+            ["verify", "--root", "\(ca)/root.der", "--bundle-id", "com.example.cli", "--environment", "Sandbox", "-"],
+            stdin: String(token.dropLast(20)) + "!")
+        #expect(
+            truncated
+                == Run(
+                    status: 1, stdout: "",
+                    stderr: "INVALID_JWT_FORMAT [format.base64]: a JWS part is not unpadded base64url\n"))
     }
 
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func xcodeReceiptDecodesToExactJSON() throws {
         let decoded = try run(["receipt", "decode", Conformance.url("xcode/xcode-app-receipt-empty").path])
         #expect(decoded.status == 0)
-        #expect(decoded.stdout == """
-            {
-              "appItemId" : 0,
-              "applicationVersion" : "1",
-              "bundleId" : "com.example.naturelab.backyardbirds.example",
-              "expirationDate" : 64092211200000,
-              "inApp" : [
+        #expect(
+            decoded.stdout == """
+                {
+                  "appItemId" : 0,
+                  "applicationVersion" : "1",
+                  "bundleId" : "com.example.naturelab.backyardbirds.example",
+                  "expirationDate" : 64092211200000,
+                  "inApp" : [
 
-              ],
-              "opaqueValue" : "0bz+zwQAAAA=",
-              "receiptCreationDate" : 1697678334000,
-              "receiptType" : "Xcode",
-              "sha1Hash" : "e271302b6e16c5984a8b43d21936205a85ce22a3",
-              "transactionIds" : [
+                  ],
+                  "opaqueValue" : "0bz+zwQAAAA=",
+                  "receiptCreationDate" : 1697678334000,
+                  "receiptType" : "Xcode",
+                  "sha1Hash" : "e271302b6e16c5984a8b43d21936205a85ce22a3",
+                  "transactionIds" : [
 
-              ]
-            }
+                  ]
+                }
 
-            """)
+                """)
     }
 
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func xcodeTransactionVerifiesOnlyWhenXcodeIsExplicit() throws {
         let file = Conformance.url("xcode/xcode-signed-transaction").path
-        let xcode = try run(["verify", "--environment", "Xcode", "--bundle-id", "com.example.naturelab.backyardbirds.example", file])
+        let xcode = try run([
+            "verify", "--environment", "Xcode", "--bundle-id", "com.example.naturelab.backyardbirds.example", file,
+        ])
         #expect(xcode.status == 0)
         #expect(xcode.stdout.contains("\"purchaseDate\" : 1697679936049,"))
-        let sandbox = try run(["verify", "--environment", "Sandbox", "--bundle-id", "com.example.naturelab.backyardbirds.example", "--root", Conformance.url("certs/testCA.der").path, file])
-        #expect(sandbox == Run(status: 1, stdout: "", stderr: "INVALID_CERTIFICATE [chain.length]: x5c has 1 certificates, expected 3\n"))
+        let sandbox = try run([
+            "verify", "--environment", "Sandbox", "--bundle-id", "com.example.naturelab.backyardbirds.example",
+            "--root", Conformance.url("certs/testCA.der").path, file,
+        ])
+        #expect(
+            sandbox
+                == Run(
+                    status: 1, stdout: "",
+                    stderr: "INVALID_CERTIFICATE [chain.length]: x5c has 1 certificates, expected 3\n"))
     }
 }
