@@ -40,11 +40,17 @@ let package = Package(
             dependencies: ["AppStoreModels", "AppStoreTrust"],
             swiftSettings: strict),
 
-        .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "StorekeeperTesting"], swiftSettings: strict),
-        .testTarget(name: "AppStoreTrustTests", dependencies: ["AppStoreTrust", "StorekeeperTesting"], swiftSettings: strict),
-        .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "StorekeeperTesting", "HTTPServer"], swiftSettings: strict),
+        .testTarget(
+            name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "StorekeeperTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "AppStoreTrustTests", dependencies: ["AppStoreTrust", "StorekeeperTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "AppStoreClientTests", dependencies: ["AppStoreClient", "StorekeeperTesting", "HTTPServer"],
+            swiftSettings: strict),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
-        .testTarget(name: "StorekeeperCLITests", dependencies: ["StorekeeperTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "StorekeeperCLITests", dependencies: ["StorekeeperTesting", "AppStoreTrust", "HTTPServer"],
+            swiftSettings: strict),
     ]
 )
