@@ -7,11 +7,15 @@ VENV := .build/interop-venv
 run: deps build-release
 	.build/release/storekeeper quickstart data/quickstart
 
+# PostgreSQL 15 is started on a free loopback port in a temp dir for the storage and server
+# suites, and stopped whatever the outcome.
+# Tests run serially: the loopback HTTP suites answer from Swift tasks, and CPU-heavy suites
+# running beside them on two cores starve those tasks into client timeouts.
 test: test-deps lint
 	$(SWIFT) build --build-tests
-	# Serial: the loopback HTTP suites answer from Swift tasks, and CPU-heavy suites running
-	# beside them on two cores starve those tasks into client timeouts.
-	$(SWIFT) test --skip-build --no-parallel
+	@url=$$(scripts/postgres-test.sh start) && \
+	  STOREKEEPER_TEST_POSTGRES_URL=$$url $(SWIFT) test --skip-build --no-parallel; \
+	  status=$$?; scripts/postgres-test.sh stop; exit $$status
 	$(MAKE) interop
 
 bench: deps build-release

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreTrust", targets: ["AppStoreTrust"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
+        .library(name: "Storage", targets: ["Storage"]),
     ],
     targets: [
         // System libraries from Debian: module maps plus tiny inline shims for macros and variadics.
@@ -26,13 +27,15 @@ let package = Package(
         .target(name: "AppStoreClient", dependencies: ["AppStoreModels", "AppStoreTrust"], swiftSettings: strict),
         .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
+        .target(
+            name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"], swiftSettings: strict),
         .executableTarget(
             name: "storekeeper",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements"],
+            dependencies: ["AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage"],
             swiftSettings: strict),
         .executableTarget(
             name: "StorekeeperBench",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements"],
+            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],
             swiftSettings: strict),
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access.
         .target(
@@ -48,6 +51,8 @@ let package = Package(
             name: "AppStoreClientTests", dependencies: ["AppStoreClient", "StorekeeperTesting", "HTTPServer"],
             swiftSettings: strict),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements"], swiftSettings: strict),
+        .testTarget(
+            name: "StorageTests", dependencies: ["Storage", "Entitlements", "AppStoreModels"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(
             name: "StorekeeperCLITests", dependencies: ["StorekeeperTesting", "AppStoreTrust", "HTTPServer"],

@@ -8,6 +8,8 @@ public enum APIError: Int64, Sendable, Hashable, Codable, CaseIterable {
     case generalBadRequest = 4_000_000
     /// An invalid app identifier.
     case invalidAppIdentifier = 4_000_002
+    /// The request limit is outside the supported range.
+    case invalidLimit = 4_000_004
     /// An invalid request revision.
     case invalidRequestRevision = 4_000_005
     /// An invalid transaction identifier.
@@ -82,6 +84,8 @@ public enum APIError: Int64, Sendable, Hashable, Codable, CaseIterable {
     case invalidUserStatus = 4_000_042
     /// The transaction is not a consumable (deprecated by Apple).
     case invalidTransactionNotConsumable = 4_000_043
+    /// The refund preference value is invalid.
+    case invalidRefundPreference = 4_000_044
     /// The transaction is of an unsupported in-app purchase type.
     case invalidTransactionTypeNotSupported = 4_000_047
     /// The endpoint does not support an app transaction ID.
@@ -102,6 +106,26 @@ public enum APIError: Int64, Sendable, Hashable, Codable, CaseIterable {
     case familyTransactionNotSupported = 4_000_185
     /// The endpoint expects an original transaction ID.
     case transactionIdIsNotOriginalTransactionId = 4_000_187
+    /// The consumption percentage field is not supported for auto-renewable subscription transactions.
+    case consumptionPercentageAutoRenewableSubscription = 4_000_209
+    /// The retention-messaging performance test request is invalid.
+    case invalidPerformanceTestRequest = 4_000_211
+    /// The retention-messaging request ID is invalid.
+    case invalidRequestId = 4_000_212
+    /// A performance test run with this ID is already in progress.
+    case existingPerformanceTestRun = 4_000_213
+    /// The retention-messaging realtime URL is invalid.
+    case badRequestRealtimeUrl = 4_000_215
+    /// The retention-messaging image size is invalid.
+    case badRequestImageSize = 4_000_216
+    /// The retention message has too many bullet points.
+    case badRequestTooManyBulletPoints = 4_000_218
+    /// The text of a retention-message bullet point is too long.
+    case badRequestBulletPointTextTooLong = 4_000_219
+    /// The header is placed above an image, but the retention message has no image.
+    case badRequestAboveImageRequiresAnImage = 4_000_224
+    /// The group identifier is invalid.
+    case invalidGroupId = 4_000_225
     /// The endpoint does not support transactions an organization or group assigns.
     case invalidAssignedTransactionNotSupported = 4_000_227
     /// The subscription's state does not allow a renewal-date extension.
@@ -120,6 +144,10 @@ public enum APIError: Int64, Sendable, Hashable, Codable, CaseIterable {
     case imageNotApproved = 4_030_018
     /// The image is in use by a message.
     case imageInUse = 4_030_019
+    /// A passing performance test is required before setting a production realtime URL.
+    case forbiddenNoPassingTest = 4_030_026
+    /// A subscription assigned by an organization or group cannot be extended directly.
+    case assignedSubscriptionExtensionIneligible = 4_030_028
     /// The App Store account was not found.
     case accountNotFound = 4_040_001
     /// The App Store account was not found; try again.
@@ -144,8 +172,16 @@ public enum APIError: Int64, Sendable, Hashable, Codable, CaseIterable {
     case imageNotFound = 4_040_014
     /// The retention message was not found.
     case messageNotFound = 4_040_015
+    /// The retention-messaging performance test run was not found.
+    case performanceTestRunNotFound = 4_040_018
     /// No app transaction exists for the customer.
     case appTransactionDoesNotExist = 4_040_019
+    /// No default retention message is configured.
+    case defaultMessageNotFound = 4_040_020
+    /// No retention-messaging realtime URL is configured.
+    case realtimeUrlNotFound = 4_040_021
+    /// The group was not found.
+    case groupNotFound = 4_040_022
     /// An image with this identifier already exists.
     case imageAlreadyExists = 4_090_000
     /// A message with this identifier already exists.

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTrust
 import Foundation
+import Storage
 
 let usage = """
     storekeeper: App Store purchase validation and entitlements
@@ -14,6 +15,7 @@ let usage = """
       jws verify --public-key PEM [JWS|-]              check an ES256 token against a known key
       token --key P8 --key-id ID --issuer-id ID --bundle-id ID   App Store Server API bearer token
       offer sign|verify|jws …                          promotional offer signatures (v1, JWS v2)
+      migrate --database URL [--check]                 apply schema migrations (SQLite path or postgres:// URL)
       quickstart [DIR]                                 sign and verify sample payloads end to end
       appstore transaction|history|statuses|refunds|notifications|test-notification …   App Store Server API
     """
@@ -47,6 +49,9 @@ func run(_ arguments: [String]) -> Int32 {
         case "offer":
             try TrustCommands.offer(try CommandLineArguments(rest, switches: switches), now: now)
         case "appstore": try AppStoreCommands.run(rest)
+        case "migrate": return try MigrateCommand.run(Array(rest))
+        // Hidden: the child process of StorageTests' crash-recovery test.
+        case "storage-crash-probe": return StoreCrashProbe.run(Array(rest))
         case "quickstart":
             try Quickstart.run(directory: rest.first ?? "data/quickstart", now: now)
         case "help", "--help", "-h":

@@ -45,11 +45,41 @@ struct ErrorPayloadCorpusTests {
 
 struct APIErrorTests {
     @Test func everyCaseHasAnAppleShapedCodeAndUniqueValue() {
-        #expect(APIError.allCases.count >= 75)
+        #expect(APIError.allCases.count >= 94)
         #expect(Set(APIError.allCases.map(\.rawValue)).count == APIError.allCases.count)
         for error in APIError.allCases {
             #expect([400, 403, 404, 409, 429, 500].contains(error.httpStatus), "\(error)")
         }
+    }
+
+    /// The codes added from Apple's error objects (App Store Server API and Retention Messaging API).
+    @Test(arguments: [
+        (Int64(4_000_004), APIError.invalidLimit),
+        (4_000_044, .invalidRefundPreference),
+        (4_000_209, .consumptionPercentageAutoRenewableSubscription),
+        (4_000_211, .invalidPerformanceTestRequest),
+        (4_000_212, .invalidRequestId),
+        (4_000_213, .existingPerformanceTestRun),
+        (4_000_215, .badRequestRealtimeUrl),
+        (4_000_216, .badRequestImageSize),
+        (4_000_218, .badRequestTooManyBulletPoints),
+        (4_000_219, .badRequestBulletPointTextTooLong),
+        (4_000_224, .badRequestAboveImageRequiresAnImage),
+        (4_000_225, .invalidGroupId),
+        (4_030_026, .forbiddenNoPassingTest),
+        (4_030_028, .assignedSubscriptionExtensionIneligible),
+        (4_040_018, .performanceTestRunNotFound),
+        (4_040_020, .defaultMessageNotFound),
+        (4_040_021, .realtimeUrlNotFound),
+        (4_040_022, .groupNotFound),
+    ])
+    func addedCodeDecodesTyped(code: Int64, typed: APIError) throws {
+        #expect(typed.rawValue == code)
+        #expect(APIError(rawValue: code) == typed)
+        #expect(!typed.isRetryable)
+        let payload = try AppStoreJSON.decode(ErrorPayload.self, from: #"{"errorCode":\#(code)}"#.utf8Data)
+        #expect(payload.errorCode?.value == typed)
+        #expect(payload.errorCode?.rawValue == code)
     }
 
     @Test func retryableCodesAreApplesRetryableOnes() {

@@ -1,0 +1,167 @@
+import AppStoreModels
+import Entitlements
+
+/// The result of an idempotent insert: the new row, or a replay that changed nothing.
+/// - Note: Immutable value; `Sendable`.
+public enum Insertion: Sendable, Hashable {
+    case inserted(Int64)
+    case duplicate
+
+    public var isDuplicate: Bool { self == .duplicate }
+}
+
+/// The kinds of stored fact.
+public enum FactKind: String, Sendable, Hashable, Codable, CaseIterable {
+    case transaction
+    case renewalInfo
+    case notification
+}
+
+/// A verified transaction to store: Apple's JWS verbatim (nil for a legacy receipt entry)
+/// and the fact decoded from it. Unique on (environment, transactionId, signedDate).
+/// - Note: Immutable value; `Sendable`.
+public struct NewTransaction: Sendable, Hashable {
+    public var appId: String
+    public var jws: String?
+    public var fact: TransactionFact
+    /// Where it came from: `notification`, `api`, `client`, `receipt`, …
+    public var source: String
+    public var receivedAt: Timestamp
+
+    public init(appId: String, jws: String?, fact: TransactionFact, source: String, receivedAt: Timestamp) {
+        self.appId = appId
+        self.jws = jws
+        self.fact = fact
+        self.source = source
+        self.receivedAt = receivedAt
+    }
+}
+
+/// A verified renewal info to store. Unique on (environment, originalTransactionId, signedDate).
+/// - Note: Immutable value; `Sendable`.
+public struct NewRenewalInfo: Sendable, Hashable {
+    public var appId: String
+    public var jws: String?
+    public var fact: RenewalFact
+    public var source: String
+    public var receivedAt: Timestamp
+
+    public init(appId: String, jws: String?, fact: RenewalFact, source: String, receivedAt: Timestamp) {
+        self.appId = appId
+        self.jws = jws
+        self.fact = fact
+        self.source = source
+        self.receivedAt = receivedAt
+    }
+}
+
+/// A verified server notification to store, verbatim. Unique on `notificationUUID`.
+/// - Note: Immutable value; `Sendable`.
+public struct NewNotification: Sendable, Hashable {
+    public var appId: String
+    public var notificationUUID: String
+    public var type: String
+    public var subtype: String?
+    public var environment: AppStoreEnvironment?
+    public var originalTransactionId: String?
+    public var signedDate: Timestamp
+    /// The `signedPayload` (V2) or request body (V1) exactly as received.
+    public var signedPayload: String
+    /// The envelope fact, when the notification concerns a customer.
+    public var fact: NotificationFact?
+    public var receivedAt: Timestamp
+
+    public init(
+        appId: String, notificationUUID: String, type: String, subtype: String?, environment: AppStoreEnvironment?,
+        originalTransactionId: String?, signedDate: Timestamp, signedPayload: String, fact: NotificationFact?,
+        receivedAt: Timestamp
+    ) {
+        self.appId = appId
+        self.notificationUUID = notificationUUID
+        self.type = type
+        self.subtype = subtype
+        self.environment = environment
+        self.originalTransactionId = originalTransactionId
+        self.signedDate = signedDate
+        self.signedPayload = signedPayload
+        self.fact = fact
+        self.receivedAt = receivedAt
+    }
+}
+
+/// A stored notification.
+/// - Note: Immutable value; `Sendable`.
+public struct NotificationRecord: Sendable, Hashable {
+    public var id: Int64
+    public var appId: String
+    public var notificationUUID: String
+    public var type: String
+    public var subtype: String?
+    public var environment: AppStoreEnvironment?
+    public var originalTransactionId: String?
+    public var signedDate: Timestamp
+    public var signedPayload: String
+    public var receivedAt: Timestamp
+    public var processedAt: Timestamp?
+    public var outcome: String?
+}
+
+/// A legacy receipt and Apple's `verifyReceipt` answer, both verbatim.
+/// - Note: Immutable value; `Sendable`.
+public struct NewReceiptValidation: Sendable, Hashable {
+    public var appId: String
+    public var customerId: Int64?
+    public var environment: AppStoreEnvironment?
+    /// Base64 receipt as the app sent it.
+    public var receiptData: String
+    /// The `verifyReceipt` response body as Apple sent it.
+    public var responseBody: String?
+    public var receivedAt: Timestamp
+
+    public init(
+        appId: String, customerId: Int64?, environment: AppStoreEnvironment?, receiptData: String,
+        responseBody: String?, receivedAt: Timestamp
+    ) {
+        self.appId = appId
+        self.customerId = customerId
+        self.environment = environment
+        self.receiptData = receiptData
+        self.responseBody = responseBody
+        self.receivedAt = receivedAt
+    }
+}
+
+/// A stored fact with its raw payload, as listed for support and audit.
+/// - Note: Immutable value; `Sendable`.
+public struct StoredFact: Sendable, Hashable {
+    /// Cursor for paging (row id within its kind).
+    public var sequence: Int64
+    public var kind: FactKind
+    public var environment: AppStoreEnvironment?
+    public var originalTransactionId: String?
+    public var signedDate: Timestamp
+    /// The JWS (transactions, renewal infos) or signed payload (notifications); `nil` for
+    /// facts read from a legacy receipt.
+    public var raw: String?
+    public var fact: Fact?
+    public var receivedAt: Timestamp
+}
+
+/// The stored state of one customer in one environment.
+/// - Note: Immutable value; `Sendable`.
+public struct StoredCustomerInfo: Sendable, Hashable {
+    public var info: CustomerInfo
+    /// Starts at 1 and only moves forward.
+    public var version: Int64
+    public var updatedAt: Timestamp
+}
+
+/// A lifecycle event as appended for a customer.
+/// - Note: Immutable value; `Sendable`.
+public struct StoredEvent: Sendable, Hashable {
+    /// Monotonic cursor (row id).
+    public var sequence: Int64
+    public var customerId: Int64
+    public var event: LifecycleEvent
+    public var createdAt: Timestamp
+}

@@ -1,0 +1,29 @@
+/// One forward-only schema change: a name and the literal SQL for each engine.
+///
+/// A migration runs in its own transaction together with its row in `schema_migrations`.
+/// Once merged, a migration is never edited: a change is a new migration appended to
+/// `Migration.all`. Both engines use the same identifiers in the same order.
+/// - Note: Immutable value; `Sendable`.
+public struct Migration: Sendable, Hashable {
+    public let identifier: String
+    let sqlite: String
+    let postgres: String
+
+    func sql(for dialect: SQLDialect) -> String {
+        switch dialect {
+        case .sqlite: return sqlite
+        case .postgres: return postgres
+        }
+    }
+
+    /// Every migration this binary knows, in order.
+    public static let all: [Migration] = [initialSchema]
+
+    /// The bookkeeping table, created (if missing) before anything else.
+    static let bookkeeping = """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            identifier TEXT PRIMARY KEY,
+            applied_at BIGINT NOT NULL
+        )
+        """
+}

@@ -1,0 +1,101 @@
+/// Applies `Migration.all` to one connection, each migration in its own transaction.
+///
+/// Concurrent migrators (several instances starting at once) serialize: PostgreSQL takes
+/// a transaction-scoped advisory lock, SQLite `BEGIN IMMEDIATE` takes the write lock. Each
+/// migration re-reads `schema_migrations` under the lock, so it is applied exactly once. A
+/// database that lists a migration this binary does not know was migrated by a newer
+/// Storekeeper and is refused with `schemaTooNew`.
+/// - Note: Stateless; runs on the connection's worker queue.
+enum Migrator {
+    /// Arbitrary constant naming Storekeeper's migration lock.
+    static let advisoryLockKey: Int64 = 0x5354_4F52_454B_4550
+
+    /// Applies what is missing (or, with `apply: false`, only checks) and returns the
+    /// identifiers applied now.
+    @discardableResult
+    static func migrate(
+        _ connection: any SQLConnection, migrations: [Migration] = Migration.all, apply: Bool
+    ) throws(StoreError) -> [String] {
+        let applied = try inTransaction(connection) { () throws(StoreError) -> Set<String> in
+            try connection.executeScript(Migration.bookkeeping)
+            return try appliedIdentifiers(connection)
+        }
+        let known = Set(migrations.map(\.identifier))
+        let unknown = applied.subtracting(known).sorted()
+        if !unknown.isEmpty {
+            throw StoreError(
+                .schemaTooNew,
+                "the database was migrated by a newer Storekeeper (unknown migrations: "
+                    + "\(unknown.joined(separator: ", "))); upgrade this binary or use the newer one")
+        }
+        let pending = migrations.filter { !applied.contains($0.identifier) }
+        if pending.isEmpty { return [] }
+        guard apply else {
+            throw StoreError(
+                .schemaOutdated,
+                "the database lacks migrations \(pending.map(\.identifier).joined(separator: ", ")); "
+                    + "run `storekeeper migrate --database URL`")
+        }
+        var appliedNow: [String] = []
+        for migration in pending {
+            let didApply = try inTransaction(connection) { () throws(StoreError) -> Bool in
+                guard try appliedIdentifiers(connection).contains(migration.identifier) == false else { return false }
+                do throws(StoreError) {
+                    try connection.executeScript(migration.sql(for: connection.dialect))
+                } catch {
+                    throw StoreError(.migrationFailed, "migration \(migration.identifier) failed: \(error.detail)")
+                }
+                try connection.execute(recordSQL(connection.dialect), [.text(migration.identifier)])
+                return true
+            }
+            if didApply { appliedNow.append(migration.identifier) }
+        }
+        return appliedNow
+    }
+
+    static func appliedIdentifiers(_ connection: any SQLConnection) throws(StoreError) -> Set<String> {
+        Set(
+            try connection.query("SELECT identifier FROM schema_migrations", []).map { row throws(StoreError) in
+                try row.text(0)
+            })
+    }
+
+    /// `applied_at` is bookkeeping, so it takes the database's clock.
+    static func recordSQL(_ dialect: SQLDialect) -> String {
+        switch dialect {
+        case .sqlite:
+            return """
+                INSERT INTO schema_migrations (identifier, applied_at)
+                VALUES ($1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
+                """
+        case .postgres:
+            return """
+                INSERT INTO schema_migrations (identifier, applied_at)
+                VALUES ($1, CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT))
+                """
+        }
+    }
+
+    /// One transaction holding the migration lock.
+    static func inTransaction<R>(
+        _ connection: any SQLConnection, _ body: () throws(StoreError) -> R
+    ) throws(StoreError) -> R {
+        switch connection.dialect {
+        case .sqlite:
+            try connection.executeScript("BEGIN IMMEDIATE")
+        case .postgres:
+            try connection.executeScript("BEGIN")
+        }
+        do {
+            if connection.dialect == .postgres {
+                _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(advisoryLockKey)])
+            }
+            let result = try body()
+            try connection.executeScript("COMMIT")
+            return result
+        } catch {
+            try? connection.executeScript("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import AppStoreModels
+import Entitlements
+
+/// One webhook delivery (event × endpoint) as stored.
+/// - Note: Immutable value; `Sendable`.
+public struct OutboxEntry: Sendable, Hashable {
+    public var id: Int64
+    public var eventSequence: Int64
+    public var endpointId: String
+    public var attempts: Int
+    public var nextAttemptAt: Timestamp
+    public var leaseOwner: String?
+    public var leaseExpiresAt: Timestamp?
+    public var lastError: String?
+    public var deliveredAt: Timestamp?
+    public var deadLetteredAt: Timestamp?
+}
+
+/// A delivery leased to a worker, with what it needs to send it.
+/// - Note: Immutable value; `Sendable`.
+public struct OutboxDelivery: Sendable, Hashable {
+    public var id: Int64
+    /// This attempt's number, from 1.
+    public var attempt: Int
+    public var leaseExpiresAt: Timestamp
+    public var endpoint: WebhookEndpoint
+    public var event: StoredEvent
+}
+
+/// A job for a worker.
+/// - Note: Immutable value; `Sendable`.
+public struct JobRecord: Sendable, Hashable {
+    public var id: Int64
+    public var kind: String
+    public var payload: String
+    public var runAt: Timestamp
+    public var attempts: Int
+    public var leaseOwner: String?
+    public var leaseExpiresAt: Timestamp?
+    public var lastError: String?
+    public var completedAt: Timestamp?
+    public var failedAt: Timestamp?
+}
+
+/// An administrative action to record.
+/// - Note: Immutable value; `Sendable`.
+public struct NewAuditEntry: Sendable, Hashable {
+    public var at: Timestamp
+    /// Who: an API key id, `cli`, …
+    public var actor: String
+    public var action: String
+    public var appId: String?
+    /// What changed; never secrets.
+    public var detail: JSONValue
+
+    public init(at: Timestamp, actor: String, action: String, appId: String?, detail: JSONValue = .object([:])) {
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.appId = appId
+        self.detail = detail
+    }
+}
+
+/// A recorded administrative action.
+/// - Note: Immutable value; `Sendable`.
+public struct AuditEntry: Sendable, Hashable {
+    public var id: Int64
+    public var at: Timestamp
+    public var actor: String
+    public var action: String
+    public var appId: String?
+    public var detail: JSONValue
+}

@@ -1,0 +1,164 @@
+import CLibPQ
+import Foundation
+
+/// One libpq connection. Every argument is bound with `PQexecParams` (typed `int8` / `text`,
+/// text format); results come back as text and are typed by the column's OID.
+/// - Note: Not thread-safe; used only on its worker's queue.
+final class PostgresConnection: SQLConnection {
+    let dialect = SQLDialect.postgres
+    private var handle: OpaquePointer?
+
+    /// Connects with a libpq connection string and applies the session settings.
+    init(conninfo: String, statementTimeoutMilliseconds: Int?) throws(StoreError) {
+        let connection = PQconnectdb(conninfo)
+        handle = connection
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { Self.clean(String(cString: PQerrorMessage($0))) } ?? "out of memory"
+            close()
+            throw StoreError(.connectionLost, "cannot connect to PostgreSQL: \(message)")
+        }
+        CLibPQ_silenceNotices(connection)
+        if let statementTimeoutMilliseconds {
+            _ = try query(
+                "SELECT set_config('statement_timeout', $1, false)", [.text(String(statementTimeoutMilliseconds))])
+        }
+    }
+
+    deinit { close() }
+
+    var isHealthy: Bool { handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
+
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// The server process id, for tests that terminate this backend.
+    var backendProcessId: Int32 { handle.map { PQbackendPID($0) } ?? 0 }
+
+    func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        let result = try run(sql, arguments)
+        defer { PQclear(result) }
+        let rowCount = PQntuples(result)
+        let columnCount = PQnfields(result)
+        let integerColumns = (0..<columnCount).map { column -> Bool in
+            // int8, int2, int4
+            let type = PQftype(result, column)
+            return type == 20 || type == 21 || type == 23
+        }
+        var rows: [SQLRow] = []
+        rows.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(columnCount))
+            for column in 0..<columnCount {
+                if PQgetisnull(result, row, column) == 1 {
+                    values.append(.null)
+                    continue
+                }
+                let text = String(cString: PQgetvalue(result, row, column))
+                if integerColumns[Int(column)], let value = Int64(text) {
+                    values.append(.integer(value))
+                } else {
+                    values.append(.text(text))
+                }
+            }
+            rows.append(SQLRow(values: values))
+        }
+        return rows
+    }
+
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int {
+        let result = try run(sql, arguments)
+        defer { PQclear(result) }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    func executeScript(_ sql: String) throws(StoreError) {
+        guard let handle else { throw StoreError(.connectionLost, "PostgreSQL connection is closed") }
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, sql)
+    }
+
+    // MARK: - Internals
+
+    private func run(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> OpaquePointer {
+        guard let handle else { throw StoreError(.connectionLost, "PostgreSQL connection is closed") }
+        var types: [Oid] = []
+        var values: [UnsafeMutablePointer<CChar>?] = []
+        types.reserveCapacity(arguments.count)
+        values.reserveCapacity(arguments.count)
+        for argument in arguments {
+            switch argument {
+            case .null:
+                types.append(0)
+                values.append(nil)
+            case .integer(let value):
+                types.append(20)  // int8
+                values.append(strdup(String(value)))
+            case .text(let value):
+                types.append(25)  // text
+                values.append(strdup(value))
+            }
+        }
+        defer { for value in values { free(value) } }
+        let result = values.withUnsafeBufferPointer { valuePointers in
+            valuePointers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { constPointers in
+                PQexecParams(
+                    handle, sql, Int32(arguments.count), types, constPointers.baseAddress, nil, nil, 0)
+            }
+        }
+        do {
+            try check(result, sql)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        return result!
+    }
+
+    private func check(_ result: OpaquePointer?, _ sql: String) throws(StoreError) {
+        let statement = SQLiteConnection.summary(of: sql)
+        guard let result else {
+            throw StoreError(isHealthy ? .database : .connectionLost, "\(statement): no result from PostgreSQL")
+        }
+        let status = PQresultStatus(result)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return }
+        let sqlstate = CLibPQ_sqlstate(result).map { String(cString: $0) } ?? ""
+        let constraint = CLibPQ_constraintName(result).map { String(cString: $0) }
+        let primary = CLibPQ_primaryMessage(result).map { String(cString: $0) } ?? ""
+        throw Self.error(
+            sqlstate: sqlstate, primary: primary, constraint: constraint, statement: statement,
+            connectionBroken: !isHealthy)
+    }
+
+    /// Classes 22 (data exception) and 23 (integrity) quote values in their messages, so only
+    /// the SQLSTATE and the constraint name are kept for those.
+    static func error(
+        sqlstate: String, primary: String, constraint: String?, statement: String, connectionBroken: Bool
+    ) -> StoreError {
+        let quotesValues = sqlstate.hasPrefix("22") || sqlstate.hasPrefix("23")
+        let message = quotesValues ? "constraint \(constraint ?? "?")" : clean(primary)
+        let detail = "\(statement): \(message) (SQLSTATE \(sqlstate.isEmpty ? "none" : sqlstate))"
+        if connectionBroken || sqlstate.hasPrefix("08") || sqlstate == "57P01" || sqlstate == "57P02"
+            || sqlstate == "57P03"
+        {
+            return StoreError(.connectionLost, detail)
+        }
+        switch sqlstate {
+        case "23505": return StoreError(.duplicate, detail)
+        case "40001", "40P01": return StoreError(.conflictRetry, detail)
+        case "57014", "55P03": return StoreError(.timeout, detail)
+        default:
+            if sqlstate.hasPrefix("23") { return StoreError(.constraintViolation, detail) }
+            return StoreError(.database, detail)
+        }
+    }
+
+    static func clean(_ message: String) -> String {
+        message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: " ")
+    }
+}

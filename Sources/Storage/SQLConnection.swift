@@ -1,0 +1,23 @@
+/// The SQL dialect a statement is written for. Most statements are shared (written with
+/// `$1`-style placeholders, which the SQLite connection maps to `?1`); the few that differ
+/// (row locks, `SKIP LOCKED`, identity columns) switch on this.
+enum SQLDialect: String, Sendable {
+    case sqlite
+    case postgres
+}
+
+/// One open database connection. Not thread-safe: a connection lives on its own
+/// `ConnectionWorker` queue and is only touched there.
+protocol SQLConnection: AnyObject {
+    var dialect: SQLDialect { get }
+    /// Runs one statement with bound arguments and returns its rows.
+    func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow]
+    /// Runs one statement with bound arguments and returns the number of rows it changed.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int
+    /// Runs a script of several statements without arguments (migrations, `BEGIN`, `COMMIT`).
+    func executeScript(_ sql: String) throws(StoreError)
+    /// Whether the connection can still be used; a broken one is replaced before the next use.
+    var isHealthy: Bool { get }
+    func close()
+}

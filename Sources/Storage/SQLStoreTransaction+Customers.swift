@@ -1,0 +1,144 @@
+import AppStoreModels
+
+/// Customers, their identifiers, and the row lock that serializes one customer's updates.
+extension SQLStoreTransaction {
+    func customer(id: Int64) throws -> CustomerRecord? {
+        guard
+            let row = try row(
+                "SELECT id, app_id, app_user_id, first_seen_at, last_seen_at FROM customers WHERE id = $1",
+                .integer(id))
+        else { return nil }
+        let texts = { (sql: String) throws(StoreError) -> [String] in
+            try self.connection.query(sql, [.integer(id)]).map { row throws(StoreError) in try row.text(0) }
+        }
+        return CustomerRecord(
+            id: try row.integer(0), appId: try row.text(1), appUserId: try row.text(2),
+            aliases: try texts("SELECT alias FROM customer_aliases WHERE customer_id = $1 ORDER BY alias"),
+            appAccountTokens: try texts(
+                "SELECT token FROM customer_app_account_tokens WHERE customer_id = $1 ORDER BY token"),
+            originalTransactionIds: try texts(
+                """
+                SELECT original_transaction_id FROM customer_transactions
+                WHERE customer_id = $1 ORDER BY original_transaction_id
+                """),
+            firstSeenAt: try row.timestamp(3), lastSeenAt: try row.timestamp(4))
+    }
+
+    func customer(appId: String, _ lookup: CustomerLookup) throws -> CustomerRecord? {
+        let found: SQLRow?
+        switch lookup {
+        case .appUserId(let value):
+            found = try row(
+                "SELECT id FROM customers WHERE app_id = $1 AND app_user_id = $2", .text(appId), .text(value))
+        case .alias(let value):
+            found = try row(
+                "SELECT customer_id FROM customer_aliases WHERE app_id = $1 AND alias = $2", .text(appId), .text(value))
+        case .appAccountToken(let value):
+            found = try row(
+                "SELECT customer_id FROM customer_app_account_tokens WHERE app_id = $1 AND token = $2", .text(appId),
+                .text(value))
+        case .originalTransactionId(let value):
+            found = try row(
+                """
+                SELECT customer_id FROM customer_transactions
+                WHERE app_id = $1 AND original_transaction_id = $2
+                """, .text(appId), .text(value))
+        }
+        guard let found else { return nil }
+        return try customer(id: try found.integer(0))
+    }
+
+    func ensureCustomer(appId: String, appUserId: String, at: Timestamp) throws -> CustomerRecord {
+        guard
+            let id = try insertReturningId(
+                """
+                INSERT INTO customers (app_id, app_user_id, first_seen_at, last_seen_at) VALUES ($1, $2, $3, $3)
+                ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_seen_at =
+                    CASE WHEN excluded.last_seen_at > customers.last_seen_at
+                         THEN excluded.last_seen_at ELSE customers.last_seen_at END
+                RETURNING id
+                """, [.text(appId), .text(appUserId), SQLValue(at)])
+        else { throw StoreError(.database, "customer upsert returned no row") }
+        return try lockCustomer(id: id)
+    }
+
+    @discardableResult
+    func lockCustomer(id: Int64) throws -> CustomerRecord {
+        let sql: String
+        switch dialect {
+        case .postgres: sql = "SELECT id FROM customers WHERE id = $1 FOR UPDATE"
+        // The single writer connection already excludes every other write.
+        case .sqlite: sql = "SELECT id FROM customers WHERE id = $1"
+        }
+        guard try row(sql, .integer(id)) != nil, let customer = try customer(id: id) else {
+            throw StoreError(.notFound, "customer \(id) does not exist")
+        }
+        return customer
+    }
+
+    @discardableResult
+    func claimOriginalTransaction(_ originalTransactionId: String, customerId: Int64, at: Timestamp) throws
+        -> Int64?
+    {
+        let inserted = try execute(
+            """
+            INSERT INTO customer_transactions (app_id, original_transaction_id, customer_id, claimed_at)
+            SELECT app_id, $2, id, $3 FROM customers WHERE id = $1
+            ON CONFLICT (app_id, original_transaction_id) DO NOTHING
+            """, .integer(customerId), .text(originalTransactionId), SQLValue(at))
+        if inserted == 1 { return nil }
+        guard
+            let owner = try row(
+                """
+                SELECT ct.customer_id FROM customer_transactions ct JOIN customers c ON c.app_id = ct.app_id
+                WHERE c.id = $1 AND ct.original_transaction_id = $2
+                """, .integer(customerId), .text(originalTransactionId))
+        else { throw StoreError(.notFound, "customer \(customerId) does not exist") }
+        let previous = try owner.integer(0)
+        if previous == customerId { return nil }
+        try execute(
+            """
+            UPDATE customer_transactions SET customer_id = $1, claimed_at = $3
+            WHERE original_transaction_id = $2 AND app_id = (SELECT app_id FROM customers WHERE id = $1)
+            """, .integer(customerId), .text(originalTransactionId), SQLValue(at))
+        return previous
+    }
+
+    func addAlias(_ alias: String, customerId: Int64, at: Timestamp) throws {
+        try addIdentifier(
+            insert: """
+                INSERT INTO customer_aliases (app_id, alias, customer_id, created_at)
+                SELECT app_id, $2, id, $3 FROM customers WHERE id = $1
+                ON CONFLICT (app_id, alias) DO NOTHING
+                """,
+            owner: """
+                SELECT a.customer_id FROM customer_aliases a JOIN customers c ON c.app_id = a.app_id
+                WHERE c.id = $1 AND a.alias = $2
+                """, value: alias, customerId: customerId, at: at, what: "alias")
+    }
+
+    func addAppAccountToken(_ token: String, customerId: Int64, at: Timestamp) throws {
+        try addIdentifier(
+            insert: """
+                INSERT INTO customer_app_account_tokens (app_id, token, customer_id, created_at)
+                SELECT app_id, $2, id, $3 FROM customers WHERE id = $1
+                ON CONFLICT (app_id, token) DO NOTHING
+                """,
+            owner: """
+                SELECT t.customer_id FROM customer_app_account_tokens t JOIN customers c ON c.app_id = t.app_id
+                WHERE c.id = $1 AND t.token = $2
+                """, value: token, customerId: customerId, at: at, what: "appAccountToken")
+    }
+
+    private func addIdentifier(
+        insert: String, owner: String, value: String, customerId: Int64, at: Timestamp, what: String
+    ) throws(StoreError) {
+        if try connection.execute(insert, [.integer(customerId), .text(value), SQLValue(at)]) == 1 { return }
+        guard let row = try connection.query(owner, [.integer(customerId), .text(value)]).first else {
+            throw StoreError(.notFound, "customer \(customerId) does not exist")
+        }
+        if try row.integer(0) != customerId {
+            throw StoreError(.duplicate, "the \(what) already belongs to another customer")
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import AppStoreModels
+import Entitlements
+
+/// Customer state (versioned) and the append-only lifecycle events.
+extension SQLStoreTransaction {
+    func customerInfo(customerId: Int64, environment: AppStoreEnvironment) throws -> StoredCustomerInfo? {
+        try row(
+            """
+            SELECT info_json, version, updated_at FROM customer_states
+            WHERE customer_id = $1 AND environment = $2
+            """, .integer(customerId), .text(environment.rawValue)
+        ).map { row throws(StoreError) in
+            StoredCustomerInfo(
+                info: try Self.decode(CustomerInfo.self, try row.text(0), column: "customer_states.info_json"),
+                version: try row.integer(1), updatedAt: try row.timestamp(2))
+        }
+    }
+
+    func saveCustomerInfo(_ info: CustomerInfo, customerId: Int64, expectedVersion: Int64?, at: Timestamp) throws
+        -> Int64
+    {
+        guard let expectedVersion else {
+            let inserted = try execute(
+                """
+                INSERT INTO customer_states (customer_id, environment, version, info_json, updated_at)
+                VALUES ($1, $2, 1, $3, $4)
+                ON CONFLICT (customer_id, environment) DO NOTHING
+                """, .integer(customerId), .text(info.environment.rawValue), Self.json(info), SQLValue(at))
+            guard inserted == 1 else {
+                throw StoreError(.versionConflict, "customer \(customerId) already has a stored state")
+            }
+            return 1
+        }
+        let updated = try execute(
+            """
+            UPDATE customer_states SET version = version + 1, info_json = $3, updated_at = $4
+            WHERE customer_id = $1 AND environment = $2 AND version = $5
+            """, .integer(customerId), .text(info.environment.rawValue), Self.json(info), SQLValue(at),
+            .integer(expectedVersion))
+        guard updated == 1 else {
+            throw StoreError(
+                .versionConflict, "customer \(customerId) state is no longer at version \(expectedVersion)")
+        }
+        return expectedVersion + 1
+    }
+
+    func appendEvents(_ events: [LifecycleEvent], customerId: Int64, at: Timestamp) throws -> [StoredEvent] {
+        var appended: [StoredEvent] = []
+        for event in events {
+            let id = try insertReturningId(
+                """
+                INSERT INTO lifecycle_events (customer_id, event_id, environment, type, occurred_at, event_json,
+                                              created_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7)
+                ON CONFLICT (customer_id, event_id) DO NOTHING
+                RETURNING id
+                """,
+                [
+                    .integer(customerId), .text(event.id), .text(event.environment.rawValue),
+                    .text(event.type.rawValue),
+                    SQLValue(event.occurredAt), Self.json(event), SQLValue(at),
+                ])
+            if let id {
+                appended.append(StoredEvent(sequence: id, customerId: customerId, event: event, createdAt: at))
+            }
+        }
+        return appended
+    }
+
+    func events(customerId: Int64, after: Int64?, limit: Int) throws -> [StoredEvent] {
+        try rows(
+            """
+            SELECT id, customer_id, event_json, created_at FROM lifecycle_events
+            WHERE customer_id = $1 AND id > $2 ORDER BY id LIMIT $3
+            """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
+        ).map { row throws(StoreError) in try Self.storedEvent(row, from: 0) }
+    }
+
+    static func storedEvent(_ row: SQLRow, from column: Int) throws(StoreError) -> StoredEvent {
+        StoredEvent(
+            sequence: try row.integer(column), customerId: try row.integer(column + 1),
+            event: try decode(LifecycleEvent.self, try row.text(column + 2), column: "lifecycle_events.event_json"),
+            createdAt: try row.timestamp(column + 3))
+    }
+}

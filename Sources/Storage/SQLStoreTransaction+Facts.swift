@@ -1,0 +1,198 @@
+import AppStoreModels
+import Entitlements
+
+/// Verified facts, stored verbatim with their decoded columns; replays are no-ops.
+extension SQLStoreTransaction {
+    func insertNotification(_ notification: NewNotification) throws -> Insertion {
+        let id = try insertReturningId(
+            """
+            INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment,
+                                       original_transaction_id, signed_date, signed_payload, fact_json, received_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            ON CONFLICT (notification_uuid) DO NOTHING
+            RETURNING id
+            """,
+            [
+                .text(notification.appId), .text(notification.notificationUUID), .text(notification.type),
+                SQLValue(notification.subtype), SQLValue(notification.environment?.rawValue),
+                SQLValue(notification.originalTransactionId), SQLValue(notification.signedDate),
+                .text(notification.signedPayload), notification.fact.map(Self.json) ?? .null,
+                SQLValue(notification.receivedAt),
+            ])
+        return id.map(Insertion.inserted) ?? .duplicate
+    }
+
+    func finishNotification(id: Int64, outcome: String, at: Timestamp) throws {
+        try execute(
+            "UPDATE notifications SET processed_at = $2, outcome = $3 WHERE id = $1", .integer(id), SQLValue(at),
+            .text(outcome))
+    }
+
+    func notification(uuid: String) throws -> NotificationRecord? {
+        try row(
+            """
+            SELECT id, app_id, notification_uuid, notification_type, subtype, environment, original_transaction_id,
+                   signed_date, signed_payload, received_at, processed_at, outcome
+            FROM notifications WHERE notification_uuid = $1
+            """, .text(uuid)
+        ).map { row throws(StoreError) in
+            NotificationRecord(
+                id: try row.integer(0), appId: try row.text(1), notificationUUID: try row.text(2),
+                type: try row.text(3), subtype: try row.optionalText(4),
+                environment: Self.environment(try row.optionalText(5)), originalTransactionId: try row.optionalText(6),
+                signedDate: try row.timestamp(7), signedPayload: try row.text(8), receivedAt: try row.timestamp(9),
+                processedAt: try row.optionalTimestamp(10), outcome: try row.optionalText(11))
+        }
+    }
+
+    func notificationCount(appId: String) throws -> Int {
+        Int(try row("SELECT COUNT(*) FROM notifications WHERE app_id = $1", .text(appId))?.integer(0) ?? 0)
+    }
+
+    func insertTransaction(_ transaction: NewTransaction) throws -> Insertion {
+        let fact = transaction.fact
+        let id = try insertReturningId(
+            """
+            INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
+                                             signed_date, jws, source, fact_json, received_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            ON CONFLICT (environment, transaction_id, signed_date) DO NOTHING
+            RETURNING id
+            """,
+            [
+                .text(transaction.appId), .text(fact.environment.rawValue), .text(fact.transactionId),
+                .text(fact.originalTransactionId), .text(fact.productId), SQLValue(fact.signedDate),
+                SQLValue(transaction.jws), .text(transaction.source), Self.json(fact), SQLValue(transaction.receivedAt),
+            ])
+        return id.map(Insertion.inserted) ?? .duplicate
+    }
+
+    func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion {
+        let fact = renewalInfo.fact
+        let id = try insertReturningId(
+            """
+            INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id, signed_date,
+                                              jws, source, fact_json, received_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (environment, original_transaction_id, signed_date) DO NOTHING
+            RETURNING id
+            """,
+            [
+                .text(renewalInfo.appId), .text(fact.environment.rawValue), .text(fact.originalTransactionId),
+                .text(fact.productId), SQLValue(fact.signedDate), SQLValue(renewalInfo.jws), .text(renewalInfo.source),
+                Self.json(fact), SQLValue(renewalInfo.receivedAt),
+            ])
+        return id.map(Insertion.inserted) ?? .duplicate
+    }
+
+    func insertReceiptValidation(_ validation: NewReceiptValidation) throws -> Int64 {
+        guard
+            let id = try insertReturningId(
+                """
+                INSERT INTO receipt_validations (app_id, customer_id, environment, receipt_data, response_body,
+                                                 received_at)
+                VALUES ($1, $2, $3, $4, $5, $6)
+                RETURNING id
+                """,
+                [
+                    .text(validation.appId), SQLValue(validation.customerId),
+                    SQLValue(validation.environment?.rawValue), .text(validation.receiptData),
+                    SQLValue(validation.responseBody), SQLValue(validation.receivedAt),
+                ])
+        else { throw StoreError(.database, "receipt insert returned no row") }
+        return id
+    }
+
+    func facts(customerId: Int64) throws -> [Fact] {
+        var facts: [Fact] = []
+        for row in try rows(
+            """
+            SELECT t.fact_json FROM signed_transactions t
+            JOIN customer_transactions ct
+              ON ct.app_id = t.app_id AND ct.original_transaction_id = t.original_transaction_id
+            WHERE ct.customer_id = $1 ORDER BY t.id
+            """, .integer(customerId))
+        {
+            facts.append(.transaction(try Self.decode(TransactionFact.self, try row.text(0), column: "fact_json")))
+        }
+        for row in try rows(
+            """
+            SELECT r.fact_json FROM signed_renewal_infos r
+            JOIN customer_transactions ct
+              ON ct.app_id = r.app_id AND ct.original_transaction_id = r.original_transaction_id
+            WHERE ct.customer_id = $1 ORDER BY r.id
+            """, .integer(customerId))
+        {
+            facts.append(.renewalInfo(try Self.decode(RenewalFact.self, try row.text(0), column: "fact_json")))
+        }
+        for row in try rows(
+            """
+            SELECT n.fact_json FROM notifications n
+            JOIN customer_transactions ct
+              ON ct.app_id = n.app_id AND ct.original_transaction_id = n.original_transaction_id
+            WHERE ct.customer_id = $1 AND n.fact_json IS NOT NULL ORDER BY n.id
+            """, .integer(customerId))
+        {
+            facts.append(.notification(try Self.decode(NotificationFact.self, try row.text(0), column: "fact_json")))
+        }
+        return facts
+    }
+
+    func storedFacts(customerId: Int64, kind: FactKind, after: Int64?, limit: Int) throws -> [StoredFact] {
+        switch kind {
+        case .transaction:
+            return try rows(
+                """
+                SELECT t.id, t.environment, t.original_transaction_id, t.signed_date, t.jws, t.fact_json, t.received_at
+                FROM signed_transactions t
+                JOIN customer_transactions ct
+                  ON ct.app_id = t.app_id AND ct.original_transaction_id = t.original_transaction_id
+                WHERE ct.customer_id = $1 AND t.id > $2 ORDER BY t.id LIMIT $3
+                """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
+            ).map { row throws(StoreError) in
+                try Self.storedFact(row, kind: .transaction) { text throws(StoreError) in
+                    .transaction(try Self.decode(TransactionFact.self, text, column: "fact_json"))
+                }
+            }
+        case .renewalInfo:
+            return try rows(
+                """
+                SELECT r.id, r.environment, r.original_transaction_id, r.signed_date, r.jws, r.fact_json, r.received_at
+                FROM signed_renewal_infos r
+                JOIN customer_transactions ct
+                  ON ct.app_id = r.app_id AND ct.original_transaction_id = r.original_transaction_id
+                WHERE ct.customer_id = $1 AND r.id > $2 ORDER BY r.id LIMIT $3
+                """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
+            ).map { row throws(StoreError) in
+                try Self.storedFact(row, kind: .renewalInfo) { text throws(StoreError) in
+                    .renewalInfo(try Self.decode(RenewalFact.self, text, column: "fact_json"))
+                }
+            }
+        case .notification:
+            return try rows(
+                """
+                SELECT n.id, n.environment, n.original_transaction_id, n.signed_date, n.signed_payload, n.fact_json,
+                       n.received_at
+                FROM notifications n
+                JOIN customer_transactions ct
+                  ON ct.app_id = n.app_id AND ct.original_transaction_id = n.original_transaction_id
+                WHERE ct.customer_id = $1 AND n.id > $2 ORDER BY n.id LIMIT $3
+                """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
+            ).map { row throws(StoreError) in
+                try Self.storedFact(row, kind: .notification) { text throws(StoreError) in
+                    .notification(try Self.decode(NotificationFact.self, text, column: "fact_json"))
+                }
+            }
+        }
+    }
+
+    private static func storedFact(
+        _ row: SQLRow, kind: FactKind, decode: (String) throws(StoreError) -> Fact
+    ) throws(StoreError) -> StoredFact {
+        StoredFact(
+            sequence: try row.integer(0), kind: kind, environment: environment(try row.optionalText(1)),
+            originalTransactionId: try row.optionalText(2), signedDate: try row.timestamp(3),
+            raw: try row.optionalText(4), fact: try row.optionalText(5).map(decode),
+            receivedAt: try row.timestamp(6))
+    }
+}

@@ -1,0 +1,127 @@
+import AppStoreModels
+
+/// The webhook outbox: rows committed with the events, leased by delivery workers.
+extension SQLStoreTransaction {
+    func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int {
+        var added = 0
+        for event in events {
+            added += try execute(
+                """
+                INSERT INTO webhook_outbox (event_row_id, endpoint_id, attempts, next_attempt_at, created_at)
+                SELECT $1, id, 0, $2, $2 FROM webhook_endpoints WHERE app_id = $3 AND enabled = 1
+                ON CONFLICT (event_row_id, endpoint_id) DO NOTHING
+                """, .integer(event.sequence), SQLValue(at), .text(appId))
+        }
+        return added
+    }
+
+    func claimDeliveries(owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int)
+        throws -> [OutboxDelivery]
+    {
+        // A worker that crashed during its last allowed attempt leaves an expired lease.
+        try execute(
+            """
+            UPDATE webhook_outbox
+            SET dead_lettered_at = $1, lease_owner = NULL, lease_expires_at = NULL,
+                last_error = COALESCE(last_error, 'lease expired during the last attempt')
+            WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND attempts >= $2
+              AND lease_expires_at IS NOT NULL AND lease_expires_at <= $1
+            """, SQLValue(now), SQLValue(maxAttempts))
+        let claimSQL: String
+        switch dialect {
+        case .postgres:
+            claimSQL = """
+                UPDATE webhook_outbox SET lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1
+                WHERE id IN (
+                    SELECT id FROM webhook_outbox
+                    WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND next_attempt_at <= $3
+                      AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
+                    ORDER BY next_attempt_at, id
+                    LIMIT $4
+                    FOR UPDATE SKIP LOCKED)
+                RETURNING id
+                """
+        case .sqlite:
+            // The single writer makes the select-and-update atomic.
+            claimSQL = """
+                UPDATE webhook_outbox SET lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1
+                WHERE id IN (
+                    SELECT id FROM webhook_outbox
+                    WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND next_attempt_at <= $3
+                      AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
+                    ORDER BY next_attempt_at, id
+                    LIMIT $4)
+                RETURNING id
+                """
+        }
+        let ids = try rows(
+            claimSQL, .text(owner), SQLValue(now.adding(milliseconds: leaseMilliseconds)), SQLValue(now),
+            SQLValue(limit)
+        ).map { row throws(StoreError) in try row.integer(0) }.sorted()
+        return try ids.compactMap { id throws(StoreError) in
+            try row(
+                """
+                SELECT o.id, o.attempts, o.lease_expires_at,
+                       p.id, p.app_id, p.url, p.secret, p.enabled,
+                       e.id, e.customer_id, e.event_json, e.created_at
+                FROM webhook_outbox o
+                JOIN webhook_endpoints p ON p.id = o.endpoint_id
+                JOIN lifecycle_events e ON e.id = o.event_row_id
+                WHERE o.id = $1
+                """, .integer(id)
+            ).map { row throws(StoreError) in
+                OutboxDelivery(
+                    id: try row.integer(0), attempt: Int(try row.integer(1)), leaseExpiresAt: try row.timestamp(2),
+                    endpoint: try Self.endpoint(row, from: 3), event: try Self.storedEvent(row, from: 8))
+            }
+        }
+    }
+
+    func markDelivered(id: Int64, owner: String, at: Timestamp) throws -> Bool {
+        try execute(
+            """
+            UPDATE webhook_outbox SET delivered_at = $3, lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
+            """, .integer(id), .text(owner), SQLValue(at)) == 1
+    }
+
+    func markFailed(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool {
+        if let retryAt {
+            return try execute(
+                """
+                UPDATE webhook_outbox SET next_attempt_at = $4, last_error = $3, lease_owner = NULL,
+                                          lease_expires_at = NULL
+                WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
+                """, .integer(id), .text(owner), .text(error), SQLValue(retryAt)) == 1
+        }
+        return try execute(
+            """
+            UPDATE webhook_outbox SET dead_lettered_at = $4, last_error = $3, lease_owner = NULL,
+                                      lease_expires_at = NULL
+            WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
+            """, .integer(id), .text(owner), .text(error), SQLValue(at)) == 1
+    }
+
+    func outboxEntry(id: Int64) throws -> OutboxEntry? {
+        try row(Self.outboxSelect + " WHERE id = $1", .integer(id)).map(Self.outboxEntry)
+    }
+
+    func outboxEntries(eventSequence: Int64) throws -> [OutboxEntry] {
+        try rows(Self.outboxSelect + " WHERE event_row_id = $1 ORDER BY id", .integer(eventSequence))
+            .map(Self.outboxEntry)
+    }
+
+    static let outboxSelect = """
+        SELECT id, event_row_id, endpoint_id, attempts, next_attempt_at, lease_owner, lease_expires_at, last_error,
+               delivered_at, dead_lettered_at
+        FROM webhook_outbox
+        """
+
+    static func outboxEntry(_ row: SQLRow) throws(StoreError) -> OutboxEntry {
+        OutboxEntry(
+            id: try row.integer(0), eventSequence: try row.integer(1), endpointId: try row.text(2),
+            attempts: Int(try row.integer(3)), nextAttemptAt: try row.timestamp(4), leaseOwner: try row.optionalText(5),
+            leaseExpiresAt: try row.optionalTimestamp(6), lastError: try row.optionalText(7),
+            deliveredAt: try row.optionalTimestamp(8), deadLetteredAt: try row.optionalTimestamp(9))
+    }
+}

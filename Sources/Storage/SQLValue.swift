@@ -1,0 +1,62 @@
+import AppStoreModels
+
+/// A bound statement argument or a result column. Values always travel bound, never
+/// interpolated into SQL text.
+/// - Note: Immutable value; `Sendable`.
+enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case text(String)
+
+    init(_ value: String?) { self = value.map { .text($0) } ?? .null }
+    init(_ value: Int64?) { self = value.map { .integer($0) } ?? .null }
+    init(_ value: Int) { self = .integer(Int64(value)) }
+    init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    init(_ value: Timestamp?) { self = value.map { .integer($0.millisecondsSince1970) } ?? .null }
+}
+
+/// One result row, columns in `SELECT` order.
+/// - Note: Immutable value; `Sendable`.
+struct SQLRow: Sendable {
+    var values: [SQLValue]
+
+    func text(_ index: Int) throws(StoreError) -> String {
+        switch values[index] {
+        case .text(let value): return value
+        case .integer(let value): return String(value)
+        case .null: throw StoreError(.corruptValue, "column \(index) is NULL, expected text")
+        }
+    }
+
+    func optionalText(_ index: Int) throws(StoreError) -> String? {
+        if case .null = values[index] { return nil }
+        return try text(index)
+    }
+
+    func integer(_ index: Int) throws(StoreError) -> Int64 {
+        switch values[index] {
+        case .integer(let value): return value
+        case .text(let value):
+            guard let parsed = Int64(value) else {
+                throw StoreError(.corruptValue, "column \(index) is not an integer")
+            }
+            return parsed
+        case .null: throw StoreError(.corruptValue, "column \(index) is NULL, expected an integer")
+        }
+    }
+
+    func optionalInteger(_ index: Int) throws(StoreError) -> Int64? {
+        if case .null = values[index] { return nil }
+        return try integer(index)
+    }
+
+    func timestamp(_ index: Int) throws(StoreError) -> Timestamp {
+        Timestamp(millisecondsSince1970: try integer(index))
+    }
+
+    func optionalTimestamp(_ index: Int) throws(StoreError) -> Timestamp? {
+        try optionalInteger(index).map { Timestamp(millisecondsSince1970: $0) }
+    }
+
+    func bool(_ index: Int) throws(StoreError) -> Bool { try integer(index) != 0 }
+}

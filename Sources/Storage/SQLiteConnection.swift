@@ -1,0 +1,174 @@
+import CSQLite
+
+/// One libsqlite3 connection with a cache of prepared statements.
+///
+/// Opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own because the
+/// connection is confined to one `ConnectionWorker` queue.
+/// - Note: Not thread-safe; used only on its worker's queue.
+final class SQLiteConnection: SQLConnection {
+    let dialect = SQLDialect.sqlite
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens `path`; the writer creates the file, puts it in WAL mode and sets
+    /// `synchronous=FULL`, so a commit is on disk before `COMMIT` returns.
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32) throws(StoreError) {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        var db: OpaquePointer?
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        handle = db
+        guard status == SQLITE_OK, db != nil else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            handle = nil
+            throw StoreError(.invalidConfiguration, "cannot open SQLite database: \(message)")
+        }
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        if !readOnly {
+            let mode = try query("PRAGMA journal_mode = WAL", []).first.flatMap { try? $0.text(0) }
+            guard mode?.lowercased() == "wal" else {
+                throw StoreError(.invalidConfiguration, "SQLite database refused WAL mode")
+            }
+        }
+        try executeScript(
+            """
+            PRAGMA synchronous = FULL;
+            PRAGMA foreign_keys = ON;
+            """)
+    }
+
+    deinit { close() }
+
+    var isHealthy: Bool { handle != nil }
+
+    func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements = [:]
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        try bind(arguments, to: statement)
+        var rows: [SQLRow] = []
+        let columns = sqlite3_column_count(statement)
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw error(status, sql) }
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_NULL:
+                    values.append(.null)
+                case SQLITE_INTEGER:
+                    values.append(.integer(sqlite3_column_int64(statement, column)))
+                default:
+                    let bytes = sqlite3_column_text(statement, column)
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    values.append(
+                        .text(
+                            bytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
+                                ?? ""))
+                }
+            }
+            rows.append(SQLRow(values: values))
+        }
+        return rows
+    }
+
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int {
+        _ = try query(sql, arguments)
+        return Int(sqlite3_changes64(handle))
+    }
+
+    func executeScript(_ sql: String) throws(StoreError) {
+        guard let handle else { throw StoreError(.closed, "SQLite connection is closed") }
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        if let message { sqlite3_free(message) }
+        guard status == SQLITE_OK else { throw error(status, sql) }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" or the list of problems.
+    func integrityCheck() throws(StoreError) -> String {
+        try query("PRAGMA integrity_check", []).map { row throws(StoreError) in try row.text(0) }.joined(
+            separator: "\n")
+    }
+
+    // MARK: - Internals
+
+    /// Shared statements are written with PostgreSQL's `$1` placeholders; SQLite reads `?1`
+    /// as the same numbered parameter.
+    static func sqliteText(_ sql: String) -> String {
+        var result = ""
+        result.reserveCapacity(sql.utf8.count)
+        var previous: Character = " "
+        for character in sql {
+            if previous == "$", character.isNumber {
+                result.removeLast()
+                result.append("?")
+            }
+            result.append(character)
+            previous = character
+        }
+        return result
+    }
+
+    private func prepared(_ sql: String) throws(StoreError) -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        guard let handle else { throw StoreError(.closed, "SQLite connection is closed") }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(
+            handle, Self.sqliteText(sql), -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error(status, sql) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ arguments: [SQLValue], to statement: OpaquePointer) throws(StoreError) {
+        for (offset, argument) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch argument {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
+            case .text(let value): status = sqlite3_bind_text(statement, index, value, -1, CSQLite_transient())
+            }
+            guard status == SQLITE_OK else { throw error(status, "bind") }
+        }
+    }
+
+    /// Maps a result code; the message is SQLite's, which names tables and columns but never
+    /// bound values. The SQL text is reduced to its first words to say which statement failed.
+    private func error(_ status: Int32, _ sql: String) -> StoreError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        let statement = Self.summary(of: sql)
+        switch status & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return StoreError(.timeout, "\(statement): database is busy (\(message))")
+        case SQLITE_CONSTRAINT:
+            if status == CSQLite_constraintUnique() || status == CSQLite_constraintPrimaryKey() {
+                return StoreError(.duplicate, "\(statement): \(message)")
+            }
+            return StoreError(.constraintViolation, "\(statement): \(message)")
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            return StoreError(.corruptValue, "\(statement): \(message)")
+        default:
+            return StoreError(.database, "\(statement): \(message) (SQLite \(status))")
+        }
+    }
+
+    static func summary(of sql: String) -> String {
+        sql.split(whereSeparator: \.isWhitespace).prefix(4).joined(separator: " ")
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// The embedded store: one SQLite file in WAL mode with `synchronous=FULL`, so a write that
+/// returned is on disk and survives the process being killed at any instant.
+///
+/// One writer connection runs every `write` (SQLite allows one writer at a time, which also
+/// serializes updates to a customer); a small pool of read-only connections runs `read`s
+/// concurrently on WAL snapshots. Each connection has its own dispatch queue.
+/// - Note: Thread-safe: all state is immutable or confined to the connections' queues.
+public final class SQLiteStore: Store {
+    public let engine = StoreEngine.sqlite
+    public let path: String
+    private let writer: ConnectionWorker
+    private let readers: ConnectionPool
+
+    private init(path: String, writer: ConnectionWorker, readers: ConnectionPool) {
+        self.path = path
+        self.writer = writer
+        self.readers = readers
+    }
+
+    /// Opens (creating if needed) the database at `path` and applies pending migrations
+    /// (with `migrate: false`, refuses a database that lacks some). Refuses a database migrated
+    /// by a newer binary with `schemaTooNew`.
+    public static func open(
+        path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true
+    ) async throws -> SQLiteStore {
+        let writer = ConnectionWorker(label: "storekeeper.sqlite.writer") { () throws(StoreError) in
+            try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        }
+        _ = try await writer.run { connection in try Migrator.migrate(connection, apply: migrate) }
+        let readers = (0..<max(1, readerCount)).map { index in
+            ConnectionWorker(label: "storekeeper.sqlite.reader.\(index)") { () throws(StoreError) in
+                try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            }
+        }
+        return SQLiteStore(path: path, writer: writer, readers: ConnectionPool(workers: readers))
+    }
+
+    public func read<R: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> R) async throws -> R {
+        try await readers.withWorker { worker in
+            try await worker.run { connection in
+                try connection.executeScript("BEGIN")
+                do {
+                    let result = try body(SQLStoreTransaction(connection: connection))
+                    try connection.executeScript("COMMIT")
+                    return result
+                } catch {
+                    try? connection.executeScript("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    public func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> R) async throws -> R {
+        try await writer.run { connection in try Self.transaction(connection, body) }
+    }
+
+    static func transaction<R>(_ connection: any SQLConnection, _ body: (any StoreTransaction) throws -> R) throws -> R
+    {
+        try connection.executeScript("BEGIN IMMEDIATE")
+        do {
+            let result = try body(SQLStoreTransaction(connection: connection))
+            try connection.executeScript("COMMIT")
+            return result
+        } catch {
+            try? connection.executeScript("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// `PRAGMA integrity_check` on the writer connection: `"ok"` or SQLite's list of problems.
+    public func integrityCheck() async throws -> String {
+        try await writer.run { connection in
+            guard let sqlite = connection as? SQLiteConnection else { return "not SQLite" }
+            return try sqlite.integrityCheck()
+        }
+    }
+
+    public func close() async {
+        await readers.close()
+        await writer.close()
+    }
+}

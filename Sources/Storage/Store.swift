@@ -1,0 +1,173 @@
+import AppStoreModels
+import Entitlements
+
+/// Where Storekeeper keeps everything: apps and their configuration, customers, the verified
+/// facts (with the signed payloads verbatim), and what is derived from them (customer state,
+/// lifecycle events, the webhook outbox, jobs, the audit log).
+///
+/// Work happens in closures, GRDB style: `write` runs its body in one database transaction
+/// that commits when the body returns and rolls back when it throws, so an ingestion (raw
+/// payload + facts + state + events + outbox rows) is all or nothing. `read` runs its body on
+/// a consistent snapshot. Bodies run on the store's own threads and must not block on
+/// anything but the store; they see the store through `StoreReader` / `StoreTransaction`,
+/// whose statements are written out in `SQLStoreTransaction`.
+///
+/// Writes to one customer serialize: call `StoreTransaction.lockCustomer` (or
+/// `ensureCustomer`) first; PostgreSQL holds a row lock until commit, SQLite has a single
+/// writer. A failed write throws a `StoreError`; when `isRetryable` the whole closure may run
+/// again (see `write(retries:_:)`). A statement error inside a body ends the transaction on
+/// PostgreSQL: let it propagate, never catch it and carry on in the same body.
+/// - Note: Thread-safe: implementations are `Sendable` and may be shared by any number of tasks.
+public protocol Store: Sendable {
+    /// `sqlite` or `postgres`.
+    var engine: StoreEngine { get }
+
+    /// Runs `body` on a read-only snapshot.
+    func read<R: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> R) async throws -> R
+
+    /// Runs `body` in one transaction: committed (durably) when it returns, rolled back when it
+    /// throws. The transaction value must not escape the body.
+    func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> R) async throws -> R
+
+    /// Waits for running work and closes every connection; later calls throw `closed`.
+    func close() async
+}
+
+/// The database engine behind a `Store`.
+public enum StoreEngine: String, Sendable, Hashable {
+    case sqlite
+    case postgres
+}
+
+extension Store {
+    /// `write`, run again (up to `retries` more times) when it fails with a retryable error
+    /// (lost connection, serialization failure, deadlock, timeout). The body must be
+    /// idempotent in its effects outside the database; inside, a failed attempt left nothing.
+    public func write<R: Sendable>(
+        retries: Int, _ body: @escaping @Sendable (any StoreTransaction) throws -> R
+    ) async throws -> R {
+        var attempt = 0
+        while true {
+            do {
+                return try await write(body)
+            } catch let error as StoreError where error.isRetryable && attempt < retries {
+                attempt += 1
+            }
+        }
+    }
+}
+
+/// What a read (and a write) may look at.
+/// - Note: Not thread-safe; valid only inside the `read` / `write` body it was passed to.
+public protocol StoreReader {
+    var engine: StoreEngine { get }
+
+    // Apps and configuration.
+    func app(id: String) throws -> AppRecord?
+    func apps() throws -> [AppRecord]
+    func catalog(appId: String) throws -> ProductCatalog?
+    /// An API key by the SHA-256 of its secret (the secret itself is never stored).
+    func apiKey(hash: String) throws -> APIKeyRecord?
+    func webhookEndpoints(appId: String) throws -> [WebhookEndpoint]
+
+    // Customers.
+    func customer(id: Int64) throws -> CustomerRecord?
+    func customer(appId: String, _ lookup: CustomerLookup) throws -> CustomerRecord?
+
+    // Facts.
+    /// Every fact of the customer (transactions, renewal infos and notifications of the
+    /// original transactions it owns), ready for `EntitlementEngine.evaluate`.
+    func facts(customerId: Int64) throws -> [Fact]
+    /// Stored facts of one kind with their raw JWS, oldest first, after the cursor `after`.
+    func storedFacts(customerId: Int64, kind: FactKind, after: Int64?, limit: Int) throws -> [StoredFact]
+    func notification(uuid: String) throws -> NotificationRecord?
+    func notificationCount(appId: String) throws -> Int
+
+    // Derived state.
+    func customerInfo(customerId: Int64, environment: AppStoreEnvironment) throws -> StoredCustomerInfo?
+    /// Lifecycle events oldest first, after the cursor `after` (a `StoredEvent.sequence`).
+    func events(customerId: Int64, after: Int64?, limit: Int) throws -> [StoredEvent]
+    func outboxEntry(id: Int64) throws -> OutboxEntry?
+    func outboxEntries(eventSequence: Int64) throws -> [OutboxEntry]
+    func job(id: Int64) throws -> JobRecord?
+    func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
+
+    /// Identifiers of the migrations applied to this database.
+    func appliedMigrations() throws -> [String]
+}
+
+/// What a write transaction may change, in addition to reading.
+/// - Note: Not thread-safe; valid only inside the `write` body it was passed to.
+public protocol StoreTransaction: StoreReader {
+    // Apps and configuration.
+    func saveApp(_ app: AppRecord, at: Timestamp) throws
+    func saveCatalog(appId: String, _ catalog: ProductCatalog, at: Timestamp) throws
+    func saveAPIKey(_ key: APIKeyRecord) throws
+    func revokeAPIKey(id: String, at: Timestamp) throws -> Bool
+    func saveWebhookEndpoint(_ endpoint: WebhookEndpoint, at: Timestamp) throws
+
+    // Customers.
+    /// Finds or creates the customer, moves `lastSeenAt` forward and holds the customer's lock
+    /// until the transaction ends.
+    func ensureCustomer(appId: String, appUserId: String, at: Timestamp) throws -> CustomerRecord
+    /// Holds the customer's lock until the transaction ends (PostgreSQL `SELECT … FOR UPDATE`;
+    /// on SQLite the single writer already serializes). Throws `notFound`.
+    @discardableResult
+    func lockCustomer(id: Int64) throws -> CustomerRecord
+    /// Records that the customer owns an original transaction; returns the previous owner if
+    /// it belonged to someone else (it is moved), `nil` otherwise.
+    @discardableResult
+    func claimOriginalTransaction(
+        _ originalTransactionId: String, customerId: Int64, at: Timestamp
+    ) throws -> Int64?
+    /// Another id the customer is known by; `duplicate` if it names another customer.
+    func addAlias(_ alias: String, customerId: Int64, at: Timestamp) throws
+    func addAppAccountToken(_ token: String, customerId: Int64, at: Timestamp) throws
+
+    // Facts: verbatim payloads plus decoded columns; unique keys make replays no-ops.
+    func insertNotification(_ notification: NewNotification) throws -> Insertion
+    func finishNotification(id: Int64, outcome: String, at: Timestamp) throws
+    func insertTransaction(_ transaction: NewTransaction) throws -> Insertion
+    func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion
+    func insertReceiptValidation(_ validation: NewReceiptValidation) throws -> Int64
+
+    // Derived state.
+    /// Saves the customer's state if the stored version is still `expectedVersion` (`nil`:
+    /// none stored yet) and returns the new version; `versionConflict` otherwise.
+    func saveCustomerInfo(
+        _ info: CustomerInfo, customerId: Int64, expectedVersion: Int64?, at: Timestamp
+    ) throws -> Int64
+    /// Appends the events whose ids the customer does not have yet; returns those.
+    func appendEvents(_ events: [LifecycleEvent], customerId: Int64, at: Timestamp) throws -> [StoredEvent]
+    /// One outbox row per event and enabled endpoint of the app; returns how many were added.
+    @discardableResult
+    func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int
+
+    // Webhook outbox workers.
+    /// Leases up to `limit` due deliveries to `owner` until `now + leaseMilliseconds` and counts
+    /// an attempt for each. Deliveries whose lease expired after their last allowed attempt are
+    /// dead-lettered first. On PostgreSQL rows locked by another claimer are skipped.
+    func claimDeliveries(
+        owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
+    ) throws -> [OutboxDelivery]
+    /// `false` when the lease was lost (expired and claimed by another worker).
+    func markDelivered(id: Int64, owner: String, at: Timestamp) throws -> Bool
+    /// Schedules the next attempt at `retryAt`, or dead-letters the delivery when `retryAt` is
+    /// `nil`. `false` when the lease was lost.
+    func markFailed(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool
+
+    // Job queue.
+    /// `nil` when `dedupeKey` is already queued.
+    func enqueueJob(kind: String, payload: String, runAt: Timestamp, dedupeKey: String?, at: Timestamp) throws
+        -> Int64?
+    func claimJobs(
+        kind: String, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int
+    ) throws -> [JobRecord]
+    func completeJob(id: Int64, owner: String, at: Timestamp) throws -> Bool
+    /// Retries at `retryAt`, or gives up for good when `nil`.
+    func failJob(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool
+
+    // Audit.
+    @discardableResult
+    func appendAudit(_ entry: NewAuditEntry) throws -> Int64
+}
