@@ -28,7 +28,8 @@ let package = Package(
         .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(
-            name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"], swiftSettings: strict),
+            name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"],
+            swiftSettings: strict),
         .executableTarget(
             name: "storekeeper",
             dependencies: ["AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage"],
