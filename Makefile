@@ -37,6 +37,7 @@ interop: build-release
 	@$(VENV)/bin/python -c "import appstoreserverlibrary, jwt" 2>/dev/null || \
 		$(VENV)/bin/pip install --quiet --disable-pip-version-check app-store-server-library PyJWT
 	$(VENV)/bin/python tests/interop/interop_test.py .build/release/storekeeper
+	$(VENV)/bin/python tests/interop/simulator_interop_test.py .build/release/storekeeper
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests

@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AppStoreTrust", targets: ["AppStoreTrust"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
         .library(name: "Storage", targets: ["Storage"]),
+        .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
     ],
     targets: [
         // System libraries from Debian: module maps plus tiny inline shims for macros and variadics.
@@ -28,11 +29,17 @@ let package = Package(
         .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(
+            name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreTrust", "HTTPServer"],
+            swiftSettings: strict),
+        .target(
             name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"],
             swiftSettings: strict),
         .executableTarget(
             name: "storekeeper",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage"],
+            dependencies: [
+                "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "AppStoreSimulator",
+                "HTTPServer",
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "StorekeeperBench",
@@ -52,6 +59,10 @@ let package = Package(
             name: "AppStoreClientTests", dependencies: ["AppStoreClient", "StorekeeperTesting", "HTTPServer"],
             swiftSettings: strict),
         .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements"], swiftSettings: strict),
+        .testTarget(
+            name: "AppStoreSimulatorTests",
+            dependencies: ["AppStoreSimulator", "StorekeeperTesting", "AppStoreClient", "HTTPServer"],
+            exclude: ["Scenarios"], swiftSettings: strict),
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "Entitlements", "AppStoreModels"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreTrust
 import Entitlements
 import Foundation
+import Storage
 
 /// `make bench`: release-build figures printed beside a physical reference measured on the
 /// same machine in the same run. Single-threaded unless stated.
@@ -150,7 +151,34 @@ func benchEngine() throws {
     print("linear growth shows as a per-fact cost that stays roughly constant across sizes")
 }
 
-// BENCH_ONLY=verification|engine runs one part (for profiling).
+/// Storage at one size in this process (peak RSS is per process, so each size runs alone):
+/// bulk import, CustomerInfo lookups with p50/p99, durable ingestion commits.
+func benchStorage() async throws {
+    let environment = ProcessInfo.processInfo.environment
+    let transactions = Int(environment["BENCH_STORAGE_TRANSACTIONS"] ?? "") ?? 1_000_000
+    let customers = Int(environment["BENCH_STORAGE_CUSTOMERS"] ?? "") ?? 100_000
+    print("\n== Storage: \(transactions) transactions / \(customers) customers ==")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "storekeeper-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var stores: [(String, any Store)] = []
+    if environment["BENCH_STORAGE_ENGINE"] != "postgres" {
+        stores.append(
+            ("sqlite", try await SQLiteStore.open(path: directory.appendingPathComponent("bench.sqlite").path)))
+    }
+    if environment["BENCH_STORAGE_ENGINE"] != "sqlite", let url = environment["STOREKEEPER_BENCH_POSTGRES_URL"] {
+        stores.append(("postgres", try await PostgresStore.open(url: url)))
+    }
+    for (_, store) in stores {
+        print(try await StoreBenchmark.run(store: store, transactions: transactions, customers: customers))
+        await store.close()
+    }
+}
+
+// BENCH_ONLY=verification|engine|storage runs one part (for profiling, and storage sizes in
+// separate processes so each peak RSS belongs to one size).
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
 if only == nil || only == "verification" { try benchVerification() }
 if only == nil || only == "engine" { try benchEngine() }
+if only == "storage" { try await benchStorage() }

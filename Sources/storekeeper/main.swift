@@ -16,6 +16,8 @@ let usage = """
       token --key P8 --key-id ID --issuer-id ID --bundle-id ID   App Store Server API bearer token
       offer sign|verify|jws …                          promotional offer signatures (v1, JWS v2)
       migrate --database URL [--check]                 apply schema migrations (SQLite path or postgres:// URL)
+      simulate serve|run …                             local App Store simulator (Server API, verifyReceipt,
+                                                       notifications, scenarios)
       quickstart [DIR]                                 sign and verify sample payloads end to end
       appstore transaction|history|statuses|refunds|notifications|test-notification …   App Store Server API
     """
@@ -50,6 +52,7 @@ func run(_ arguments: [String]) -> Int32 {
             try TrustCommands.offer(try CommandLineArguments(rest, switches: switches), now: now)
         case "appstore": try AppStoreCommands.run(rest)
         case "migrate": return try MigrateCommand.run(Array(rest))
+        case "simulate": return SimulateCommands.run(Array(rest))
         // Hidden: the child process of StorageTests' crash-recovery test.
         case "storage-crash-probe": return StoreCrashProbe.run(Array(rest))
         case "quickstart":

@@ -1,0 +1,44 @@
+import AppStoreModels
+import AppStoreTrust
+import Foundation
+
+/// Who may call the Server API, and how often.
+extension AppStoreSimulator {
+    /// Checks the bearer token like Apple: ES256 by a key registered for the app named in
+    /// `bid`, issuer matching the key, audience `appstoreconnect-v1`, not expired, at most an
+    /// hour long; `iat` optional. Then applies the app's rate limit. Returns the bundle id.
+    func authenticate(authorization: String?) throws(SimulatorError) -> String {
+        guard let authorization, authorization.hasPrefix("Bearer ") else {
+            throw SimulatorError(.unauthenticated, "missing bearer token")
+        }
+        let token = String(authorization.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
+        let verified: (keyId: String, claims: AppStoreConnectClaims)
+        do {
+            verified = try tokenVerifier.verify(token, now: tokenClock.now)
+        } catch {
+            throw SimulatorError(.unauthenticated, "token refused: \(error.rule.rawValue)")
+        }
+        guard let key = keyOwners[verified.keyId], key.issuerId == verified.claims.iss,
+            let app = state.apps[verified.claims.bid], app.apiKeys.contains(where: { $0.keyId == verified.keyId })
+        else { throw SimulatorError(.unauthenticated, "token is not for a known app and issuer") }
+        try checkRateLimit(bundleId: app.bundleId)
+        return app.bundleId
+    }
+
+    /// Sliding window on the simulator's clock; the error carries the seconds until a slot frees.
+    private func checkRateLimit(bundleId: String) throws(SimulatorError) {
+        guard let rateLimit else { return }
+        let now = clock.now
+        let window = Int64(rateLimit.seconds * 1000)
+        var recent = (recentRequests[bundleId] ?? []).filter { $0 > now.adding(milliseconds: -window) }
+        guard recent.count < rateLimit.requests else {
+            recentRequests[bundleId] = recent
+            let wait = recent[0].millisecondsSince1970 + window - now.millisecondsSince1970
+            throw SimulatorError(
+                .rateLimited, "Rate limit exceeded.", apiErrorCode: APIError.rateLimitExceeded.rawValue,
+                retryAfterSeconds: max(1, (wait + 999) / 1000))
+        }
+        recent.append(now)
+        recentRequests[bundleId] = recent
+    }
+}

@@ -1,0 +1,107 @@
+import AppStoreModels
+import AppStoreSimulator
+import AppStoreTrust
+import Foundation
+import Testing
+
+/// Scenario files run to their expected outcomes, and everything the simulator signs on the way
+/// verifies with our SignedDataVerifier against the simulator's root.
+@Suite struct ScenarioTests {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Scenarios")
+
+    @Test func fullLifecycleScenarioPassesAndEverythingVerifies() async throws {
+        let scenario = try Scenario.load(
+            try Data(contentsOf: Self.directory.appendingPathComponent("full-lifecycle.json")))
+        let authority = try StorekeeperTestingAuthority.shared()
+        let transport = RecordingTransport()
+        let simulator = try await ScenarioRunner.makeSimulator(
+            for: scenario, authority: authority, start: SimulatorFixture.start, transport: transport,
+            notificationURL: "http://127.0.0.1:9/")
+        let report = await ScenarioRunner(simulator: simulator).run(scenario)
+        for step in report.steps where !step.passed {
+            Issue.record("step \(step.index) \(step.action): \(step.problems.joined(separator: "; "))")
+        }
+        #expect(report.steps.count == scenario.steps.count)
+
+        let verifier = try SignedDataVerifier(
+            rootCertificates: [authority.root], bundleId: scenario.app.bundleId, appAppleId: scenario.app.appAppleId,
+            environment: .sandbox)
+        let notifications = await simulator.producedNotifications()
+        #expect(notifications.count == transport.count)
+        var types: Set<String> = []
+        for notification in notifications {
+            let verified = try verifier.verifyAndDecodeNotificationContents(notification.signedPayload)
+            let payload = verified.notification.payload
+            types.insert(notification.notificationType)
+            #expect(payload.version == "2.0")
+            #expect(payload.notificationUUID == notification.notificationUUID)
+            if let transaction = verified.transaction?.payload {
+                #expect(transaction.environment == .sandbox)
+                #expect(transaction.signedDate != nil)
+            }
+            // Apple omits what does not apply; nothing is ever `null`.
+            let json = try #require(Data(base64URL: notification.signedPayload.split(separator: ".")[1]))
+            #expect(!String(decoding: json, as: UTF8.self).contains("null"))
+        }
+        #expect(
+            types.isSuperset(of: [
+                "SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_PREF", "DID_CHANGE_RENEWAL_STATUS", "PRICE_INCREASE",
+                "RENEWAL_EXTENDED", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "REVOKE", "CONSUMPTION_REQUEST",
+                "REFUND_DECLINED", "REFUND", "REFUND_REVERSED", "EXPIRED", "ONE_TIME_CHARGE", "RENEWAL_EXTENSION",
+            ]))
+        for customer in scenario.customers {
+            for signed in try await simulator.signedTransactions(customer: customer.id) {
+                _ = try verifier.verifyAndDecodeTransaction(signed)
+            }
+            for signed in try await simulator.signedRenewalInfos(customer: customer.id) {
+                _ = try verifier.verifyAndDecodeRenewalInfo(signed)
+            }
+        }
+    }
+
+    @Test func reportsUnmetExpectations() async throws {
+        let json = """
+            {"name": "wrong", "app": {"bundleId": "b", "appAppleId": 1, "products": [
+              {"productId": "p", "kind": "nonConsumable", "prices": [{"storefront": "USA", "currency": "USD", "price": 990}]}]},
+             "customers": [{"id": "a"}],
+             "steps": [{"action": "purchase", "customer": "a", "productId": "p",
+                        "expect": {"notifications": [{"type": "SUBSCRIBED", "subtype": "INITIAL_BUY"}]}},
+                       {"action": "purchase", "customer": "a", "productId": "missing",
+                        "expect": {"error": "simulator.unknownProduct"}}]}
+            """
+        let scenario = try Scenario.load(Data(json.utf8))
+        let simulator = try await ScenarioRunner.makeSimulator(
+            for: scenario, authority: try StorekeeperTestingAuthority.shared(), start: SimulatorFixture.start,
+            transport: RecordingTransport())
+        let report = await ScenarioRunner(simulator: simulator).run(scenario)
+        #expect(report.steps.map(\.passed) == [false, true])
+        #expect(report.steps[0].problems.first?.contains("got ONE_TIME_CHARGE") == true)
+    }
+
+    @Test func subscriptionLifecycleDatesAndRenewalInfo() async throws {
+        let fixture = try await SimulatorFixture()
+        let verifier = try fixture.verifier()
+        try await fixture.act(.purchase, "alice", "monthly")
+        try await fixture.act(.billingIssue, "alice")
+        let failed = try await fixture.act(.renew, "alice", "monthly")
+        #expect(failed.types == ["DID_FAIL_TO_RENEW/GRACE_PERIOD"])
+        let weekLater = TimeScale.calendar.adding(.week, to: SimulatorFixture.start)
+        #expect(fixture.clock.now == weekLater)
+        let renewal = try verifier.verifyAndDecodeRenewalInfo(
+            try #require(try await fixture.simulator.signedRenewalInfos(customer: "alice").first)
+        ).payload
+        #expect(renewal.isInBillingRetryPeriod == true)
+        #expect(renewal.expirationIntent == .billingError)
+        #expect(renewal.gracePeriodExpiresDate == weekLater.adding(milliseconds: 16 * 86_400_000))
+        let recovered = try await fixture.act(.billingRecovery, "alice")
+        #expect(recovered.types == ["DID_RENEW/BILLING_RECOVERY"])
+        let transactions = try await fixture.simulator.signedTransactions(customer: "alice")
+        let latest = try verifier.verifyAndDecodeTransaction(try #require(transactions.last)).payload
+        // Recovered within the grace period: the period starts at the original renewal date.
+        #expect(latest.purchaseDate == weekLater)
+        #expect(latest.expiresDate == TimeScale.calendar.adding(.month, to: weekLater))
+        #expect(latest.transactionReason == .renewal)
+        #expect(latest.offerType == nil)
+    }
+}
