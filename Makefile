@@ -18,8 +18,18 @@ test: test-deps lint
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
 	$(MAKE) interop
 
-bench: deps build-release
+# Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
+# whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.
+bench: test-deps build-release
 	.build/release/StorekeeperBench
+	@for engine in sqlite postgres; do \
+	  url=""; if [ $$engine = postgres ]; then url=$$(scripts/postgres-test.sh start .build/postgres-bench) || exit 1; fi; \
+	  for size in "100000 10000" "1000000 100000"; do set -- $$size; \
+	    BENCH_ONLY=storage BENCH_STORAGE_ENGINE=$$engine BENCH_STORAGE_TRANSACTIONS=$$1 BENCH_STORAGE_CUSTOMERS=$$2 \
+	      STOREKEEPER_BENCH_POSTGRES_URL=$$url .build/release/StorekeeperBench || status=1; \
+	  done; \
+	  if [ $$engine = postgres ]; then scripts/postgres-test.sh stop .build/postgres-bench; fi; \
+	done; exit $${status:-0}
 
 deps:
 	@scripts/install-deps.sh

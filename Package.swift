@@ -34,11 +34,17 @@ let package = Package(
         .target(
             name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"],
             swiftSettings: strict),
+        .target(
+            name: "StorekeeperServer",
+            dependencies: [
+                "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "HTTPServer",
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "storekeeper",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "AppStoreSimulator",
-                "HTTPServer",
+                "HTTPServer", "StorekeeperServer",
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -63,6 +69,13 @@ let package = Package(
             name: "AppStoreSimulatorTests",
             dependencies: ["AppStoreSimulator", "StorekeeperTesting", "AppStoreClient", "HTTPServer"],
             exclude: ["Scenarios"], swiftSettings: strict),
+        .testTarget(
+            name: "StorekeeperServerTests",
+            dependencies: [
+                "StorekeeperServer", "StorekeeperTesting", "HTTPServer", "Storage", "AppStoreClient", "AppStoreModels",
+                "AppStoreTrust",
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "StorageTests", dependencies: ["Storage", "Entitlements", "AppStoreModels"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),

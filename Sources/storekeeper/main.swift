@@ -7,6 +7,7 @@ let usage = """
     storekeeper: App Store purchase validation and entitlements
 
     commands:
+      serve [--config FILE] [--database URL] [--listen HOST:PORT] [--demo]   the HTTP API (docs/server.md)
       verify [--root FILE]... [--bundle-id ID] [--app-apple-id N] [--environment ENV] [--online]
              [--type transaction|renewal|notification|app-transaction|auto] [JWS|-]
       receipt decode [--root FILE]... [FILE|-]          decode (and verify) a StoreKit 1 app receipt
@@ -51,6 +52,7 @@ func run(_ arguments: [String]) -> Int32 {
         case "offer":
             try TrustCommands.offer(try CommandLineArguments(rest, switches: switches), now: now)
         case "appstore": try AppStoreCommands.run(rest)
+        case "serve": return ServeCommand.run(Array(rest))
         case "migrate": return try MigrateCommand.run(Array(rest))
         case "simulate": return SimulateCommands.run(Array(rest))
         // Hidden: the child process of StorageTests' crash-recovery test.

@@ -1,0 +1,108 @@
+import AppStoreClient
+import AppStoreModels
+import Foundation
+import HTTPServer
+import Storage
+import Synchronization
+
+/// The Storekeeper application: every route, the middleware (metrics, authentication), the
+/// ingestors, the webhook deliverer and the metrics, assembled over one `Store`.
+///
+/// The same value serves `storekeeper serve` and the tests, which run it in process
+/// (`responder.respond(to:)`) or on port 0 (`httpConfiguration`).
+/// - Note: Immutable and `Sendable`.
+public struct StorekeeperApplication: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: any Store
+    public let clock: ServerClock
+    public let metrics: ServerMetrics
+    public let routes: [APIRoute]
+    public let responder: Responder
+    public let webhookDeliverer: WebhookDeliverer
+    public let openAPIDocument: JSONValue
+
+    /// - Parameters:
+    ///   - appStoreConnections: how the server reaches the App Store for an app (default: Apple
+    ///     through the app's App Store Connect key and shared secret).
+    ///   - webhookSettings: delivery tuning; defaults follow `configuration`.
+    ///   - webhookTransport: how webhooks are POSTed (default: URLSession).
+    public init(
+        configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
+        appStoreConnections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
+        webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.clock = clock
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        let verifiers = AppVerifiers(clock: clock.now)
+        let apps = AppDirectory(store: store, metrics: metrics)
+        let notifications = NotificationIngestor(store: store, verifiers: verifiers, metrics: metrics, clock: clock)
+        let purchases = PurchaseIngestor(
+            store: store, verifiers: verifiers, metrics: metrics, clock: clock,
+            connections: appStoreConnections ?? LiveAppStoreConnection.factory(clock: clock))
+        let documentBox = DocumentBox()
+        var routes: [APIRoute] = []
+        routes += OperationsController(store: store, metrics: metrics, openAPI: { documentBox.value }).routes
+        routes += NotificationsController(apps: apps, ingestor: notifications).routes
+        routes += PurchasesController(apps: apps, ingestor: purchases).routes
+        routes += CustomersController(apps: apps, clock: clock).routes
+        routes += CatalogController(apps: apps, clock: clock).routes
+        routes += WebhooksController(apps: apps, clock: clock).routes
+        routes += AppsController(apps: apps, clock: clock).routes
+        let openAPI = OpenAPIDocument.build(routes: routes)
+        documentBox.set(openAPI)
+        self.openAPIDocument = openAPI
+        self.routes = routes
+
+        var router = Router(accessLog: accessLog ?? (configuration.accessLog ? AccessLog.standardError() : nil))
+        router.use(MetricsMiddleware(metrics: metrics))
+        router.use(
+            AuthenticationMiddleware(
+                access: Dictionary(routes.map { ($0.accessKey, $0.access) }, uniquingKeysWith: { first, _ in first }),
+                store: store, adminKey: configuration.adminKey))
+        for route in routes { router.add(route.method, route.path, handler: route.handler) }
+        responder = router.buildResponder()
+
+        var settings = webhookSettings ?? WebhookDeliverer.Settings()
+        if webhookSettings == nil {
+            settings.pollInterval = .milliseconds(configuration.webhookPollMilliseconds)
+            settings.maxAgeMilliseconds = Int64(configuration.webhookMaxAgeSeconds) * 1000
+            settings.requestTimeout = .seconds(configuration.webhookTimeoutSeconds)
+        }
+        webhookDeliverer = WebhookDeliverer(
+            store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
+            settings: settings)
+    }
+
+    /// The HTTP core's configuration from `configuration` (listen address and limits).
+    public func httpConfiguration() throws(ServerConfigurationError) -> HTTPServer.Configuration {
+        let (host, port) = try configuration.listenAddress()
+        return HTTPServer.Configuration(
+            host: host, port: port, threadPoolSize: configuration.threadPoolSize,
+            maxBodySize: configuration.maxBodySize, maxHeaderSize: configuration.maxHeaderSize,
+            connectionLimit: configuration.connectionLimit,
+            connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
+            shutdownGracePeriod: .seconds(configuration.shutdownGraceSeconds),
+            accessLog: configuration.accessLog ? AccessLog.standardError() : nil)
+    }
+}
+
+/// The OpenAPI document, set once after the routes that serve it exist.
+/// - Note: Thread-safe: the value sits behind a `Mutex`.
+private final class DocumentBox: Sendable {
+    private let document = Mutex<JSONValue>(.null)
+    var value: JSONValue { document.withLock { $0 } }
+    func set(_ value: JSONValue) { document.withLock { $0 = value } }
+}
+
+/// Builds the application's responder: what `HTTPServer(configuration:responder:)` serves.
+public func buildApplication(
+    _ configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
+    appStoreClientFactory: AppStoreConnectionFactory? = nil
+) -> Responder {
+    StorekeeperApplication(
+        configuration: configuration, store: store, clock: clock, appStoreConnections: appStoreClientFactory
+    ).responder
+}

@@ -1,0 +1,294 @@
+import AppStoreModels
+import AppStoreTrust
+import Foundation
+import HTTPServer
+import Storage
+
+/// Admin: apps (bundle id, appAppleId, environments, App Store Connect key, shared secret,
+/// root certificates, policies) and API keys. Secrets go in and never come out: views say
+/// only whether they are set; a new API key is shown once, and only its hash is stored.
+/// - Note: Immutable and `Sendable`.
+struct AppsController: Sendable {
+    let apps: AppDirectory
+    let clock: ServerClock
+
+    /// The body of create and update. On update, omitted fields keep their value.
+    struct AppInput: Decodable {
+        var id: String?
+        var bundleId: String?
+        var appAppleId: Int64?
+        var environments: [String]?
+        var sharedSecret: String?
+        var rootCertificatesPEM: [String]?
+        var appStoreConnect: AppStoreConnectCredentials?
+        var transferPolicy: String?
+        var legacyReceiptFlow: Bool?
+        var answerConsumptionRequests: Bool?
+        var onlineVerification: Bool?
+        var verifyReceiptProductionURL: String?
+        var verifyReceiptSandboxURL: String?
+    }
+
+    /// An app as the admin API shows it: no secrets.
+    struct AppView: Encodable {
+        var id: String
+        var bundleId: String
+        var appAppleId: Int64?
+        var environments: [String]
+        var hasSharedSecret: Bool
+        var rootCertificates: [String]
+        var appStoreConnect: ConnectView?
+        var transferPolicy: String
+        var legacyReceiptFlow: Bool
+        var answerConsumptionRequests: Bool
+        var onlineVerification: Bool
+
+        struct ConnectView: Encodable {
+            var keyId: String
+            var issuerId: String
+            var baseURL: String?
+        }
+
+        init(_ app: AppRecord) {
+            let settings = AppSettings(record: app.settings)
+            id = app.id
+            bundleId = app.bundleId
+            appAppleId = app.appAppleId
+            environments = app.environments.map(\.rawValue)
+            hasSharedSecret = app.sharedSecret != nil
+            rootCertificates = settings.rootCertificatesPEM.map {
+                (try? Certificate(derOrPEM: Array($0.utf8)))?.subject ?? "unreadable"
+            }
+            appStoreConnect = settings.appStoreConnect.map {
+                ConnectView(keyId: $0.keyId, issuerId: $0.issuerId, baseURL: $0.baseURL)
+            }
+            transferPolicy = settings.transferPolicy.rawValue
+            legacyReceiptFlow = settings.legacyReceiptFlow
+            answerConsumptionRequests = settings.answerConsumptionRequests
+            onlineVerification = settings.onlineVerification
+        }
+    }
+
+    struct AppList: Encodable {
+        var apps: [AppView]
+    }
+
+    struct KeyInput: Decodable {
+        var kind: String
+        var label: String?
+    }
+
+    struct KeyCreated: Encodable {
+        var id: String
+        var appId: String?
+        var kind: String
+        var label: String
+        /// Shown once; only its SHA-256 is stored.
+        var key: String
+    }
+
+    var routes: [APIRoute] {
+        let errors: [Int: String?] = [
+            400: "Error", 401: "Error", 403: "Error", 404: "Error", 415: "Error", 503: "Error",
+        ]
+        return [
+            APIRoute(
+                .post, "/v1/admin/apps", access: .admin, operationId: "createApp", summary: "Create an app.",
+                tag: "admin", request: "AppInput", responses: errors.merging([201: "App", 409: "Error"]) { $1 },
+                handler: create),
+            APIRoute(
+                .get, "/v1/admin/apps", access: .admin, operationId: "listApps", summary: "List apps.", tag: "admin",
+                responses: errors.merging([200: "AppList"]) { $1 }, handler: list),
+            APIRoute(
+                .get, "/v1/admin/apps/{appId}", access: .admin, operationId: "getApp", summary: "One app.",
+                tag: "admin", responses: errors.merging([200: "App"]) { $1 }, handler: get),
+            APIRoute(
+                .put, "/v1/admin/apps/{appId}", access: .admin, operationId: "updateApp",
+                summary: "Update an app; omitted fields keep their value.", tag: "admin", request: "AppInput",
+                responses: errors.merging([200: "App"]) { $1 }, handler: update),
+            APIRoute(
+                .post, "/v1/admin/apps/{appId}/keys", access: .admin, operationId: "createAppKey",
+                summary: "Create a public or secret API key for the app (shown once).", tag: "admin",
+                request: "KeyInput", responses: errors.merging([201: "KeyCreated"]) { $1 }, handler: createAppKey),
+            APIRoute(
+                .post, "/v1/admin/keys", access: .admin, operationId: "createAdminKey",
+                summary: "Create an admin API key (shown once).", tag: "admin", request: "KeyInput",
+                responses: errors.merging([201: "KeyCreated"]) { $1 }, handler: createAdminKey),
+            APIRoute(
+                .delete, "/v1/admin/keys/{keyId}", access: .admin, operationId: "revokeKey",
+                summary: "Revoke an API key.", tag: "admin", responses: errors.merging([204: nil]) { $1 },
+                handler: revokeKey),
+        ]
+    }
+
+    @Sendable func create(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let input = try RequestBody.decode(AppInput.self, from: request)
+        guard let id = input.id, Self.isValidIdentifier(id) else {
+            throw HTTPError.badRequest("id must be 1 to 64 of A-Z a-z 0-9 . _ -.", code: "invalid_body")
+        }
+        let app = try Self.apply(input, to: nil, id: id)
+        let now = clock.now()
+        let actor = context[PrincipalKey.self]?.actor ?? "admin"
+        try await apps.write("admin") { transaction in
+            guard try transaction.app(id: id) == nil else {
+                throw HTTPError(status: .conflict, code: "app_exists", message: "An app with that id exists.")
+            }
+            try transaction.saveApp(app, at: now)
+            try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.create", appId: id))
+        }
+        return JSONResponse.make(AppView(app), status: .created)
+    }
+
+    @Sendable func list(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let records = try await apps.read { reader in try reader.apps() }
+        return JSONResponse.make(AppList(apps: records.map(AppView.init)))
+    }
+
+    @Sendable func get(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        JSONResponse.make(AppView(try await apps.app(context)))
+    }
+
+    @Sendable func update(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let input = try RequestBody.decode(AppInput.self, from: request)
+        let existing = try await apps.app(context)
+        if let id = input.id, id != existing.id {
+            throw HTTPError.badRequest("The id in the body differs from the path.", code: "invalid_body")
+        }
+        let app = try Self.apply(input, to: existing, id: existing.id)
+        let now = clock.now()
+        let actor = context[PrincipalKey.self]?.actor ?? "admin"
+        try await apps.write("admin") { transaction in
+            try transaction.saveApp(app, at: now)
+            try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.update", appId: app.id))
+        }
+        return JSONResponse.make(AppView(app))
+    }
+
+    @Sendable func createAppKey(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let input = try RequestBody.decode(KeyInput.self, from: request)
+        guard let kind = APIKeyRecord.Kind(rawValue: input.kind), kind != .admin else {
+            throw HTTPError.badRequest("kind must be public or secret.", code: "invalid_body")
+        }
+        let app = try await apps.app(context)
+        return try await createKey(kind: kind, appId: app.id, label: input.label ?? "", context: context)
+    }
+
+    @Sendable func createAdminKey(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let input = try RequestBody.decode(KeyInput.self, from: request)
+        guard input.kind == APIKeyRecord.Kind.admin.rawValue else {
+            throw HTTPError.badRequest("kind must be admin.", code: "invalid_body")
+        }
+        return try await createKey(kind: .admin, appId: nil, label: input.label ?? "", context: context)
+    }
+
+    private func createKey(kind: APIKeyRecord.Kind, appId: String?, label: String, context: RequestContext) async throws
+        -> HTTPResponse
+    {
+        guard label.utf8.count <= 200 else { throw HTTPError.badRequest("label is too long.", code: "invalid_body") }
+        let key = APIKeys.generate(kind: kind)
+        let now = clock.now()
+        let record = APIKeyRecord(
+            id: APIKeys.identifier(prefix: "key_"), appId: appId, kind: kind, hash: APIKeys.hash(key), label: label,
+            createdAt: now)
+        let actor = context[PrincipalKey.self]?.actor ?? "admin"
+        try await apps.write("admin") { transaction in
+            try transaction.saveAPIKey(record)
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: actor, action: "key.create", appId: appId,
+                    detail: .object(["keyId": .string(record.id), "kind": .string(kind.rawValue)])))
+        }
+        return JSONResponse.make(
+            KeyCreated(id: record.id, appId: appId, kind: kind.rawValue, label: label, key: key), status: .created)
+    }
+
+    @Sendable func revokeKey(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let keyId = try context.parameter("keyId")
+        let now = clock.now()
+        let actor = context[PrincipalKey.self]?.actor ?? "admin"
+        let revoked = try await apps.write("admin") { transaction -> Bool in
+            let revoked = try transaction.revokeAPIKey(id: keyId, at: now)
+            if revoked {
+                try transaction.appendAudit(
+                    NewAuditEntry(
+                        at: now, actor: actor, action: "key.revoke", appId: nil,
+                        detail: .object(["keyId": .string(keyId)])))
+            }
+            return revoked
+        }
+        guard revoked else { throw HTTPError(status: .notFound, code: "key_not_found", message: "No such active key.") }
+        return HTTPResponse(status: .noContent)
+    }
+
+    // MARK: Validation
+
+    static func isValidIdentifier(_ value: String) -> Bool {
+        (1...64).contains(value.utf8.count)
+            && value.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x2E || byte == 0x5F || byte == 0x2D
+            } && value != "." && value != ".."
+    }
+
+    static func apply(_ input: AppInput, to existing: AppRecord?, id: String) throws -> AppRecord {
+        var settings = existing.map { AppSettings(record: $0.settings) } ?? AppSettings()
+        guard let bundleId = input.bundleId ?? existing?.bundleId, !bundleId.isEmpty, bundleId.utf8.count <= 255 else {
+            throw HTTPError.badRequest("bundleId is required.", code: "invalid_body")
+        }
+        var environments = existing?.environments ?? []
+        if let names = input.environments {
+            environments = []
+            for name in names {
+                guard let environment = AppStoreEnvironment(rawValue: name) else {
+                    throw HTTPError.badRequest(
+                        "environments must be Production, Sandbox, Xcode or LocalTesting.", code: "invalid_body")
+                }
+                if !environments.contains(environment) { environments.append(environment) }
+            }
+        }
+        guard !environments.isEmpty else {
+            throw HTTPError.badRequest("environments must name at least one environment.", code: "invalid_body")
+        }
+        let appAppleId = input.appAppleId ?? existing?.appAppleId
+        if environments.contains(.production) && appAppleId == nil {
+            throw HTTPError.badRequest("appAppleId is required for the Production environment.", code: "invalid_body")
+        }
+        if let pems = input.rootCertificatesPEM {
+            for pem in pems {
+                guard (try? Certificate(derOrPEM: Array(pem.utf8))) != nil else {
+                    throw HTTPError.badRequest(
+                        "rootCertificatesPEM holds an unreadable certificate.", code: "invalid_body")
+                }
+            }
+            settings.rootCertificatesPEM = pems
+        }
+        if let credentials = input.appStoreConnect {
+            guard (try? PrivateKey(pem: credentials.privateKeyPEM)) != nil else {
+                throw HTTPError.badRequest("appStoreConnect.privateKeyPEM is not a P-256 key.", code: "invalid_body")
+            }
+            settings.appStoreConnect = credentials
+        }
+        if let policy = input.transferPolicy {
+            guard let value = TransferPolicy(rawValue: policy) else {
+                throw HTTPError.badRequest(
+                    "transferPolicy must be transfer_to_newest or keep_with_first.", code: "invalid_body")
+            }
+            guard value != .share else {
+                throw HTTPError(
+                    status: .unprocessableContent, code: "transfer_policy_unsupported",
+                    message: "The share policy needs several owners per purchase, which this store does not record yet."
+                )
+            }
+            settings.transferPolicy = value
+        }
+        if let flag = input.legacyReceiptFlow { settings.legacyReceiptFlow = flag }
+        if let flag = input.answerConsumptionRequests { settings.answerConsumptionRequests = flag }
+        if let flag = input.onlineVerification { settings.onlineVerification = flag }
+        if let url = input.verifyReceiptProductionURL { settings.verifyReceiptProductionURL = url }
+        if let url = input.verifyReceiptSandboxURL { settings.verifyReceiptSandboxURL = url }
+        let sharedSecret = input.sharedSecret ?? existing?.sharedSecret
+        return AppRecord(
+            id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments, sharedSecret: sharedSecret,
+            settings: settings.jsonValue)
+    }
+}

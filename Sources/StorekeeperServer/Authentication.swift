@@ -1,0 +1,141 @@
+import AppStoreModels
+import AppStoreTrust
+import Foundation
+import HTTPServer
+import Storage
+
+/// Who is calling, as proven by the API key in `Authorization: Bearer …`.
+/// - Note: Immutable value; `Sendable`.
+public enum Principal: Sendable, Hashable {
+    /// The configured bootstrap admin key or a stored admin key.
+    case admin(keyId: String)
+    /// A stored key of one app.
+    case app(appId: String, kind: APIKeyRecord.Kind, keyId: String)
+
+    /// For the audit log: the key's id, never the key.
+    public var actor: String {
+        switch self {
+        case .admin(let keyId): return keyId
+        case .app(_, _, let keyId): return keyId
+        }
+    }
+}
+
+/// The principal a request was authenticated as, attached by `AuthenticationMiddleware`.
+public enum PrincipalKey: RequestContextKey {
+    public typealias Value = Principal
+}
+
+/// What a route asks of its caller.
+/// - Note: Immutable value; `Sendable`.
+public enum RouteAccess: String, Sendable, Hashable {
+    /// Anyone (health, metrics, the OpenAPI document).
+    case open
+    /// The App Store: no key; the payload's signature (V2) or shared secret (V1) is the proof.
+    case appStore
+    /// The app's public or secret key (or an admin key).
+    case appPublic
+    /// The app's secret key (or an admin key).
+    case appSecret
+    /// An admin key.
+    case admin
+}
+
+/// API keys: generation and the hash that is stored instead of the key.
+/// - Note: Stateless; thread-safe.
+public enum APIKeys {
+    /// A new random key: `sk_<kind>_` plus 32 random bytes in base64url.
+    public static func generate(kind: APIKeyRecord.Kind) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let prefix: String
+        switch kind {
+        case .public: prefix = "sk_pub_"
+        case .secret: prefix = "sk_sec_"
+        case .admin: prefix = "sk_adm_"
+        }
+        return prefix + Base64URL.encode(bytes)
+    }
+
+    /// Lowercase hex SHA-256 of the key: what the store keeps.
+    public static func hash(_ key: String) -> String {
+        Digest.hex(Digest.sha256(Array(key.utf8)))
+    }
+
+    /// A short random id for a key or endpoint.
+    public static func identifier(prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<9).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return prefix + Base64URL.encode(bytes)
+    }
+}
+
+/// Authenticates the API key of every request and enforces the matched route's `RouteAccess`:
+/// keys are looked up by their SHA-256 and the hashes compared in constant time; an app's key
+/// only reaches routes whose `{appId}` is that app.
+///
+/// 401 `unauthorized` when a required key is missing, unknown or revoked; 403 `forbidden`
+/// when the key is valid but not for this route or app.
+/// - Note: Immutable and `Sendable`.
+public struct AuthenticationMiddleware: Middleware {
+    private let access: [String: RouteAccess]
+    private let store: any Store
+    private let adminKeyHash: [UInt8]?
+
+    /// - Parameter access: the access of each route, keyed by `"METHOD pattern"`.
+    public init(access: [String: RouteAccess], store: any Store, adminKey: String?) {
+        self.access = access
+        self.store = store
+        self.adminKeyHash = adminKey.map { Array(APIKeys.hash($0).utf8) }
+    }
+
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: Next) async throws -> HTTPResponse {
+        guard let route = context.route else { return try await next(request, context) }
+        let method = request.method == .head ? HTTPMethod.get : request.method
+        let required = access["\(method.rawValue) \(route)"] ?? .admin
+        if required == .open || required == .appStore { return try await next(request, context) }
+        let principal = try await authenticate(request)
+        try authorize(principal, required: required, appId: context.parameters["appId"])
+        var context = context
+        context[PrincipalKey.self] = principal
+        return try await next(request, context)
+    }
+
+    private func authenticate(_ request: HTTPRequest) async throws -> Principal {
+        guard let header = request.headers["Authorization"], header.hasPrefix("Bearer ") else {
+            throw HTTPError.unauthorized("An API key is required: Authorization: Bearer <key>.")
+        }
+        let key = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
+        guard !key.isEmpty, key.utf8.count <= 256 else { throw HTTPError.unauthorized("The API key is not valid.") }
+        let hash = APIKeys.hash(key)
+        if let adminKeyHash, Digest.constantTimeEqual(adminKeyHash, Array(hash.utf8)) {
+            return .admin(keyId: "config-admin")
+        }
+        let record: APIKeyRecord?
+        do {
+            record = try await store.read { reader in try reader.apiKey(hash: hash) }
+        } catch {
+            throw ErrorMapping.storeFailure(error)
+        }
+        guard let record, record.revokedAt == nil, Digest.constantTimeEqual(Array(record.hash.utf8), Array(hash.utf8))
+        else { throw HTTPError.unauthorized("The API key is not valid.") }
+        switch record.kind {
+        case .admin: return .admin(keyId: record.id)
+        case .public, .secret:
+            guard let appId = record.appId else { throw HTTPError.unauthorized("The API key is not valid.") }
+            return .app(appId: appId, kind: record.kind, keyId: record.id)
+        }
+    }
+
+    private func authorize(_ principal: Principal, required: RouteAccess, appId: String?) throws {
+        switch principal {
+        case .admin: return
+        case .app(let keyApp, let kind, _):
+            guard required != .admin else { throw HTTPError.forbidden("This route needs an admin key.") }
+            guard let appId, appId == keyApp else { throw HTTPError.forbidden("The API key belongs to another app.") }
+            if required == .appSecret && kind != .secret {
+                throw HTTPError.forbidden("This route needs the app's secret key.")
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import AppStoreModels
+import Storage
+
+/// Who owns a purchase, inside a write transaction: finds a customer by app user id or alias,
+/// links app account tokens, and claims original transactions under the app's transfer policy.
+///
+/// Purchases that arrive before the app posts them (a notification for an unknown original
+/// transaction without a known app account token) stay unclaimed: their facts are stored and
+/// join a customer's evaluation once a customer claims the original transaction.
+/// - Note: Stateless; runs on the store's thread inside a write body.
+enum CustomerIdentity {
+    /// What claiming one original transaction did.
+    enum Claim: Sendable, Hashable {
+        case claimed
+        case alreadyOwned
+        /// Moved from another customer (transfer to newest).
+        case transferred(from: CustomerRecord)
+        /// Another customer keeps it (keep with first).
+        case keptBy(CustomerRecord)
+    }
+
+    /// The customer known as `appUserId` (directly or as an alias), created if unknown, locked.
+    static func resolve(appId: String, appUserId: String, in transaction: any StoreTransaction, now: Timestamp) throws
+        -> CustomerRecord
+    {
+        if transaction.customerExists(appId: appId, appUserId: appUserId) == false,
+            let aliased = try transaction.customer(appId: appId, .alias(appUserId))
+        {
+            return try transaction.lockCustomer(id: aliased.id)
+        }
+        return try transaction.ensureCustomer(appId: appId, appUserId: appUserId, at: now)
+    }
+
+    /// The customer an App Store fact belongs to: the owner of its original transaction, or the
+    /// customer its app account token links to (who then claims it), or `nil` (unclaimed).
+    static func owner(
+        appId: String, originalTransactionId: String, appAccountToken: String?, in transaction: any StoreTransaction,
+        now: Timestamp
+    ) throws -> CustomerRecord? {
+        if let owner = try transaction.customer(appId: appId, .originalTransactionId(originalTransactionId)) {
+            return try transaction.lockCustomer(id: owner.id)
+        }
+        if let appAccountToken, let linked = try transaction.customer(appId: appId, .appAccountToken(appAccountToken)) {
+            let locked = try transaction.lockCustomer(id: linked.id)
+            try transaction.claimOriginalTransaction(originalTransactionId, customerId: locked.id, at: now)
+            return try transaction.lockCustomer(id: locked.id)
+        }
+        return nil
+    }
+
+    /// Claims `originalTransactionId` for `customer` under `policy`; records a transfer in the
+    /// audit log.
+    static func claim(
+        _ originalTransactionId: String, for customer: CustomerRecord, policy: TransferPolicy,
+        in transaction: any StoreTransaction, now: Timestamp
+    ) throws -> Claim {
+        guard let owner = try transaction.customer(appId: customer.appId, .originalTransactionId(originalTransactionId))
+        else {
+            try transaction.claimOriginalTransaction(originalTransactionId, customerId: customer.id, at: now)
+            return .claimed
+        }
+        if owner.id == customer.id { return .alreadyOwned }
+        switch policy {
+        case .keepWithFirst, .share:
+            return .keptBy(owner)
+        case .transferToNewest:
+            let previous = try transaction.lockCustomer(id: owner.id)
+            try transaction.claimOriginalTransaction(originalTransactionId, customerId: customer.id, at: now)
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: "storekeeper", action: "customer.transfer", appId: customer.appId,
+                    detail: .object([
+                        "originalTransactionId": .string(originalTransactionId),
+                        "fromAppUserId": .string(previous.appUserId), "toAppUserId": .string(customer.appUserId),
+                    ])))
+            return .transferred(from: previous)
+        }
+    }
+}
+
+extension StoreReader {
+    /// Whether a customer with exactly this app user id exists.
+    func customerExists(appId: String, appUserId: String) -> Bool {
+        ((try? customer(appId: appId, .appUserId(appUserId))) ?? nil) != nil
+    }
+
+    /// The customer known as `appUserId` directly or as an alias.
+    func customer(appId: String, knownAs appUserId: String) throws -> CustomerRecord? {
+        if let direct = try customer(appId: appId, .appUserId(appUserId)) { return direct }
+        return try customer(appId: appId, .alias(appUserId))
+    }
+}

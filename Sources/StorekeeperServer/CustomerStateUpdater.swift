@@ -1,0 +1,86 @@
+import AppStoreModels
+import Entitlements
+import Storage
+
+/// The step every ingestion ends with, inside its `store.write` closure: load all facts of a
+/// customer, run the engine with the previously stored `CustomerInfo`, save the new state
+/// (compare-and-set on its version), append the new lifecycle events and queue their webhook
+/// deliveries: all in the caller's transaction, so they commit (or not) with the facts.
+/// - Note: Stateless; runs on the store's thread inside a write body.
+enum CustomerStateUpdater {
+    /// The result of re-evaluating one customer in one environment.
+    struct Outcome: Sendable {
+        var info: CustomerInfo
+        var version: Int64
+        var newEvents: [StoredEvent]
+    }
+
+    /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
+    @discardableResult
+    static func update(
+        customer: CustomerRecord, environment: AppStoreEnvironment, in transaction: any StoreTransaction,
+        now: Timestamp
+    ) throws -> Outcome {
+        let facts = try transaction.facts(customerId: customer.id)
+        let catalog = try transaction.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
+        let previous = try transaction.customerInfo(customerId: customer.id, environment: environment)
+        let evaluation = EntitlementEngine.evaluate(
+            customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
+            previous: previous?.info)
+        let version = try transaction.saveCustomerInfo(
+            evaluation.customerInfo, customerId: customer.id, expectedVersion: previous?.version, at: now)
+        let appended = try transaction.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
+        if !appended.isEmpty {
+            try transaction.enqueueDeliveries(of: appended, appId: customer.appId, at: now)
+        }
+        return Outcome(info: evaluation.customerInfo, version: version, newEvents: appended)
+    }
+
+    /// Every environment in which the customer has facts, plus `also`.
+    static func environments(of facts: [Fact], also: AppStoreEnvironment?) -> [AppStoreEnvironment] {
+        var set = Set(facts.map(\.environment))
+        if let also { set.insert(also) }
+        return AppStoreEnvironment.allCases.filter(set.contains)
+    }
+
+    /// The customer's state at `now` without saving it (a read): the stored state when nothing
+    /// can have changed with time since it was evaluated, otherwise a fresh evaluation.
+    static func current(
+        customer: CustomerRecord?, appUserId: String, environment: AppStoreEnvironment, in reader: any StoreReader,
+        now: Timestamp
+    ) throws -> CustomerInfo {
+        guard let customer else {
+            return CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: now)
+        }
+        let stored = try reader.customerInfo(customerId: customer.id, environment: environment)
+        if let stored, !mayHaveChanged(stored.info, by: now) { return stored.info }
+        let facts = try reader.facts(customerId: customer.id)
+        let catalog = try reader.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
+        return EntitlementEngine.evaluate(
+            customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
+            previous: stored?.info
+        ).customerInfo
+    }
+
+    /// Whether a date the state depends on (an expiry, a grace period's end) has passed since
+    /// the state was evaluated.
+    static func mayHaveChanged(_ info: CustomerInfo, by now: Timestamp) -> Bool {
+        func passed(_ date: Timestamp?) -> Bool {
+            guard let date else { return false }
+            return date > info.evaluatedAt && date <= now
+        }
+        for entitlement in info.entitlements.values
+        where passed(entitlement.expiresDate) || passed(entitlement.gracePeriodExpiresDate) {
+            return true
+        }
+        for subscription in info.subscriptions.values
+        where passed(subscription.expiresDate) || passed(subscription.gracePeriodExpiresDate) {
+            return true
+        }
+        for purchase in info.nonSubscriptionPurchases
+        where passed(purchase.expiresDate) || passed(purchase.serviceStartsDate) {
+            return true
+        }
+        return false
+    }
+}

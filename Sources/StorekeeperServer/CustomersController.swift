@@ -1,0 +1,230 @@
+import AppStoreModels
+import AppStoreTrust
+import Entitlements
+import Foundation
+import HTTPServer
+import Storage
+
+/// Reading a customer: `CustomerInfo` (with ETag / If-None-Match), its lifecycle events and
+/// its stored facts (paged by cursor), and aliases that merge two app user ids.
+/// - Note: Immutable and `Sendable`.
+struct CustomersController: Sendable {
+    let apps: AppDirectory
+    let clock: ServerClock
+
+    var routes: [APIRoute] {
+        let errors: [Int: String?] = [400: "Error", 401: "Error", 403: "Error", 404: "Error", 503: "Error"]
+        return [
+            APIRoute(
+                .get, "/v1/apps/{appId}/customers/{appUserId}", access: .appPublic, operationId: "getCustomer",
+                summary: "The customer's CustomerInfo; ETag and If-None-Match (304).", tag: "customers",
+                responses: errors.merging([200: "CustomerInfo", 304: nil]) { $1 }, query: ["environment"],
+                handler: getCustomer),
+            APIRoute(
+                .get, "/v1/apps/{appId}/customers/{appUserId}/events", access: .appSecret,
+                operationId: "listCustomerEvents", summary: "Lifecycle events, oldest first, paged by cursor.",
+                tag: "customers", responses: errors.merging([200: "EventPage"]) { $1 }, query: ["cursor", "limit"],
+                handler: listEvents),
+            APIRoute(
+                .get, "/v1/apps/{appId}/customers/{appUserId}/transactions", access: .appSecret,
+                operationId: "listCustomerTransactions",
+                summary: "Stored facts with their raw JWS, oldest first, paged by cursor.", tag: "customers",
+                responses: errors.merging([200: "FactPage"]) { $1 }, query: ["kind", "cursor", "limit"],
+                handler: listFacts),
+            APIRoute(
+                .post, "/v1/apps/{appId}/customers/{appUserId}/aliases", access: .appSecret,
+                operationId: "addCustomerAlias",
+                summary: "Merge another app user id into this customer and keep it as an alias.", tag: "customers",
+                request: "AddAlias",
+                responses: errors.merging([200: "CustomerInfo", 409: "Error", 415: "Error"]) { $1 },
+                handler: addAlias),
+        ]
+    }
+
+    // MARK: Handlers
+
+    @Sendable func getCustomer(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.app(context)
+        let appUserId = try Self.appUserId(context)
+        let environment = try Self.environment(request.queryValue("environment")) ?? Self.defaultEnvironment(app)
+        let now = clock.now()
+        let appId = app.id
+        let info = try await apps.read { reader in
+            let customer = try reader.customer(appId: appId, knownAs: appUserId)
+            return try CustomerStateUpdater.current(
+                customer: customer, appUserId: appUserId, environment: environment, in: reader, now: now)
+        }
+        return Self.respond(info, request: request)
+    }
+
+    struct EventView: Encodable {
+        var sequence: Int64
+        var createdAt: Timestamp
+        var event: LifecycleEvent
+    }
+
+    struct EventPage: Encodable {
+        var events: [EventView]
+        var nextCursor: String?
+    }
+
+    @Sendable func listEvents(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.app(context)
+        let appUserId = try Self.appUserId(context)
+        let cursor = try RequestBody.cursor(request)
+        let limit = try RequestBody.limit(request)
+        let appId = app.id
+        let events = try await apps.read { reader -> [StoredEvent]? in
+            guard let customer = try reader.customer(appId: appId, knownAs: appUserId) else { return nil }
+            return try reader.events(customerId: customer.id, after: cursor, limit: limit)
+        }
+        guard let events else { throw Self.customerNotFound }
+        return JSONResponse.make(
+            EventPage(
+                events: events.map { EventView(sequence: $0.sequence, createdAt: $0.createdAt, event: $0.event) },
+                nextCursor: events.count == limit ? events.last.map { String($0.sequence) } : nil))
+    }
+
+    struct FactView: Encodable {
+        var sequence: Int64
+        var kind: String
+        var environment: AppStoreEnvironment?
+        var originalTransactionId: String?
+        var signedDate: Timestamp
+        var raw: String?
+        var fact: Fact?
+        var receivedAt: Timestamp
+    }
+
+    struct FactPage: Encodable {
+        var items: [FactView]
+        var nextCursor: String?
+    }
+
+    @Sendable func listFacts(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.app(context)
+        let appUserId = try Self.appUserId(context)
+        let cursor = try RequestBody.cursor(request)
+        let limit = try RequestBody.limit(request)
+        let kindName = request.queryValue("kind") ?? FactKind.transaction.rawValue
+        guard let kind = FactKind(rawValue: kindName) else {
+            throw HTTPError.badRequest("kind must be transaction, renewalInfo or notification.", code: "invalid_query")
+        }
+        let appId = app.id
+        let facts = try await apps.read { reader -> [StoredFact]? in
+            guard let customer = try reader.customer(appId: appId, knownAs: appUserId) else { return nil }
+            return try reader.storedFacts(customerId: customer.id, kind: kind, after: cursor, limit: limit)
+        }
+        guard let facts else { throw Self.customerNotFound }
+        return JSONResponse.make(
+            FactPage(
+                items: facts.map {
+                    FactView(
+                        sequence: $0.sequence, kind: $0.kind.rawValue, environment: $0.environment,
+                        originalTransactionId: $0.originalTransactionId, signedDate: $0.signedDate, raw: $0.raw,
+                        fact: $0.fact, receivedAt: $0.receivedAt)
+                },
+                nextCursor: facts.count == limit ? facts.last.map { String($0.sequence) } : nil))
+    }
+
+    struct AddAliasBody: Decodable {
+        var alias: String
+    }
+
+    @Sendable func addAlias(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let body = try RequestBody.decode(AddAliasBody.self, from: request)
+        let app = try await apps.app(context)
+        let appUserId = try Self.appUserId(context)
+        guard Self.isValidUserId(body.alias) else {
+            throw HTTPError.badRequest("alias must be 1 to 256 printable characters.", code: "invalid_body")
+        }
+        let alias = body.alias
+        guard alias != appUserId else {
+            throw HTTPError.badRequest("A customer cannot be its own alias.", code: "invalid_body")
+        }
+        let environment = try Self.defaultEnvironment(app)
+        let now = clock.now()
+        let appId = app.id
+        let info = try await apps.write("alias") { transaction -> CustomerInfo in
+            let target = try CustomerIdentity.resolve(appId: appId, appUserId: appUserId, in: transaction, now: now)
+            var environments: Set<AppStoreEnvironment> = [environment]
+            if let other = try transaction.customer(appId: appId, .appUserId(alias)), other.id != target.id {
+                let locked = try transaction.lockCustomer(id: other.id)
+                environments.formUnion(try transaction.facts(customerId: locked.id).map(\.environment))
+                for originalTransactionId in locked.originalTransactionIds {
+                    try transaction.claimOriginalTransaction(originalTransactionId, customerId: target.id, at: now)
+                }
+                for each in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    try CustomerStateUpdater.update(customer: locked, environment: each, in: transaction, now: now)
+                }
+            }
+            try transaction.addAlias(alias, customerId: target.id, at: now)
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: "api", action: "customer.alias", appId: appId,
+                    detail: .object(["appUserId": .string(appUserId), "alias": .string(alias)])))
+            let current = try transaction.lockCustomer(id: target.id)
+            var result: CustomerInfo?
+            for each in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let outcome = try CustomerStateUpdater.update(
+                    customer: current, environment: each, in: transaction, now: now)
+                if each == environment { result = outcome.info }
+            }
+            return result!
+        }
+        return Self.respond(info, request: request)
+    }
+
+    // MARK: Shared
+
+    static let customerNotFound = HTTPError(status: .notFound, code: "customer_not_found", message: "No such customer.")
+
+    /// The `{appUserId}` path parameter, checked.
+    static func appUserId(_ context: RequestContext) throws -> String {
+        let value = try context.parameter("appUserId")
+        guard isValidUserId(value) else {
+            throw HTTPError.badRequest(
+                "appUserId must be 1 to 256 printable characters.", code: "invalid_path_parameter")
+        }
+        return value
+    }
+
+    static func isValidUserId(_ value: String) -> Bool {
+        (1...256).contains(value.utf8.count) && !value.contains("/") && !value.contains("..")
+            && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
+    static func environment(_ raw: String?) throws -> AppStoreEnvironment? {
+        guard let raw, !raw.isEmpty else { return nil }
+        guard let environment = AppStoreEnvironment(rawValue: raw) else {
+            throw HTTPError.badRequest(
+                "environment must be Production, Sandbox, Xcode or LocalTesting.", code: "invalid_environment")
+        }
+        return environment
+    }
+
+    static func defaultEnvironment(_ app: AppRecord) throws -> AppStoreEnvironment {
+        guard let first = app.environments.first else {
+            throw HTTPError(status: .conflict, code: "app_not_configured", message: "The app accepts no environment.")
+        }
+        return first
+    }
+
+    /// CustomerInfo as JSON with a strong ETag over the body; 304 when `If-None-Match` matches.
+    static func respond(_ info: CustomerInfo, request: HTTPRequest) -> HTTPResponse {
+        let body = AppStoreJSON.encode(info)
+        let etag = "\"" + Digest.hex(Digest.sha256(body).prefix(16)) + "\""
+        if let match = request.headers["If-None-Match"], request.method == .get || request.method == .head {
+            let candidates = match.split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "")
+            }
+            if candidates.contains(etag) || candidates.contains("*") {
+                return HTTPResponse(status: 304, headers: ["ETag": etag, "Cache-Control": "private, no-cache"])
+            }
+        }
+        var response = HTTPResponse.json(data: body)
+        response.headers["ETag"] = etag
+        response.headers["Cache-Control"] = "private, no-cache"
+        return response
+    }
+}

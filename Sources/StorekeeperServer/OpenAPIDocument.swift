@@ -1,0 +1,201 @@
+import AppStoreModels
+import Foundation
+
+/// The OpenAPI 3.1 document served at `/openapi.json`: paths and operations from the route
+/// list that also builds the router, component schemas written out below.
+/// - Note: Stateless; thread-safe.
+public enum OpenAPIDocument {
+    /// The document for `routes`.
+    public static func build(routes: [APIRoute]) -> JSONValue {
+        var paths: [String: [String: JSONValue]] = [:]
+        for route in routes {
+            var operation: [String: JSONValue] = [
+                "operationId": .string(route.operationId), "summary": .string(route.summary),
+                "tags": .array([.string(route.tag)]),
+                "security": route.access == .open || route.access == .appStore
+                    ? .array([]) : .array([.object(["bearerAuth": .array([])])]),
+            ]
+            var parameters: [JSONValue] = []
+            for segment in route.path.split(separator: "/") where segment.hasPrefix("{") {
+                parameters.append(
+                    .object([
+                        "name": .string(String(segment.dropFirst().dropLast())), "in": .string("path"),
+                        "required": .bool(true),
+                        "schema": .object([
+                            "type": .string("string"), "minLength": .integer(1), "maxLength": .integer(256),
+                        ]),
+                    ]))
+            }
+            for name in route.query {
+                var schema: [String: JSONValue] = ["type": .string("string")]
+                if name == "limit" || name == "cursor" { schema["pattern"] = .string("^[0-9]{1,18}$") }
+                if name == "kind" {
+                    schema["enum"] = .array(["transaction", "renewalInfo", "notification"].map(JSONValue.string))
+                }
+                if name == "environment" {
+                    schema["enum"] = .array(["Production", "Sandbox", "Xcode", "LocalTesting"].map(JSONValue.string))
+                }
+                parameters.append(
+                    .object([
+                        "name": .string(name), "in": .string("query"), "required": .bool(false),
+                        "schema": .object(schema),
+                    ]))
+            }
+            if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
+            if let request = route.requestSchema {
+                operation["requestBody"] = .object([
+                    "required": .bool(route.path.hasSuffix("/restore") ? false : true),
+                    "content": .object(["application/json": .object(["schema": reference(request)])]),
+                ])
+            }
+            var responses: [String: JSONValue] = [:]
+            for (status, schema) in route.responses {
+                var response: [String: JSONValue] = ["description": .string(description(status))]
+                if let schema {
+                    if schema == "PrometheusText" {
+                        response["content"] = .object([
+                            "text/plain": .object(["schema": .object(["type": .string("string")])])
+                        ])
+                    } else {
+                        response["content"] = .object(["application/json": .object(["schema": reference(schema)])])
+                    }
+                }
+                responses[String(status)] = .object(response)
+            }
+            operation["responses"] = .object(responses)
+            paths[route.path, default: [:]][route.method.rawValue.lowercased()] = .object(operation)
+        }
+        return .object([
+            "openapi": .string("3.1.0"),
+            "info": .object([
+                "title": .string("Storekeeper"), "version": .string("1"),
+                "description": .string(
+                    "Self-hosted App Store purchase validation and entitlements. Errors are always {\"error\": {\"code\", \"message\"}}."
+                ),
+            ]),
+            "paths": .object(paths.mapValues { .object($0) }),
+            "components": .object([
+                "securitySchemes": .object([
+                    "bearerAuth": .object([
+                        "type": .string("http"), "scheme": .string("bearer"),
+                        "description": .string("An app's public or secret key, or an admin key."),
+                    ])
+                ]),
+                "schemas": schemas,
+            ]),
+        ])
+    }
+
+    private static func reference(_ name: String) -> JSONValue {
+        .object(["$ref": .string("#/components/schemas/\(name)")])
+    }
+
+    private static func description(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 201: return "Created"
+        case 202: return "Accepted"
+        case 204: return "No content"
+        case 304: return "Not modified (If-None-Match matched the ETag)"
+        case 400: return "Malformed request or a payload that failed verification"
+        case 401: return "Missing or invalid API key (or V1 shared secret)"
+        case 403: return "The key may not use this route or app"
+        case 404: return "Not found"
+        case 409: return "Conflict or the app is not configured for this"
+        case 413: return "Body too large"
+        case 415: return "Body must be application/json"
+        case 422: return "Unsupported value"
+        case 501: return "Not implemented yet"
+        case 502: return "The App Store answered with something unusable"
+        case 503: return "Unavailable now (database, App Store or OCSP); retry"
+        default: return "Response"
+        }
+    }
+
+    /// Component schemas (JSON Schema 2020-12, as OpenAPI 3.1 uses).
+    static let schemas: JSONValue = {
+        let text = #"""
+            {
+              "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "object",
+                "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}},
+              "Health": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
+              "Readiness": {"type": "object", "required": ["status", "database", "migrations", "missingMigrations"],
+                "properties": {"status": {"type": "string", "enum": ["ready", "not_ready"]}, "database": {"type": "string"},
+                  "migrations": {"type": "string"}, "missingMigrations": {"type": "array", "items": {"type": "string"}}}},
+              "OpenAPIDocument": {"type": "object", "required": ["openapi", "paths"]},
+              "AppStoreNotification": {"type": "object", "description": "V2: {\"signedPayload\": JWS}. V1: Apple's StatusUpdateNotification body (recognised by notification_type).",
+                "properties": {"signedPayload": {"type": "string"}, "notification_type": {"type": "string"}, "password": {"type": "string"}}},
+              "NotificationAccepted": {"type": "object", "required": ["outcome", "notificationType", "notificationId"],
+                "properties": {"outcome": {"type": "string", "enum": ["applied", "unclaimed", "recorded", "duplicate"]},
+                  "notificationType": {"type": "string"}, "notificationId": {"type": "string"}}},
+              "PostTransaction": {"type": "object", "properties": {"signedTransaction": {"type": "string"},
+                "transactionId": {"type": "string", "pattern": "^[0-9]{1,64}$"},
+                "environment": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"]}}},
+              "PostReceipt": {"type": "object", "required": ["receipt"], "properties": {"receipt": {"type": "string", "minLength": 1},
+                "environment": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"]}}},
+              "Restore": {"type": "object", "properties": {"environment": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"]}}},
+              "AddAlias": {"type": "object", "required": ["alias"], "properties": {"alias": {"type": "string", "minLength": 1, "maxLength": 256}}},
+              "CustomerInfo": {"type": "object", "required": ["customerId", "environment", "evaluatedAt", "entitlements",
+                  "subscriptions", "nonSubscriptionPurchases", "introOfferEligibility", "revenue", "eventIds", "notes"],
+                "properties": {"customerId": {"type": "string"}, "environment": {"type": "string"},
+                  "evaluatedAt": {"type": "integer", "description": "Milliseconds since 1970."},
+                  "entitlements": {"type": "object", "additionalProperties": {"type": "object"}},
+                  "subscriptions": {"type": "object", "additionalProperties": {"type": "object"}},
+                  "nonSubscriptionPurchases": {"type": "array", "items": {"type": "object"}},
+                  "introOfferEligibility": {"type": "object"}, "revenue": {"type": "array", "items": {"type": "object"}},
+                  "eventIds": {"type": "array", "items": {"type": "string"}}, "notes": {"type": "array", "items": {"type": "string"}}}},
+              "EventPage": {"type": "object", "required": ["events"], "properties": {"events": {"type": "array", "items": {"type": "object",
+                  "required": ["sequence", "createdAt", "event"], "properties": {"sequence": {"type": "integer"},
+                  "createdAt": {"type": "integer"}, "event": {"type": "object"}}}},
+                "nextCursor": {"type": ["string", "null"]}}},
+              "FactPage": {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {"type": "object",
+                  "required": ["sequence", "kind", "signedDate", "receivedAt"], "properties": {"sequence": {"type": "integer"},
+                  "kind": {"type": "string"}, "environment": {"type": "string"}, "originalTransactionId": {"type": "string"},
+                  "signedDate": {"type": "integer"}, "raw": {"type": "string"}, "fact": {"type": "object"}, "receivedAt": {"type": "integer"}}}},
+                "nextCursor": {"type": ["string", "null"]}}},
+              "AppInput": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
+                "bundleId": {"type": "string"}, "appAppleId": {"type": "integer"},
+                "environments": {"type": "array", "items": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"]}},
+                "sharedSecret": {"type": "string"}, "rootCertificatesPEM": {"type": "array", "items": {"type": "string"}},
+                "appStoreConnect": {"type": "object", "required": ["keyId", "issuerId", "privateKeyPEM"], "properties": {
+                  "keyId": {"type": "string"}, "issuerId": {"type": "string"}, "privateKeyPEM": {"type": "string"}, "baseURL": {"type": "string"}}},
+                "transferPolicy": {"type": "string", "enum": ["transfer_to_newest", "keep_with_first", "share"]},
+                "legacyReceiptFlow": {"type": "boolean"}, "answerConsumptionRequests": {"type": "boolean"},
+                "onlineVerification": {"type": "boolean"}, "verifyReceiptProductionURL": {"type": "string"},
+                "verifyReceiptSandboxURL": {"type": "string"}}},
+              "App": {"type": "object", "required": ["id", "bundleId", "environments", "hasSharedSecret", "rootCertificates",
+                  "transferPolicy", "legacyReceiptFlow", "answerConsumptionRequests", "onlineVerification"],
+                "properties": {"id": {"type": "string"}, "bundleId": {"type": "string"}, "appAppleId": {"type": "integer"},
+                  "environments": {"type": "array", "items": {"type": "string"}}, "hasSharedSecret": {"type": "boolean"},
+                  "rootCertificates": {"type": "array", "items": {"type": "string"}}, "appStoreConnect": {"type": "object"},
+                  "transferPolicy": {"type": "string"}, "legacyReceiptFlow": {"type": "boolean"},
+                  "answerConsumptionRequests": {"type": "boolean"}, "onlineVerification": {"type": "boolean"}}},
+              "AppList": {"type": "object", "required": ["apps"], "properties": {"apps": {"type": "array", "items": {"$ref": "#/components/schemas/App"}}}},
+              "KeyInput": {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "enum": ["public", "secret", "admin"]},
+                "label": {"type": "string", "maxLength": 200}}},
+              "KeyCreated": {"type": "object", "required": ["id", "kind", "label", "key"], "properties": {"id": {"type": "string"},
+                "appId": {"type": "string"}, "kind": {"type": "string"}, "label": {"type": "string"}, "key": {"type": "string"}}},
+              "Catalog": {"type": "object", "required": ["products"], "properties": {"products": {"type": "array", "items": {"type": "object",
+                  "required": ["productId", "kind", "entitlementIds"], "properties": {"productId": {"type": "string"},
+                  "kind": {"type": "string", "enum": ["AUTO_RENEWABLE", "NON_RENEWING", "NON_CONSUMABLE", "CONSUMABLE"]},
+                  "subscriptionGroup": {"type": "string"}, "groupLevel": {"type": "integer"},
+                  "duration": {"type": "string", "pattern": "^P[1-9][0-9]*[DWMY]$", "description": "ISO 8601 period, e.g. P1M."},
+                  "entitlementIds": {"type": "array", "items": {"type": "string"}},
+                  "referencePrice": {"type": "object", "required": ["milliunits", "currency"], "properties": {"milliunits": {"type": "integer"}, "currency": {"type": "string"}}}}}},
+                "isSmallBusinessProgram": {"type": "boolean"}}},
+              "WebhookEndpointInput": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"},
+                "secret": {"type": "string", "minLength": 16, "maxLength": 256}, "enabled": {"type": "boolean"}}},
+              "WebhookEndpoint": {"type": "object", "required": ["id", "url", "enabled"], "properties": {"id": {"type": "string"},
+                "url": {"type": "string"}, "enabled": {"type": "boolean"}, "secret": {"type": "string"}}},
+              "WebhookEndpointList": {"type": "object", "required": ["endpoints"], "properties": {"endpoints": {"type": "array",
+                "items": {"$ref": "#/components/schemas/WebhookEndpoint"}}}},
+              "FailedDeliveryList": {"type": "object", "required": ["deliveries"], "properties": {"deliveries": {"type": "array",
+                "items": {"type": "object", "required": ["deliveryId", "endpointId", "eventSequence", "attempts"], "properties": {
+                  "deliveryId": {"type": "integer"}, "endpointId": {"type": "string"}, "eventSequence": {"type": "integer"},
+                  "attempts": {"type": "integer"}, "lastError": {"type": "string"}, "deadLetteredAt": {"type": "integer"},
+                  "deliveredAt": {"type": "integer"}}}}}}
+            }
+            """#
+        return (try? AppStoreJSON.decode(JSONValue.self, from: Data(text.utf8))) ?? .object([:])
+    }()
+}

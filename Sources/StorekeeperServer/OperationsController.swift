@@ -1,0 +1,75 @@
+import AppStoreModels
+import HTTPServer
+import Storage
+
+/// Liveness, readiness, metrics and the OpenAPI document.
+/// - Note: Immutable and `Sendable`.
+struct OperationsController: Sendable {
+    let store: any Store
+    let metrics: ServerMetrics
+    /// Set once the routes are known (the document describes every route, this one included).
+    let openAPI: @Sendable () -> JSONValue
+
+    struct Health: Encodable {
+        var status: String
+    }
+
+    struct Readiness: Encodable {
+        var status: String
+        var database: String
+        var migrations: String
+        var missingMigrations: [String]
+    }
+
+    var routes: [APIRoute] {
+        [
+            APIRoute(
+                .get, "/healthz", access: .open, operationId: "health", summary: "The process is up.",
+                tag: "operations", responses: [200: "Health"], handler: health),
+            APIRoute(
+                .get, "/readyz", access: .open, operationId: "readiness",
+                summary: "The database is reachable and its migrations are current.", tag: "operations",
+                responses: [200: "Readiness", 503: "Readiness"], handler: readiness),
+            APIRoute(
+                .get, "/metrics", access: .open, operationId: "metrics", summary: "Prometheus metrics.",
+                tag: "operations", responses: [200: "PrometheusText"], handler: metricsText),
+            APIRoute(
+                .get, "/openapi.json", access: .open, operationId: "openAPI", summary: "This API as OpenAPI 3.1.",
+                tag: "operations", responses: [200: "OpenAPIDocument"], handler: document),
+        ]
+    }
+
+    @Sendable func health(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        JSONResponse.make(Health(status: "ok"))
+    }
+
+    @Sendable func readiness(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let expected = Migration.all.map(\.identifier)
+        do {
+            let applied = try await timed(metrics, "read") { try await store.read { try $0.appliedMigrations() } }
+            let missing = expected.filter { !applied.contains($0) }
+            let unknown = applied.filter { !expected.contains($0) }
+            let ready = missing.isEmpty && unknown.isEmpty
+            return JSONResponse.make(
+                Readiness(
+                    status: ready ? "ready" : "not_ready", database: "ok",
+                    migrations: missing.isEmpty ? (unknown.isEmpty ? "current" : "newer_than_binary") : "pending",
+                    missingMigrations: missing),
+                status: ready ? .ok : .serviceUnavailable)
+        } catch {
+            return JSONResponse.make(
+                Readiness(status: "not_ready", database: "unreachable", migrations: "unknown", missingMigrations: []),
+                status: .serviceUnavailable)
+        }
+    }
+
+    @Sendable func metricsText(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        var response = HTTPResponse.text(metrics.render())
+        response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
+        return response
+    }
+
+    @Sendable func document(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        JSONResponse.make(openAPI())
+    }
+}

@@ -1,0 +1,211 @@
+import AppStoreModels
+import Foundation
+
+/// Everything `storekeeper serve` needs to start: where to listen, which database, the admin
+/// key, HTTP limits and webhook delivery settings.
+///
+/// Every key can come from three places; later ones win: the built-in default, a JSON config
+/// file (`{"listen": "127.0.0.1:8080", "databaseURL": "…", …}`), an environment variable named
+/// `STOREKEEPER_` plus the key in upper snake case (`STOREKEEPER_DATABASE_URL`,
+/// `STOREKEEPER_MAX_BODY_SIZE`), and finally command-line overrides. Unknown keys in the file
+/// are refused, so a typo cannot silently leave a default in place.
+/// - Note: Immutable value; `Sendable`.
+public struct ServerConfiguration: Sendable, Hashable {
+    /// `HOST:PORT` (IPv6 as `[::1]:8080`).
+    public var listen: String
+    /// A file path, `sqlite:` URL or `postgres://` URL; defaults to a SQLite file in `dataDirectory`.
+    public var databaseURL: String?
+    public var dataDirectory: String
+    /// The bootstrap admin key (compared by SHA-256 in constant time); `nil` disables it, leaving
+    /// only admin keys stored in the database.
+    public var adminKey: String?
+    public var maxBodySize: Int
+    public var maxHeaderSize: Int
+    public var connectionLimit: Int
+    public var connectionTimeoutSeconds: Int
+    public var threadPoolSize: Int
+    public var shutdownGraceSeconds: Int
+    /// Structured JSON access log lines on standard error.
+    public var accessLog: Bool
+    /// Run the webhook delivery worker in this process.
+    public var webhookWorker: Bool
+    /// How long the webhook worker sleeps when nothing is due.
+    public var webhookPollMilliseconds: Int
+    /// A delivery still failing this long after its event was created is dead-lettered.
+    public var webhookMaxAgeSeconds: Int
+    public var webhookTimeoutSeconds: Int
+
+    public init(
+        listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
+        adminKey: String? = nil, maxBodySize: Int = 1 << 20, maxHeaderSize: Int = 16 * 1024,
+        connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30,
+        threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
+        accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
+        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10
+    ) {
+        self.listen = listen
+        self.databaseURL = databaseURL
+        self.dataDirectory = dataDirectory
+        self.adminKey = adminKey
+        self.maxBodySize = maxBodySize
+        self.maxHeaderSize = maxHeaderSize
+        self.connectionLimit = connectionLimit
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.threadPoolSize = threadPoolSize
+        self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.accessLog = accessLog
+        self.webhookWorker = webhookWorker
+        self.webhookPollMilliseconds = webhookPollMilliseconds
+        self.webhookMaxAgeSeconds = webhookMaxAgeSeconds
+        self.webhookTimeoutSeconds = webhookTimeoutSeconds
+    }
+
+    /// Every configuration key, as written in the JSON file.
+    public static let keys: [String] = [
+        "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
+        "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
+        "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds",
+    ]
+
+    /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
+    public static func environmentVariable(for key: String) -> String {
+        var name = "STOREKEEPER_"
+        var previousWasLower = false
+        for character in key {
+            if character.isUppercase && previousWasLower { name += "_" }
+            name += character.uppercased()
+            previousWasLower = character.isLowercase || character.isNumber
+        }
+        return name
+    }
+
+    /// Defaults, then `file` (JSON), then `environment` variables, then `overrides` (same keys).
+    public static func load(
+        file: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        overrides: [String: String] = [:]
+    ) throws(ServerConfigurationError) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let file {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                throw ServerConfigurationError(code: "config.fileUnreadable", message: "cannot read \(file)")
+            }
+            guard let object = try? AppStoreJSON.decode([String: JSONValue].self, from: data) else {
+                throw ServerConfigurationError(code: "config.fileNotJSON", message: "\(file) is not a JSON object")
+            }
+            for key in object.keys.sorted() {
+                guard keys.contains(key) else {
+                    throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key) in \(file)")
+                }
+                let text: String
+                switch object[key]! {
+                case .string(let string): text = string
+                case .integer(let number): text = String(number)
+                case .bool(let flag): text = flag ? "true" : "false"
+                default:
+                    throw ServerConfigurationError(
+                        code: "config.invalidValue", message: "\(key) in \(file) must be a string, integer or boolean")
+                }
+                try configuration.set(key, text, source: file)
+            }
+        }
+        for key in keys {
+            let variable = environmentVariable(for: key)
+            if let value = environment[variable], !value.isEmpty {
+                try configuration.set(key, value, source: variable)
+            }
+        }
+        for (key, value) in overrides.sorted(by: { $0.key < $1.key }) {
+            guard keys.contains(key) else {
+                throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
+            }
+            try configuration.set(key, value, source: "--\(key)")
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    mutating func set(_ key: String, _ value: String, source: String) throws(ServerConfigurationError) {
+        func integer(_ range: ClosedRange<Int>) throws(ServerConfigurationError) -> Int {
+            guard let number = Int(value), range.contains(number) else {
+                throw ServerConfigurationError(
+                    code: "config.invalidValue",
+                    message: "\(key) from \(source) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return number
+        }
+        func boolean() throws(ServerConfigurationError) -> Bool {
+            switch value.lowercased() {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default:
+                throw ServerConfigurationError(
+                    code: "config.invalidValue", message: "\(key) from \(source) must be true or false")
+            }
+        }
+        switch key {
+        case "listen": listen = value
+        case "databaseURL": databaseURL = value
+        case "dataDirectory": dataDirectory = value
+        case "adminKey": adminKey = value
+        case "maxBodySize": maxBodySize = try integer(1...(256 << 20))
+        case "maxHeaderSize": maxHeaderSize = try integer(1024...(1 << 20))
+        case "connectionLimit": connectionLimit = try integer(1...1_000_000)
+        case "connectionTimeoutSeconds": connectionTimeoutSeconds = try integer(1...86_400)
+        case "threadPoolSize": threadPoolSize = try integer(1...1024)
+        case "shutdownGraceSeconds": shutdownGraceSeconds = try integer(0...3600)
+        case "accessLog": accessLog = try boolean()
+        case "webhookWorker": webhookWorker = try boolean()
+        case "webhookPollMilliseconds": webhookPollMilliseconds = try integer(10...3_600_000)
+        case "webhookMaxAgeSeconds": webhookMaxAgeSeconds = try integer(60...(30 * 86_400))
+        case "webhookTimeoutSeconds": webhookTimeoutSeconds = try integer(1...300)
+        default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
+        }
+    }
+
+    func validate() throws(ServerConfigurationError) {
+        _ = try listenAddress()
+        if let adminKey, adminKey.utf8.count < 16 {
+            throw ServerConfigurationError(
+                code: "config.adminKeyTooShort", message: "adminKey must be at least 16 characters")
+        }
+    }
+
+    /// `listen` split into host and port.
+    public func listenAddress() throws(ServerConfigurationError) -> (host: String, port: UInt16) {
+        let invalid = ServerConfigurationError(
+            code: "config.invalidListen", message: "listen must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080")
+        var host: Substring
+        var port: Substring
+        if listen.hasPrefix("[") {
+            guard let close = listen.firstIndex(of: "]") else { throw invalid }
+            host = listen[listen.index(after: listen.startIndex)..<close]
+            let rest = listen[listen.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw invalid }
+            port = rest.dropFirst()
+        } else {
+            guard let colon = listen.lastIndex(of: ":") else { throw invalid }
+            host = listen[..<colon]
+            port = listen[listen.index(after: colon)...]
+        }
+        guard !host.isEmpty, let number = UInt16(port) else { throw invalid }
+        return (String(host), number)
+    }
+
+    /// `databaseURL`, or `sqlite:<dataDirectory>/storekeeper.sqlite`.
+    public var resolvedDatabaseURL: String {
+        databaseURL ?? "sqlite:" + (dataDirectory as NSString).appendingPathComponent("storekeeper.sqlite")
+    }
+}
+
+/// Why a configuration could not be loaded. `code` is stable; messages name keys and sources,
+/// never values (which may be secrets).
+/// - Note: Immutable value; `Sendable`.
+public struct ServerConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+
+    public var description: String { "\(code): \(message)" }
+}

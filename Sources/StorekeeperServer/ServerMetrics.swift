@@ -1,0 +1,174 @@
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// The server's counters and histograms, rendered in the Prometheus text format at `/metrics`.
+///
+/// Requests by route pattern (never the raw path) and status with latency histograms,
+/// notifications by type and outcome, verification failures by rule, webhook deliveries by
+/// outcome, the outbox backlog the delivery worker last saw, and database latency.
+/// - Note: Thread-safe: all state sits behind one `Mutex`.
+public final class ServerMetrics: Sendable {
+    static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    private struct Histogram {
+        var counts = [Int](repeating: 0, count: ServerMetrics.latencyBuckets.count)
+        var sum: Double = 0
+        var count = 0
+
+        mutating func observe(_ seconds: Double) {
+            for (index, bound) in ServerMetrics.latencyBuckets.enumerated() where seconds <= bound {
+                counts[index] += 1
+            }
+            sum += seconds
+            count += 1
+        }
+    }
+
+    private struct State {
+        var requests: [[String]: Int] = [:]
+        var requestLatency: [[String]: Histogram] = [:]
+        var notifications: [[String]: Int] = [:]
+        var verificationFailures: [String: Int] = [:]
+        var webhookDeliveries: [String: Int] = [:]
+        var databaseLatency: [String: Histogram] = [:]
+        var outboxClaimed = 0
+        var outboxOldestAgeSeconds: Double = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+        state.withLock { state in
+            state.requests[[route, method, String(status)], default: 0] += 1
+            state.requestLatency[[route, method], default: Histogram()].observe(seconds)
+        }
+    }
+
+    public func recordNotification(type: String, outcome: String) {
+        state.withLock { $0.notifications[[type, outcome], default: 0] += 1 }
+    }
+
+    public func recordVerificationFailure(rule: String) {
+        state.withLock { $0.verificationFailures[rule, default: 0] += 1 }
+    }
+
+    public func recordWebhookDelivery(outcome: String) {
+        state.withLock { $0.webhookDeliveries[outcome, default: 0] += 1 }
+    }
+
+    public func recordDatabase(operation: String, seconds: Double) {
+        state.withLock { $0.databaseLatency[operation, default: Histogram()].observe(seconds) }
+    }
+
+    /// What the delivery worker saw on its last claim: due deliveries claimed and how old the
+    /// oldest claimed event was.
+    public func recordOutbox(claimed: Int, oldestAgeSeconds: Double) {
+        state.withLock {
+            $0.outboxClaimed = claimed
+            $0.outboxOldestAgeSeconds = oldestAgeSeconds
+        }
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    public func render() -> String {
+        let state = self.state.withLock { $0 }
+        var out = ""
+        func header(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        func labels(_ pairs: [(String, String)]) -> String {
+            "{" + pairs.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
+        }
+        func histogram(_ name: String, _ pairs: [(String, String)], _ histogram: Histogram) {
+            for (index, bound) in Self.latencyBuckets.enumerated() {
+                out += "\(name)_bucket\(labels(pairs + [("le", format(bound))])) \(histogram.counts[index])\n"
+            }
+            out += "\(name)_bucket\(labels(pairs + [("le", "+Inf")])) \(histogram.count)\n"
+            out += "\(name)_sum\(labels(pairs)) \(format(histogram.sum))\n"
+            out += "\(name)_count\(labels(pairs)) \(histogram.count)\n"
+        }
+
+        header("storekeeper_http_requests_total", "counter", "HTTP requests by route pattern, method and status.")
+        for (key, value) in state.requests.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out +=
+                "storekeeper_http_requests_total\(labels([("route", key[0]), ("method", key[1]), ("status", key[2])])) \(value)\n"
+        }
+        header("storekeeper_http_request_duration_seconds", "histogram", "HTTP request latency by route pattern.")
+        for (key, value) in state.requestLatency.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            histogram("storekeeper_http_request_duration_seconds", [("route", key[0]), ("method", key[1])], value)
+        }
+        header("storekeeper_notifications_total", "counter", "App Store notifications by type and outcome.")
+        for (key, value) in state.notifications.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "storekeeper_notifications_total\(labels([("type", key[0]), ("outcome", key[1])])) \(value)\n"
+        }
+        header("storekeeper_verification_failures_total", "counter", "Signed payloads refused, by trust rule.")
+        for (rule, value) in state.verificationFailures.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_verification_failures_total\(labels([("rule", rule)])) \(value)\n"
+        }
+        header("storekeeper_webhook_deliveries_total", "counter", "Webhook delivery attempts by outcome.")
+        for (outcome, value) in state.webhookDeliveries.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_webhook_deliveries_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header("storekeeper_outbox_due_claimed", "gauge", "Due webhook deliveries claimed by the last worker poll.")
+        out += "storekeeper_outbox_due_claimed \(state.outboxClaimed)\n"
+        header(
+            "storekeeper_outbox_oldest_age_seconds", "gauge",
+            "Age of the oldest event among the deliveries of the last worker poll.")
+        out += "storekeeper_outbox_oldest_age_seconds \(format(state.outboxOldestAgeSeconds))\n"
+        header("storekeeper_database_duration_seconds", "histogram", "Database transaction latency by operation.")
+        for (operation, value) in state.databaseLatency.sorted(by: { $0.key < $1.key }) {
+            histogram("storekeeper_database_duration_seconds", [("operation", operation)], value)
+        }
+        return out
+    }
+
+    private func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    private func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
+
+/// Counts every request the router answers by route pattern, method and status, with latency.
+/// - Note: Immutable and `Sendable`.
+public struct MetricsMiddleware: Middleware {
+    let metrics: ServerMetrics
+
+    public init(metrics: ServerMetrics) { self.metrics = metrics }
+
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: Next) async throws -> HTTPResponse {
+        let started = ContinuousClock.now
+        let route = context.route ?? "unmatched"
+        do {
+            let response = try await next(request, context)
+            record(route, request, response.status.code, started)
+            return response
+        } catch {
+            record(route, request, HTTPError.from(error).status.code, started)
+            throw error
+        }
+    }
+
+    private func record(_ route: String, _ request: HTTPRequest, _ status: Int, _ started: ContinuousClock.Instant) {
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        metrics.recordRequest(
+            route: route, method: request.method.rawValue, status: status,
+            seconds: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+}
+
+/// Times a store call for `storekeeper_database_duration_seconds`.
+func timed<R>(_ metrics: ServerMetrics, _ operation: String, _ body: () async throws -> R) async rethrows -> R {
+    let started = ContinuousClock.now
+    defer {
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        metrics.recordDatabase(operation: operation, seconds: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+    return try await body()
+}

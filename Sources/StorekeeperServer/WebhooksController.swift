@@ -1,0 +1,193 @@
+import AppStoreModels
+import Foundation
+import HTTPServer
+import Storage
+
+/// The app's webhook endpoints (URL and signing secret, shown once) and its failed deliveries.
+/// - Note: Immutable and `Sendable`.
+struct WebhooksController: Sendable {
+    let apps: AppDirectory
+    let clock: ServerClock
+
+    struct EndpointInput: Decodable {
+        var url: String?
+        var secret: String?
+        var enabled: Bool?
+    }
+
+    struct EndpointView: Encodable {
+        var id: String
+        var url: String
+        var enabled: Bool
+        /// Only in the answer to creation (or a secret change).
+        var secret: String?
+    }
+
+    struct EndpointList: Encodable {
+        var endpoints: [EndpointView]
+    }
+
+    struct FailedDelivery: Encodable {
+        var deliveryId: Int64
+        var endpointId: String
+        var eventSequence: Int64
+        var attempts: Int
+        var lastError: String?
+        var deadLetteredAt: Timestamp?
+        var deliveredAt: Timestamp?
+    }
+
+    struct FailedDeliveryList: Encodable {
+        var deliveries: [FailedDelivery]
+    }
+
+    var routes: [APIRoute] {
+        let errors: [Int: String?] = [400: "Error", 401: "Error", 403: "Error", 404: "Error", 503: "Error"]
+        return [
+            APIRoute(
+                .get, "/v1/apps/{appId}/webhooks", access: .appSecret, operationId: "listWebhookEndpoints",
+                summary: "Webhook endpoints (without secrets).", tag: "webhooks",
+                responses: errors.merging([200: "WebhookEndpointList"]) { $1 }, handler: list),
+            APIRoute(
+                .post, "/v1/apps/{appId}/webhooks", access: .appSecret, operationId: "createWebhookEndpoint",
+                summary: "Add a webhook endpoint; its signing secret is returned once.", tag: "webhooks",
+                request: "WebhookEndpointInput",
+                responses: errors.merging([201: "WebhookEndpoint", 415: "Error"]) { $1 },
+                handler: create),
+            APIRoute(
+                .put, "/v1/apps/{appId}/webhooks/{endpointId}", access: .appSecret,
+                operationId: "updateWebhookEndpoint", summary: "Change an endpoint's URL, secret or enabled flag.",
+                tag: "webhooks", request: "WebhookEndpointInput",
+                responses: errors.merging([200: "WebhookEndpoint", 415: "Error"]) { $1 }, handler: update),
+            APIRoute(
+                .get, "/v1/apps/{appId}/webhooks/deliveries/failed", access: .appSecret,
+                operationId: "listFailedWebhookDeliveries", summary: "Dead-lettered webhook deliveries.",
+                tag: "webhooks", responses: errors.merging([200: "FailedDeliveryList"]) { $1 }, query: ["limit"],
+                handler: listFailed),
+            APIRoute(
+                .post, "/v1/apps/{appId}/webhooks/deliveries/{deliveryId}/replay", access: .appSecret,
+                operationId: "replayWebhookDelivery", summary: "Deliver a dead-lettered delivery again.",
+                tag: "webhooks", responses: errors.merging([202: nil, 501: "Error"]) { $1 }, handler: replay),
+        ]
+    }
+
+    @Sendable func list(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.app(context)
+        let appId = app.id
+        let endpoints = try await apps.read { reader in try reader.webhookEndpoints(appId: appId) }
+        return JSONResponse.make(
+            EndpointList(endpoints: endpoints.map { EndpointView(id: $0.id, url: $0.url, enabled: $0.isEnabled) }))
+    }
+
+    @Sendable func create(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let input = try RequestBody.decode(EndpointInput.self, from: request)
+        guard let url = input.url, Self.isValidURL(url) else {
+            throw HTTPError.badRequest("url must be an absolute http or https URL.", code: "invalid_body")
+        }
+        let secret =
+            try input.secret.map(Self.checkedSecret)
+            ?? APIKeys.generate(kind: .secret).replacingOccurrences(
+                of: "sk_sec_", with: "whsec_")
+        let app = try await apps.app(context)
+        let endpoint = WebhookEndpoint(
+            id: APIKeys.identifier(prefix: "we_"), appId: app.id, url: url, secret: secret,
+            isEnabled: input.enabled ?? true)
+        let now = clock.now()
+        let actor = context[PrincipalKey.self]?.actor ?? "api"
+        try await apps.write("admin") { transaction in
+            try transaction.saveWebhookEndpoint(endpoint, at: now)
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: actor, action: "webhook.create", appId: endpoint.appId,
+                    detail: .object(["endpointId": .string(endpoint.id)])))
+        }
+        return JSONResponse.make(
+            EndpointView(id: endpoint.id, url: endpoint.url, enabled: endpoint.isEnabled, secret: secret),
+            status: .created)
+    }
+
+    @Sendable func update(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let input = try RequestBody.decode(EndpointInput.self, from: request)
+        if let url = input.url, !Self.isValidURL(url) {
+            throw HTTPError.badRequest("url must be an absolute http or https URL.", code: "invalid_body")
+        }
+        let newSecret = try input.secret.map(Self.checkedSecret)
+        let app = try await apps.app(context)
+        let endpointId = try context.parameter("endpointId")
+        let now = clock.now()
+        let appId = app.id
+        let actor = context[PrincipalKey.self]?.actor ?? "api"
+        let updated = try await apps.write("admin") { transaction -> WebhookEndpoint? in
+            guard var endpoint = try transaction.webhookEndpoints(appId: appId).first(where: { $0.id == endpointId })
+            else { return nil }
+            if let url = input.url { endpoint.url = url }
+            if let enabled = input.enabled { endpoint.isEnabled = enabled }
+            if let newSecret { endpoint.secret = newSecret }
+            try transaction.saveWebhookEndpoint(endpoint, at: now)
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: actor, action: "webhook.update", appId: appId,
+                    detail: .object(["endpointId": .string(endpointId)])))
+            return endpoint
+        }
+        guard let updated else {
+            throw HTTPError(status: .notFound, code: "endpoint_not_found", message: "No such webhook endpoint.")
+        }
+        return JSONResponse.make(
+            EndpointView(id: updated.id, url: updated.url, enabled: updated.isEnabled, secret: newSecret))
+    }
+
+    /// Dead-lettered deliveries, from the audit entries the deliverer writes when it gives up
+    /// (the store has no query over the outbox by app yet), with each delivery's current state.
+    @Sendable func listFailed(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.app(context)
+        let limit = try RequestBody.limit(request)
+        let appId = app.id
+        let deliveries = try await apps.read { reader -> [FailedDelivery] in
+            var found: [FailedDelivery] = []
+            var after: Int64?
+            while found.count < limit {
+                let page = try reader.auditEntries(after: after, limit: 500)
+                if page.isEmpty { break }
+                after = page.last?.id
+                for entry in page where entry.appId == appId && entry.action == WebhookDeliverer.deadLetterAction {
+                    guard case .object(let detail) = entry.detail, case .integer(let id)? = detail["deliveryId"],
+                        let outbox = try reader.outboxEntry(id: id)
+                    else { continue }
+                    found.append(
+                        FailedDelivery(
+                            deliveryId: outbox.id, endpointId: outbox.endpointId, eventSequence: outbox.eventSequence,
+                            attempts: outbox.attempts, lastError: outbox.lastError,
+                            deadLetteredAt: outbox.deadLetteredAt, deliveredAt: outbox.deliveredAt))
+                    if found.count == limit { break }
+                }
+            }
+            return found
+        }
+        return JSONResponse.make(FailedDeliveryList(deliveries: deliveries))
+    }
+
+    @Sendable func replay(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        _ = try await apps.app(context)
+        guard Int64(try context.parameter("deliveryId")) != nil else {
+            throw HTTPError.badRequest("deliveryId must be an integer.", code: "invalid_path_parameter")
+        }
+        throw HTTPError(
+            status: .notImplemented, code: "replay_unavailable",
+            message: "Replaying a dead-lettered delivery needs a store operation that resets it; not available yet.")
+    }
+
+    static func isValidURL(_ text: String) -> Bool {
+        guard text.utf8.count <= 2048, let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
+        else { return false }
+        return true
+    }
+
+    static func checkedSecret(_ secret: String) throws -> String {
+        guard (16...256).contains(secret.utf8.count) else {
+            throw HTTPError.badRequest("secret must be 16 to 256 characters.", code: "invalid_body")
+        }
+        return secret
+    }
+}

@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import Storage
+import StorekeeperServer
+
+/// `storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT] [--demo]`: opens
+/// (and migrates) the database, serves the API, runs the webhook worker, and on SIGTERM or
+/// SIGINT stops accepting, finishes in-flight requests, stops the worker, closes the database
+/// and exits 0.
+enum ServeCommand {
+    static let usage = "usage: storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT] [--demo]"
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: CommandLineArguments
+        do {
+            parsed = try CommandLineArguments(arguments[...], switches: ["--demo", "--help"])
+            try parsed.allowOnly(["--config", "--database", "--listen"])
+        } catch {
+            FileHandle.standardError.write(Data("\(error.message)\n\(usage)\n".utf8))
+            return 2
+        }
+        if parsed.has("--help") {
+            print(usage)
+            return 0
+        }
+        guard parsed.positional.isEmpty else {
+            FileHandle.standardError.write(Data("\(usage)\n".utf8))
+            return 2
+        }
+        if parsed.has("--demo") {
+            FileHandle.standardError.write(
+                Data("storekeeper serve --demo: the embedded App Store simulator is not yet available\n".utf8))
+            return 1
+        }
+        var overrides: [String: String] = [:]
+        if let database = parsed.value("--database") { overrides["databaseURL"] = database }
+        if let listen = parsed.value("--listen") { overrides["listen"] = listen }
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration.load(file: parsed.value("--config"), overrides: overrides)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            return 2
+        }
+        let result = ExitCodeBox()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            result.set(await serve(configuration))
+            done.signal()
+        }
+        done.wait()
+        return result.value
+    }
+
+    private static func serve(_ configuration: ServerConfiguration) async -> Int32 {
+        if configuration.databaseURL == nil {
+            try? FileManager.default.createDirectory(
+                atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        }
+        let store: any Store
+        do {
+            store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: true)
+        } catch {
+            log(["event": "server.databaseFailed", "error": "\(error)"])
+            return 1
+        }
+        let application = StorekeeperApplication(configuration: configuration, store: store)
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(
+                configuration: try application.httpConfiguration(), responder: application.responder)
+        } catch {
+            log(["event": "server.startFailed", "error": "\(error)"])
+            await store.close()
+            return 1
+        }
+        log([
+            "event": "server.listening", "url": server.baseURL.absoluteString, "database": store.engine.rawValue,
+        ])
+        let worker: Task<Void, Never>? =
+            configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil
+        await server.runUntilShutdownSignal()
+        worker?.cancel()
+        await worker?.value
+        await store.close()
+        log(["event": "server.stopped"])
+        return 0
+    }
+
+    /// One JSON line on standard error: a constant event name, data in keys.
+    private static func log(_ fields: [String: String]) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let line = (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
+
+/// The exit code handed from the serving task to the blocked main thread.
+/// - Note: Thread-safe: guarded by an `NSLock`.
+private final class ExitCodeBox: @unchecked Sendable {
+    // @unchecked Sendable is safe: `code` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var code: Int32 = 1
+
+    var value: Int32 { lock.withLock { code } }
+    func set(_ value: Int32) { lock.withLock { code = value } }
+}

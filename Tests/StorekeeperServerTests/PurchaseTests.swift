@@ -1,0 +1,178 @@
+import AppStoreClient
+import AppStoreModels
+import AppStoreTrust
+import Foundation
+import Storage
+import StorekeeperServer
+import StorekeeperTesting
+import Synchronization
+import Testing
+
+/// An App Store that answers from signed payloads the test prepared.
+final class FakeAppStore: AppStoreConnection {
+    struct Answers: Sendable {
+        var info: [String: String] = [:]
+        var statuses: [String: [SignedSubscriptionState]] = [:]
+        var history: [String: [String]] = [:]
+    }
+
+    let answers = Mutex(Answers())
+    let calls = Mutex<[String]>([])
+
+    func subscriptionStatuses(transactionId: String) async throws(AppStoreClientError) -> [SignedSubscriptionState] {
+        calls.withLock { $0.append("statuses \(transactionId)") }
+        return answers.withLock { $0.statuses[transactionId] ?? [] }
+    }
+
+    func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String] {
+        calls.withLock { $0.append("history \(transactionId)") }
+        return answers.withLock { $0.history[transactionId] ?? [] }
+    }
+
+    func transactionInfo(transactionId: String) async throws(AppStoreClientError) -> String {
+        calls.withLock { $0.append("info \(transactionId)") }
+        guard let signed = answers.withLock({ $0.info[transactionId] }) else {
+            throw AppStoreClientError(.apiError, "not found", httpStatus: 404)
+        }
+        return signed
+    }
+
+    func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (
+        environment: AppStoreEnvironment, response: VerifyReceiptResponseBody
+    ) {
+        throw AppStoreClientError(.invalidConfiguration, "no verifyReceipt in this fake")
+    }
+}
+
+/// Posting transactions: completion from the App Store Server API, transfer policies, aliases,
+/// app account tokens.
+@Suite(.serialized) struct PurchaseTests {
+    @Test func transactionIdIsCompletedFromTheAppStore() async throws {
+        let fake = FakeAppStore()
+        let harness = try await ServerHarness(connections: { _, _, _ in fake })
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        let original = uniqueDigits()
+        let renewal = uniqueDigits()
+        let first = try signer.transaction(
+            id: original, originalId: original, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+        let latest = try signer.transaction(
+            id: renewal, originalId: original, purchase: t0.plus(days: 30), expires: t0.plus(days: 60),
+            signed: t0.plus(days: 30), reason: .renewal)
+        fake.answers.withLock {
+            $0.info[original] = first
+            $0.history[original] = [first, latest]
+            $0.statuses[original] = [
+                SignedSubscriptionState(
+                    signedTransactionInfo: latest,
+                    signedRenewalInfo: try? signer.renewal(originalId: original, signed: t0.plus(days: 30)))
+            ]
+        }
+        harness.clock.set(t0.plus(days: 31))
+        let response = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/carol/transactions", key: app.publicKey,
+            json: ["transactionId": original])
+        #expect(response.status == 200, "\(response.text)")
+        let pro = (response.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
+        #expect(pro?["isActive"] as? Bool == true)
+        #expect(pro?["expiresDate"] as? Int64 == t0.plus(days: 60).millisecondsSince1970)
+        #expect(fake.calls.withLock { $0 } == ["info \(original)", "statuses \(original)", "history \(original)"])
+
+        let facts = try await harness.request(
+            "GET", "/v1/apps/\(app.appId)/customers/carol/transactions?limit=1", key: app.secretKey)
+        #expect(facts.status == 200)
+        let items = facts.json["items"] as? [[String: Any]] ?? []
+        #expect(items.count == 1)
+        let cursor = try #require(facts.json["nextCursor"] as? String)
+        let next = try await harness.request(
+            "GET", "/v1/apps/\(app.appId)/customers/carol/transactions?limit=10&cursor=\(cursor)", key: app.secretKey)
+        #expect((next.json["items"] as? [[String: Any]])?.isEmpty == false)
+        #expect((items.first?["raw"] as? String)?.split(separator: ".").count == 3)
+
+        // Restore asks Apple again for every original transaction the customer owns.
+        let restored = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/carol/restore", key: app.publicKey, json: [String: String]())
+        #expect(restored.status == 200)
+        // Unknown transaction ids are Apple's 404.
+        let unknown = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/carol/transactions", key: app.publicKey,
+            json: ["transactionId": "999"])
+        #expect(unknown.status == 404)
+    }
+
+    @Test func transferPolicies() async throws {
+        let harness = try await ServerHarness()
+        defer { Task { await harness.stop() } }
+        let newest = try await harness.createApp()
+        let first = try await harness.createApp(settings: ["transferPolicy": "keep_with_first"])
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        harness.clock.set(t0.plus(days: 1))
+        func active(_ response: TestResponse) -> Bool {
+            ((response.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any])?["isActive"] as? Bool ?? false
+        }
+        for (app, expectTransfer) in [(newest, true), (first, false)] {
+            let id = uniqueDigits()
+            let jws = try signer.transaction(
+                id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+            let path = { (user: String) in "/v1/apps/\(app.appId)/customers/\(user)/transactions" }
+            #expect(
+                active(
+                    try await harness.request(
+                        "POST", path("dave"), key: app.publicKey, json: ["signedTransaction": jws])))
+            let erin = try await harness.request(
+                "POST", path("erin"), key: app.publicKey, json: ["signedTransaction": jws])
+            #expect(active(erin) == expectTransfer)
+            let dave = try await harness.request("GET", "/v1/apps/\(app.appId)/customers/dave", key: app.publicKey)
+            #expect(active(dave) == !expectTransfer)
+        }
+        let audit = try await harness.store.read { try $0.auditEntries(after: nil, limit: 500) }
+        #expect(audit.contains { $0.action == "customer.transfer" && $0.appId == newest.appId })
+        #expect(!audit.contains { $0.action == "customer.transfer" && $0.appId == first.appId })
+    }
+
+    @Test func appAccountTokenClaimsLaterNotificationsAndAliasesMerge() async throws {
+        let harness = try await ServerHarness()
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        let token = UUID()
+        harness.clock.set(t0.plus(days: 1))
+        // A first purchase carries the token: frank is linked to it.
+        let a = uniqueDigits()
+        let jws = try signer.transaction(
+            id: a, originalId: a, purchase: t0, expires: t0.plus(days: 30), signed: t0, appAccountToken: token)
+        #expect(
+            try await harness.request(
+                "POST", "/v1/apps/\(app.appId)/customers/frank/transactions", key: app.publicKey,
+                json: ["signedTransaction": jws]
+            ).status == 200)
+        // A notification for a new purchase with the same token goes straight to frank.
+        let b = uniqueDigits()
+        let other = try signer.transaction(
+            id: b, originalId: b, purchase: t0, expires: t0.plus(days: 30), signed: t0, appAccountToken: token)
+        let notified = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/notifications/appstore",
+            json: ["signedPayload": try signer.notification(.subscribed, transaction: other, signed: t0)])
+        #expect(notified.json["outcome"] as? String == "applied")
+        let customer = try await harness.store.read { try $0.customer(appId: app.appId, .appUserId("frank")) }
+        #expect(customer?.originalTransactionIds.sorted() == [a, b].sorted())
+
+        // Alias: grace's purchases merge into frank; grace then reads as frank.
+        let c = uniqueDigits()
+        let graceJWS = try signer.transaction(
+            id: c, originalId: c, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+        _ = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/grace/transactions", key: app.publicKey,
+            json: ["signedTransaction": graceJWS])
+        let merged = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/frank/aliases", key: app.secretKey, json: ["alias": "grace"])
+        #expect(merged.status == 200, "\(merged.text)")
+        let after = try await harness.store.read { try $0.customer(appId: app.appId, .appUserId("frank")) }
+        #expect(after?.originalTransactionIds.contains(c) == true)
+        #expect(after?.aliases == ["grace"])
+    }
+}
