@@ -16,6 +16,19 @@ public struct OutboxEntry: Sendable, Hashable {
     public var deadLetteredAt: Timestamp?
 }
 
+/// How far behind webhook delivery is: what is waiting and since when.
+/// - Note: Immutable value; `Sendable`.
+public struct OutboxBacklog: Sendable, Hashable {
+    public var pending: Int
+    /// When the oldest pending delivery was enqueued; `nil` when nothing waits.
+    public var oldestCreatedAt: Timestamp?
+
+    public init(pending: Int, oldestCreatedAt: Timestamp?) {
+        self.pending = pending
+        self.oldestCreatedAt = oldestCreatedAt
+    }
+}
+
 /// A delivery leased to a worker, with what it needs to send it.
 /// - Note: Immutable value; `Sendable`.
 public struct OutboxDelivery: Sendable, Hashable {

@@ -111,6 +111,38 @@ extension SQLStoreTransaction {
             .map(Self.outboxEntry)
     }
 
+    func failedDeliveries(appId: String, after: Int64?, limit: Int) throws -> [OutboxEntry] {
+        try rows(
+            Self.outboxSelect + """
+                 WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE app_id = $1)
+                  AND delivered_at IS NULL AND (dead_lettered_at IS NOT NULL OR last_error IS NOT NULL)
+                  AND id > $2
+                ORDER BY id
+                LIMIT $3
+                """, .text(appId), .integer(after ?? 0), SQLValue(limit)
+        ).map(Self.outboxEntry)
+    }
+
+    func outboxBacklog() throws -> OutboxBacklog {
+        let row = try row(
+            """
+            SELECT COUNT(*), MIN(created_at) FROM webhook_outbox
+            WHERE delivered_at IS NULL AND dead_lettered_at IS NULL
+            """)
+        return OutboxBacklog(
+            pending: Int(try row?.integer(0) ?? 0), oldestCreatedAt: try row?.optionalTimestamp(1))
+    }
+
+    func replayDelivery(id: Int64, appId: String, at: Timestamp) throws -> Bool {
+        try execute(
+            """
+            UPDATE webhook_outbox
+            SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = $3, lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = $1 AND dead_lettered_at IS NOT NULL AND delivered_at IS NULL
+              AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE app_id = $2)
+            """, .integer(id), .text(appId), SQLValue(at)) == 1
+    }
+
     static let outboxSelect = """
         SELECT id, event_row_id, endpoint_id, attempts, next_attempt_at, lease_owner, lease_expires_at, last_error,
                delivered_at, dead_lettered_at

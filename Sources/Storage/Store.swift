@@ -89,6 +89,11 @@ public protocol StoreReader {
     func events(customerId: Int64, after: Int64?, limit: Int) throws -> [StoredEvent]
     func outboxEntry(id: Int64) throws -> OutboxEntry?
     func outboxEntries(eventSequence: Int64) throws -> [OutboxEntry]
+    /// Deliveries of the app's endpoints that are dead-lettered, or still pending after a failed
+    /// attempt, oldest first, after the cursor `after` (an outbox id).
+    func failedDeliveries(appId: String, after: Int64?, limit: Int) throws -> [OutboxEntry]
+    /// Deliveries not yet delivered nor dead-lettered, and when the oldest of them was enqueued.
+    func outboxBacklog() throws -> OutboxBacklog
     func job(id: Int64) throws -> JobRecord?
     func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
 
@@ -150,6 +155,9 @@ public protocol StoreTransaction: StoreReader {
     func claimDeliveries(
         owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
     ) throws -> [OutboxDelivery]
+    /// Puts a dead-lettered delivery of one of the app's endpoints back in the queue, due at
+    /// `at` with its attempts reset; `false` when there is no such dead-lettered delivery.
+    func replayDelivery(id: Int64, appId: String, at: Timestamp) throws -> Bool
     /// `false` when the lease was lost (expired and claimed by another worker).
     func markDelivered(id: Int64, owner: String, at: Timestamp) throws -> Bool
     /// Schedules the next attempt at `retryAt`, or dead-letters the delivery when `retryAt` is

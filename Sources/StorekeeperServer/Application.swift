@@ -44,7 +44,8 @@ public struct StorekeeperApplication: Sendable {
             connections: appStoreConnections ?? LiveAppStoreConnection.factory(clock: clock))
         let documentBox = DocumentBox()
         var routes: [APIRoute] = []
-        routes += OperationsController(store: store, metrics: metrics, openAPI: { documentBox.value }).routes
+        routes +=
+            OperationsController(store: store, metrics: metrics, clock: clock, openAPI: { documentBox.value }).routes
         routes += NotificationsController(apps: apps, ingestor: notifications).routes
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
         routes += CustomersController(apps: apps, clock: clock).routes

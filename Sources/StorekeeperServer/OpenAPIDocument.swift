@@ -193,7 +193,8 @@ public enum OpenAPIDocument {
                 "items": {"type": "object", "required": ["deliveryId", "endpointId", "eventSequence", "attempts"], "properties": {
                   "deliveryId": {"type": "integer"}, "endpointId": {"type": "string"}, "eventSequence": {"type": "integer"},
                   "attempts": {"type": "integer"}, "lastError": {"type": "string"}, "deadLetteredAt": {"type": "integer"},
-                  "deliveredAt": {"type": "integer"}}}}}}
+                  "deliveredAt": {"type": "integer"}}}}}},
+              "ReplayAccepted": {"type": "object", "required": ["deliveryId"], "properties": {"deliveryId": {"type": "integer"}}}
             }
             """#
         return (try? AppStoreJSON.decode(JSONValue.self, from: Data(text.utf8))) ?? .object([:])

@@ -7,6 +7,7 @@ import Storage
 struct OperationsController: Sendable {
     let store: any Store
     let metrics: ServerMetrics
+    let clock: ServerClock
     /// Set once the routes are known (the document describes every route, this one included).
     let openAPI: @Sendable () -> JSONValue
 
@@ -64,7 +65,28 @@ struct OperationsController: Sendable {
     }
 
     @Sendable func metricsText(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        var response = HTTPResponse.text(metrics.render())
+        var text = metrics.render()
+        // The true backlog comes from the outbox itself, so it is right whichever instance
+        // delivers and even when no worker runs.
+        if let backlog = try? await timed(
+            metrics, "outbox_backlog", { try await store.read { try $0.outboxBacklog() } })
+        {
+            let now = clock.now()
+            let age =
+                backlog.oldestCreatedAt.map {
+                    max(0, Double(now.millisecondsSince1970 - $0.millisecondsSince1970) / 1000)
+                } ?? 0
+            text += """
+                # HELP storekeeper_outbox_backlog Webhook deliveries neither delivered nor dead-lettered.
+                # TYPE storekeeper_outbox_backlog gauge
+                storekeeper_outbox_backlog \(backlog.pending)
+                # HELP storekeeper_outbox_backlog_oldest_age_seconds Age of the oldest pending webhook delivery.
+                # TYPE storekeeper_outbox_backlog_oldest_age_seconds gauge
+                storekeeper_outbox_backlog_oldest_age_seconds \(String(format: "%.3f", age))
+
+                """
+        }
+        var response = HTTPResponse.text(text)
         response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         return response
     }

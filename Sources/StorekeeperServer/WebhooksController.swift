@@ -61,13 +61,15 @@ struct WebhooksController: Sendable {
                 responses: errors.merging([200: "WebhookEndpoint", 415: "Error"]) { $1 }, handler: update),
             APIRoute(
                 .get, "/v1/apps/{appId}/webhooks/deliveries/failed", access: .appSecret,
-                operationId: "listFailedWebhookDeliveries", summary: "Dead-lettered webhook deliveries.",
-                tag: "webhooks", responses: errors.merging([200: "FailedDeliveryList"]) { $1 }, query: ["limit"],
+                operationId: "listFailedWebhookDeliveries", summary: "Dead-lettered and failing webhook deliveries.",
+                tag: "webhooks", responses: errors.merging([200: "FailedDeliveryList"]) { $1 },
+                query: ["cursor", "limit"],
                 handler: listFailed),
             APIRoute(
                 .post, "/v1/apps/{appId}/webhooks/deliveries/{deliveryId}/replay", access: .appSecret,
                 operationId: "replayWebhookDelivery", summary: "Deliver a dead-lettered delivery again.",
-                tag: "webhooks", responses: errors.merging([202: nil, 501: "Error"]) { $1 }, handler: replay),
+                tag: "webhooks", responses: errors.merging([202: "ReplayAccepted", 404: "Error"]) { $1 },
+                handler: replay),
         ]
     }
 
@@ -137,44 +139,56 @@ struct WebhooksController: Sendable {
             EndpointView(id: updated.id, url: updated.url, enabled: updated.isEnabled, secret: newSecret))
     }
 
-    /// Dead-lettered deliveries, from the audit entries the deliverer writes when it gives up
-    /// (the store has no query over the outbox by app yet), with each delivery's current state.
+    /// Deliveries of this app's endpoints that are dead-lettered or failing, oldest first,
+    /// paged by `cursor` (the last delivery id seen).
     @Sendable func listFailed(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let app = try await apps.app(context)
         let limit = try RequestBody.limit(request)
-        let appId = app.id
-        let deliveries = try await apps.read { reader -> [FailedDelivery] in
-            var found: [FailedDelivery] = []
-            var after: Int64?
-            while found.count < limit {
-                let page = try reader.auditEntries(after: after, limit: 500)
-                if page.isEmpty { break }
-                after = page.last?.id
-                for entry in page where entry.appId == appId && entry.action == WebhookDeliverer.deadLetterAction {
-                    guard case .object(let detail) = entry.detail, case .integer(let id)? = detail["deliveryId"],
-                        let outbox = try reader.outboxEntry(id: id)
-                    else { continue }
-                    found.append(
-                        FailedDelivery(
-                            deliveryId: outbox.id, endpointId: outbox.endpointId, eventSequence: outbox.eventSequence,
-                            attempts: outbox.attempts, lastError: outbox.lastError,
-                            deadLetteredAt: outbox.deadLetteredAt, deliveredAt: outbox.deliveredAt))
-                    if found.count == limit { break }
-                }
+        let after = try request.queryValue("cursor").map { text -> Int64 in
+            guard let value = Int64(text), value >= 0 else {
+                throw HTTPError.badRequest("cursor must be a delivery id.", code: "invalid_query")
             }
-            return found
+            return value
+        }
+        let appId = app.id
+        let deliveries = try await apps.read { reader in
+            try reader.failedDeliveries(appId: appId, after: after, limit: limit).map { outbox in
+                FailedDelivery(
+                    deliveryId: outbox.id, endpointId: outbox.endpointId, eventSequence: outbox.eventSequence,
+                    attempts: outbox.attempts, lastError: outbox.lastError, deadLetteredAt: outbox.deadLetteredAt,
+                    deliveredAt: outbox.deliveredAt)
+            }
         }
         return JSONResponse.make(FailedDeliveryList(deliveries: deliveries))
     }
 
+    /// Puts a dead-lettered delivery back in the queue; the deliverer sends it again from
+    /// attempt 1, still after the customer's earlier events.
     @Sendable func replay(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        _ = try await apps.app(context)
-        guard Int64(try context.parameter("deliveryId")) != nil else {
+        let app = try await apps.app(context)
+        guard let deliveryId = Int64(try context.parameter("deliveryId")) else {
             throw HTTPError.badRequest("deliveryId must be an integer.", code: "invalid_path_parameter")
         }
-        throw HTTPError(
-            status: .notImplemented, code: "replay_unavailable",
-            message: "Replaying a dead-lettered delivery needs a store operation that resets it; not available yet.")
+        let now = clock.now()
+        let appId = app.id
+        let actor = context[PrincipalKey.self]?.actor ?? "api"
+        let replayed = try await apps.write("admin") { transaction -> Bool in
+            guard try transaction.replayDelivery(id: deliveryId, appId: appId, at: now) else { return false }
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: actor, action: "webhook.replay", appId: appId,
+                    detail: .object(["deliveryId": .integer(deliveryId)])))
+            return true
+        }
+        guard replayed else {
+            throw HTTPError(
+                status: .notFound, code: "delivery_not_found", message: "No dead-lettered delivery with this id.")
+        }
+        return JSONResponse.make(ReplayAccepted(deliveryId: deliveryId), status: .accepted)
+    }
+
+    struct ReplayAccepted: Encodable {
+        var deliveryId: Int64
     }
 
     static func isValidURL(_ text: String) -> Bool {

@@ -310,6 +310,9 @@ struct StoreConformanceTests {
             let total = try await store.read { try $0.count("webhook_outbox") }
             #expect(total == (try await store.read { try $0.count("lifecycle_events") }))
             #expect(total >= 1)
+            let backlog = try await store.read { try $0.outboxBacklog() }
+            #expect(backlog.pending == Int(total))
+            #expect(backlog.oldestCreatedAt == F.at(1))
             let t0 = F.at(1)
             let lease: Int64 = 60_000
             let claimed = try await store.write {
@@ -367,6 +370,25 @@ struct StoreConformanceTests {
             #expect(dead?.deadLetteredAt == t2)
             #expect(dead?.lastError == "HTTP 503")
             #expect(dead?.attempts == 3)
+            // Listed as failed for its app only; replay puts it back in the queue from attempt 1.
+            let failed = try await store.read { try $0.failedDeliveries(appId: F.appId, after: nil, limit: 50) }
+            #expect(failed.map(\.id).contains(first.id))
+            #expect(
+                try await store.read { try $0.failedDeliveries(appId: "another-app", after: nil, limit: 50) }.isEmpty)
+            #expect(
+                try await store.write { try $0.replayDelivery(id: first.id, appId: "another-app", at: t2) } == false)
+            let backlogBefore = try await store.read { try $0.outboxBacklog() }
+            #expect(try await store.write { try $0.replayDelivery(id: first.id, appId: F.appId, at: t2) })
+            #expect(try await store.write { try $0.replayDelivery(id: first.id, appId: F.appId, at: t2) } == false)
+            #expect(try await store.read { try $0.outboxBacklog() }.pending == backlogBefore.pending + 1)
+            let replayed = try await store.write {
+                try $0.claimDeliveries(owner: "w6", now: t2, leaseMilliseconds: lease, limit: 100, maxAttempts: 3)
+            }.filter { $0.id == first.id }
+            #expect(replayed.first?.attempt == 1)
+            #expect(try await store.write { try $0.markDelivered(id: first.id, owner: "w6", at: t2) })
+            #expect(
+                try await store.read { try $0.failedDeliveries(appId: F.appId, after: nil, limit: 50) }.map(\.id)
+                    .contains(first.id) == false)
             // Others: one delivered, one dead-lettered explicitly.
             let rest = claimed.dropFirst()
             if let second = rest.first {

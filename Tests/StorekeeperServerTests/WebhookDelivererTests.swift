@@ -99,6 +99,34 @@ final class ScriptedTransport: HTTPTransport {
         #expect(deliveries.first?["deadLetteredAt"] != nil)
         let attempts = deliveries.first?["attempts"] as? Int ?? 0
         #expect(attempts > 5 && attempts < 40)
+
+        // Replay puts it back in the queue; once the endpoint answers it is delivered and no
+        // longer listed. Another app's key cannot replay it; an unknown id is 404.
+        let deliveryId = try #require(deliveries.first?["deliveryId"] as? Int)
+        let other = try await harness.createApp()
+        let foreign = try await harness.request(
+            "POST", "/v1/apps/\(other.appId)/webhooks/deliveries/\(deliveryId)/replay", key: other.secretKey)
+        #expect(foreign.status == 404)
+        let unknown = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/webhooks/deliveries/999999999/replay", key: app.secretKey)
+        #expect(unknown.status == 404)
+        let replay = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/webhooks/deliveries/\(deliveryId)/replay", key: app.secretKey)
+        #expect(replay.status == 202)
+        // The backlog gauge reads the outbox: exactly the replayed delivery waits.
+        let metrics = try await harness.request("GET", "/metrics")
+        #expect(metrics.text.contains("storekeeper_outbox_backlog 1\n"))
+        #expect(replay.json["deliveryId"] as? Int == deliveryId)
+        transport.statuses.withLock { $0 = [200] }
+        let deliveredBefore = transport.eventIds.count
+        #expect(await deliverer.deliverDue() == 1)
+        #expect(transport.eventIds.count == deliveredBefore + 1)
+        let after = try await harness.request(
+            "GET", "/v1/apps/\(app.appId)/webhooks/deliveries/failed", key: app.secretKey)
+        #expect((after.json["deliveries"] as? [[String: Any]] ?? []).isEmpty)
+        let again = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/webhooks/deliveries/\(deliveryId)/replay", key: app.secretKey)
+        #expect(again.status == 404)
     }
 
     @Test func backoffGrowsAndIsCapped() async throws {
