@@ -26,6 +26,9 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
     case nonRenewingPurchase = "NON_RENEWING_PURCHASE"
     case nonConsumablePurchase = "NON_CONSUMABLE_PURCHASE"
     case consumablePurchase = "CONSUMABLE_PURCHASE"
+    /// A purchase moved to this customer from another app user id (the app's transfer policy).
+    /// Never derived from facts: the server emits it when identity changes hands.
+    case transfer = "TRANSFER"
 
     /// Orders events of the same instant the way they happen (a recovery before the renewal it
     /// paid for, a purchase before the offer it redeemed, a billing issue before its grace period).
@@ -35,7 +38,7 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
         .billingRecovered, .initialPurchase, .trialStarted, .trialConverted, .renewal, .productChange,
         .offerRedeemed, .subscriptionExtended, .priceIncreaseConsent, .cancellation, .trialCancelled,
         .uncancellation, .billingIssue, .gracePeriodStarted, .expiration, .refund, .refundReversed,
-        .familySharingRevoked, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase,
+        .familySharingRevoked, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase, .transfer,
     ]
 }
 

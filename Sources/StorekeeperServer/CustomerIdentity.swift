@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 import Storage
 
 /// Who owns a purchase, inside a write transaction: finds a customer by app user id or alias,
@@ -75,6 +76,25 @@ enum CustomerIdentity {
                     ])))
             return .transferred(from: previous)
         }
+    }
+}
+
+extension CustomerIdentity {
+    /// The TRANSFER event of the receiving customer. Its id names the purchase, both app user
+    /// ids and the instant, so a later transfer back is a new event while a replayed request
+    /// (which finds the purchase already owned) makes none.
+    static func transferEvent(
+        _ originalTransactionId: String, productId: String, environment: AppStoreEnvironment,
+        from previous: CustomerRecord, to customer: CustomerRecord, catalog: ProductCatalog?, at now: Timestamp
+    ) -> LifecycleEvent {
+        LifecycleEvent(
+            id:
+                "TRANSFER/\(originalTransactionId)/\(previous.appUserId)->\(customer.appUserId)/\(now.millisecondsSince1970)",
+            type: .transfer, customerId: customer.appUserId, environment: environment, occurredAt: now,
+            productId: productId, entitlementIds: catalog?[productId]?.entitlementIds ?? [],
+            originalTransactionId: originalTransactionId,
+            summary: "purchase \(originalTransactionId) transferred from \(previous.appUserId) to \(customer.appUserId)"
+        )
     }
 }
 

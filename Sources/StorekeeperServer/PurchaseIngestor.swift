@@ -104,8 +104,14 @@ public struct PurchaseIngestor: Sendable {
                         try verifier.verifyAndDecodeTransaction(signed)
                     }, source: "api")
             }
-            facts.merge(
-                try await complete(app: app, environment: environment, transactionId: completeFrom, via: connection))
+            do {
+                facts.merge(
+                    try await complete(
+                        app: app, environment: environment, transactionId: completeFrom, via: connection))
+            } catch let error as HTTPError where signedTransaction != nil && error == Self.notConfigured {
+                // A connection with only a shared secret (verifyReceipt) cannot complete the
+                // picture; the verified signed transaction stands on its own, as with no connection.
+            }
         }
         return try await save(facts, app: app, appUserId: appUserId, environment: environment, receipt: nil)
     }
@@ -303,13 +309,25 @@ public struct PurchaseIngestor: Sendable {
                         appId: appId, jws: input.jws, fact: input.fact, source: input.source, receivedAt: now))
             }
             var others: [Int64: CustomerRecord] = [:]
+            var transfers: [LifecycleEvent] = []
             for originalTransactionId in facts.originalTransactionIds {
                 switch try CustomerIdentity.claim(
                     originalTransactionId, for: customer, policy: policy, in: transaction, now: now)
                 {
-                case .transferred(let previous): others[previous.id] = previous
+                case .transferred(let previous):
+                    others[previous.id] = previous
+                    let fact = facts.transactions.first { $0.fact.originalTransactionId == originalTransactionId }?.fact
+                    transfers.append(
+                        CustomerIdentity.transferEvent(
+                            originalTransactionId, productId: fact?.productId ?? "",
+                            environment: fact?.environment ?? environment, from: previous, to: customer,
+                            catalog: try transaction.catalog(appId: appId), at: now))
                 case .claimed, .alreadyOwned, .keptBy: break
                 }
+            }
+            if !transfers.isEmpty {
+                let appended = try transaction.appendEvents(transfers, customerId: customer.id, at: now)
+                try transaction.enqueueDeliveries(of: appended, appId: appId, at: now)
             }
             let current = try transaction.lockCustomer(id: customer.id)
             let environments = CustomerStateUpdater.environments(

@@ -127,6 +127,21 @@ final class FakeAppStore: AppStoreConnection {
             #expect(active(erin) == expectTransfer)
             let dave = try await harness.request("GET", "/v1/apps/\(app.appId)/customers/dave", key: app.publicKey)
             #expect(active(dave) == !expectTransfer)
+            // The receiving customer gets a TRANSFER event (and its webhook); a replay adds none.
+            _ = try await harness.request("POST", path("erin"), key: app.publicKey, json: ["signedTransaction": jws])
+            let events = try await harness.request(
+                "GET", "/v1/apps/\(app.appId)/customers/erin/events", key: app.secretKey)
+            let transfers = (events.json["events"] as? [[String: Any]] ?? []).compactMap {
+                $0["event"] as? [String: Any]
+            }.filter { $0["type"] as? String == "TRANSFER" }
+            #expect(transfers.count == (expectTransfer ? 1 : 0))
+            if expectTransfer {
+                #expect(
+                    transfers.first?["id"] as? String
+                        == "TRANSFER/\(id)/dave->erin/\(t0.plus(days: 1).millisecondsSince1970)")
+                #expect(transfers.first?["originalTransactionId"] as? String == id)
+                #expect(transfers.first?["entitlementIds"] as? [String] == ["pro"])
+            }
         }
         let audit = try await harness.store.read { try $0.auditEntries(after: nil, limit: 500) }
         #expect(audit.contains { $0.action == "customer.transfer" && $0.appId == newest.appId })
