@@ -57,6 +57,8 @@ func run(_ arguments: [String]) -> Int32 {
         case "simulate": return SimulateCommands.run(Array(rest))
         // Hidden: the child process of StorageTests' crash-recovery test.
         case "storage-crash-probe": return StoreCrashProbe.run(Array(rest))
+        // Hidden: a child process of StorageTests' multi-process ingestion test.
+        case "storage-ingest-probe": return StoreIngestionProbe.run(Array(rest))
         case "quickstart":
             try Quickstart.run(directory: rest.first ?? "data/quickstart", now: now)
         case "help", "--help", "-h":

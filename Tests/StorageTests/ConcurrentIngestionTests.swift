@@ -166,3 +166,62 @@ struct StoreLocationTests {
         #expect(throws: StoreError.self) { try StoreLocation("mysql://db/sk") }
     }
 }
+
+/// Issue 5's acceptance on PostgreSQL: two server-side processes, several tasks each, ingest the
+/// same 2,000 notifications, each delivered three times in different orders.
+@Suite(
+    "Multi-process ingestion",
+    .enabled(if: Backend.postgresURL != nil && CrashProbe.path != nil, Backend.postgresSkipMessage))
+struct MultiProcessIngestionTests {
+    @Test("two processes: every notification stored once, states equal the engine's")
+    func twoProcesses() async throws {
+        let binary = try #require(CrashProbe.path)
+        let customers = 200
+        let notifications = F.notifications(customers: customers, perCustomer: 10)
+        #expect(notifications.count == 2_000)
+        try await withStore(.postgres) { store, database in
+            try await F.setUp(
+                store, endpoints: [WebhookEndpoint(id: "e1", appId: F.appId, url: "https://x", secret: "s")])
+            let processes = (0..<2).map { index -> (Process, Pipe) in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: binary)
+                process.arguments = [
+                    "storage-ingest-probe", "--database", database.url, "--customers", "\(customers)",
+                    "--per-customer", "10", "--copies", "3", "--process", "\(index)", "--processes", "2",
+                    "--tasks", "4", "--seed", "42",
+                ]
+                let output = Pipe()
+                process.standardOutput = output
+                return (process, output)
+            }
+            for (process, _) in processes { try process.run() }
+            var new = 0
+            for (process, output) in processes {
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0)
+                new += Int(text.trimmingCharacters(in: .whitespacesAndNewlines).dropFirst("new ".count)) ?? -1
+            }
+            #expect(new == notifications.count, "each notification new exactly once across both processes")
+            #expect(try await store.read { try $0.notificationCount(appId: F.appId) } == notifications.count)
+            for (appUserId, own) in Dictionary(grouping: notifications, by: \.appUserId) {
+                let expected = EntitlementEngine.evaluate(
+                    customerId: appUserId, environment: .production, facts: own.flatMap(\.facts), catalog: F.catalog,
+                    now: F.now)
+                let (stored, events) = try await store.read { reader in
+                    let customer = try #require(try reader.customer(appId: F.appId, .appUserId(appUserId)))
+                    return (
+                        try reader.customerInfo(customerId: customer.id, environment: .production),
+                        try reader.events(customerId: customer.id, after: nil, limit: 10_000)
+                    )
+                }
+                #expect(stored?.info == expected.customerInfo, "customer \(appUserId)")
+                let ids = events.map(\.event.id)
+                #expect(Set(ids).count == ids.count, "no duplicate events for \(appUserId)")
+                // Events are history: an intermediate state seen before a late fact arrived may
+                // add events the final state no longer implies, but none is duplicated or lost.
+                #expect(Set(expected.allEvents.map(\.id)).isSubset(of: Set(ids)), "every event of \(appUserId)")
+            }
+        }
+    }
+}
