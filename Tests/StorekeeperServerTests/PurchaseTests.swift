@@ -102,6 +102,63 @@ final class FakeAppStore: AppStoreConnection {
         #expect(unknown.status == 404)
     }
 
+    @Test func appReceiptIsVerifiedThenCompletedFromTheAppStore() async throws {
+        let fake = FakeAppStore()
+        let harness = try await ServerHarness(connections: { _, _, _ in fake })
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        let original = uniqueDigits()
+        let signed = try signer.transaction(
+            id: original, originalId: original, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+        fake.answers.withLock {
+            $0.info[original] = signed
+            $0.history[original] = [signed]
+        }
+        func receipt(bundleId: String, ca: TestCertificateAuthority) throws -> String {
+            var builder = AppReceiptBuilder()
+            builder.set(0, .string("ProductionSandbox"))
+            builder.set(2, .string(bundleId))
+            builder.set(12, AppReceiptBuilder.date(t0))
+            builder.inAppPurchases = [
+                [(1701, .integer(1)), (1702, .string("monthly")), (1703, .string(original)), (1705, .string(original))]
+            ]
+            let der = try builder.signed(certificate: ca.leaf, key: ca.leafKey, chain: [ca.intermediate])
+            return Data(der).base64EncodedString()
+        }
+        harness.clock.set(t0.plus(days: 1))
+        let path = "/v1/apps/\(app.appId)/customers/olga/receipts"
+        let accepted = try await harness.request(
+            "POST", path, key: app.publicKey, json: ["receipt": try receipt(bundleId: app.bundleId, ca: harness.ca)])
+        #expect(accepted.status == 200, "\(accepted.text)")
+        let pro = (accepted.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
+        #expect(pro?["isActive"] as? Bool == true)
+        // The receipt only names the purchase; its facts come from Apple's signed answers.
+        #expect(fake.calls.withLock { $0 } == ["statuses \(original)", "history \(original)"])
+
+        // Checked at the receipt's creation date: still valid after the signing certificate expired.
+        harness.clock.set(TestSigning.validUntil.plus(days: 1))
+        let late = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/olga/receipts", key: app.publicKey,
+            json: ["receipt": try receipt(bundleId: app.bundleId, ca: harness.ca)])
+        #expect(late.status == 200, "\(late.text)")
+
+        // A receipt signed by another CA, or for another app, is refused before Apple is asked.
+        let callsBefore = fake.calls.withLock { $0.count }
+        let foreign = try await harness.request(
+            "POST", path, key: app.publicKey,
+            json: ["receipt": try receipt(bundleId: app.bundleId, ca: try TestSigning.authority(name: "Other"))])
+        #expect(foreign.status == 400)
+        let otherApp = try await harness.request(
+            "POST", path, key: app.publicKey, json: ["receipt": try receipt(bundleId: "com.other", ca: harness.ca)])
+        #expect(otherApp.status == 400)
+        let garbage = try await harness.request(
+            "POST", path, key: app.publicKey, json: ["receipt": "bm90IGEgcmVjZWlwdA=="])
+        #expect(garbage.status == 400)
+        #expect(fake.calls.withLock { $0.count } == callsBefore)
+    }
+
     @Test func transferPolicies() async throws {
         let harness = try await ServerHarness()
         defer { Task { await harness.stop() } }
