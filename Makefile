@@ -2,10 +2,12 @@
 SWIFT ?= swift
 VENV := .build/interop-venv
 
-.PHONY: run test bench deps test-deps build build-release unit-tests interop lint clean
+.PHONY: run test bench deps test-deps bench-deps build build-release interop schemathesis lint clean
 
+# The demo: Storekeeper on 127.0.0.1:8080 (SQLite in ./data) with the App Store simulator as its
+# App Store and simulated customers; it prints curl examples with working keys. Ctrl-C stops it.
 run: deps build-release
-	.build/release/storekeeper quickstart data/quickstart
+	.build/release/storekeeper serve --demo
 
 # PostgreSQL 15 is started on a free loopback port in a temp dir for the storage and server
 # suites, and stopped whatever the outcome.
@@ -17,11 +19,13 @@ test: test-deps lint
 	  STOREKEEPER_TEST_POSTGRES_URL=$$url $(SWIFT) test --skip-build --no-parallel; \
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
 	$(MAKE) interop
+	$(MAKE) schemathesis
 
 # Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.
-bench: test-deps build-release
+bench: bench-deps build-release
 	.build/release/StorekeeperBench
+	scripts/bench-http.sh .build/release/storekeeper
 	@for engine in sqlite postgres; do \
 	  url=""; if [ $$engine = postgres ]; then url=$$(scripts/postgres-test.sh start .build/postgres-bench) || exit 1; fi; \
 	  for size in "100000 10000" "1000000 100000"; do set -- $$size; \
@@ -37,6 +41,9 @@ deps:
 test-deps:
 	@scripts/install-deps.sh --test
 
+bench-deps:
+	@scripts/install-deps.sh --bench
+
 build-release:
 	$(SWIFT) build -c release
 
@@ -48,6 +55,12 @@ interop: build-release
 		$(VENV)/bin/pip install --quiet --disable-pip-version-check app-store-server-library PyJWT
 	$(VENV)/bin/python tests/interop/interop_test.py .build/release/storekeeper
 	$(VENV)/bin/python tests/interop/simulator_interop_test.py .build/release/storekeeper
+
+# Property-based run of schemathesis against a live server and its /openapi.json: no 5xx and
+# no response that contradicts the document (tests/schemathesis/run.sh).
+schemathesis: build-release
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	SCHEMATHESIS_PYTHON=$(VENV)/bin/python tests/schemathesis/run.sh .build/release/storekeeper
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests

@@ -77,6 +77,13 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "AppStoreClient", "AppStoreModels",
+                "AppStoreTrust", "HTTPServer", "Storage",
+            ],
+            exclude: ["Scenarios"], swiftSettings: strict),
+        .testTarget(
             name: "StorageTests", dependencies: ["Storage", "Entitlements", "AppStoreModels"], swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(

@@ -3,9 +3,10 @@
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -euo pipefail
 packages=(pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev python3-venv openssl)
-if [ "${1:-}" = "--test" ]; then
-  packages+=(postgresql)
-fi
+case "${1:-}" in
+  --test) packages+=(postgresql util-linux) ;;
+  --bench) packages+=(postgresql util-linux wrk nginx) ;;
+esac
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -40,6 +40,12 @@ struct StoreState: Sendable {
         return String(base / 10 + counter)
     }
 
+    /// Continues numbering after `offset` (never backwards): see
+    /// `AppStoreSimulator.startIdentifiers(after:)`.
+    mutating func startIdentifiers(after offset: Int64) {
+        counter = max(counter, offset)
+    }
+
     mutating func nextOrderId() -> String {
         counter += 1
         let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")

@@ -94,7 +94,8 @@ struct AppsController: Sendable {
         return [
             APIRoute(
                 .post, "/v1/admin/apps", access: .admin, operationId: "createApp", summary: "Create an app.",
-                tag: "admin", request: "AppInput", responses: errors.merging([201: "App", 409: "Error"]) { $1 },
+                tag: "admin", request: "AppInput",
+                responses: errors.merging([201: "App", 409: "Error", 422: "Error"]) { $1 },
                 handler: create),
             APIRoute(
                 .get, "/v1/admin/apps", access: .admin, operationId: "listApps", summary: "List apps.", tag: "admin",
@@ -105,14 +106,14 @@ struct AppsController: Sendable {
             APIRoute(
                 .put, "/v1/admin/apps/{appId}", access: .admin, operationId: "updateApp",
                 summary: "Update an app; omitted fields keep their value.", tag: "admin", request: "AppInput",
-                responses: errors.merging([200: "App"]) { $1 }, handler: update),
+                responses: errors.merging([200: "App", 409: "Error", 422: "Error"]) { $1 }, handler: update),
             APIRoute(
                 .post, "/v1/admin/apps/{appId}/keys", access: .admin, operationId: "createAppKey",
                 summary: "Create a public or secret API key for the app (shown once).", tag: "admin",
-                request: "KeyInput", responses: errors.merging([201: "KeyCreated"]) { $1 }, handler: createAppKey),
+                request: "AppKeyInput", responses: errors.merging([201: "KeyCreated"]) { $1 }, handler: createAppKey),
             APIRoute(
                 .post, "/v1/admin/keys", access: .admin, operationId: "createAdminKey",
-                summary: "Create an admin API key (shown once).", tag: "admin", request: "KeyInput",
+                summary: "Create an admin API key (shown once).", tag: "admin", request: "AdminKeyInput",
                 responses: errors.merging([201: "KeyCreated"]) { $1 }, handler: createAdminKey),
             APIRoute(
                 .delete, "/v1/admin/keys/{keyId}", access: .admin, operationId: "revokeKey",

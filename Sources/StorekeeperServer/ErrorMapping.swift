@@ -55,6 +55,10 @@ enum ErrorMapping {
                 headers: ["Retry-After": "30"])
         }
         switch error.code {
+        case .invalidConfiguration:
+            // Nothing was asked of Apple: the app lacks what the call needs (an App Store
+            // Connect key, a shared secret). The caller's configuration, not a gateway failure.
+            return PurchaseIngestor.notConfigured
         case .receiptInvalid, .receiptBadRequest:
             return HTTPError(status: .badRequest, code: "receipt_invalid", message: "Apple refused the receipt.")
         case .apiError where error.httpStatus == 404:

@@ -28,7 +28,8 @@ public enum OpenAPIDocument {
             }
             for name in route.query {
                 var schema: [String: JSONValue] = ["type": .string("string")]
-                if name == "limit" || name == "cursor" { schema["pattern"] = .string("^[0-9]{1,18}$") }
+                if name == "cursor" { schema["pattern"] = .string("^[0-9]{1,18}$") }
+                if name == "limit" { schema["pattern"] = .string("^[1-9][0-9]{0,17}$") }
                 if name == "kind" {
                     schema["enum"] = .array(["transaction", "renewalInfo", "notification"].map(JSONValue.string))
                 }
@@ -155,7 +156,7 @@ public enum OpenAPIDocument {
                 "nextCursor": {"type": ["string", "null"]}}},
               "AppInput": {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
                 "bundleId": {"type": "string"}, "appAppleId": {"type": "integer"},
-                "environments": {"type": "array", "items": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"]}},
+                "environments": {"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"]}},
                 "sharedSecret": {"type": "string"}, "rootCertificatesPEM": {"type": "array", "items": {"type": "string"}},
                 "appStoreConnect": {"type": "object", "required": ["keyId", "issuerId", "privateKeyPEM"], "properties": {
                   "keyId": {"type": "string"}, "issuerId": {"type": "string"}, "privateKeyPEM": {"type": "string"}, "baseURL": {"type": "string"}}},
@@ -171,12 +172,14 @@ public enum OpenAPIDocument {
                   "transferPolicy": {"type": "string"}, "legacyReceiptFlow": {"type": "boolean"},
                   "answerConsumptionRequests": {"type": "boolean"}, "onlineVerification": {"type": "boolean"}}},
               "AppList": {"type": "object", "required": ["apps"], "properties": {"apps": {"type": "array", "items": {"$ref": "#/components/schemas/App"}}}},
-              "KeyInput": {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "enum": ["public", "secret", "admin"]},
+              "AppKeyInput": {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "enum": ["public", "secret"]},
+                "label": {"type": "string", "maxLength": 200}}},
+              "AdminKeyInput": {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "enum": ["admin"]},
                 "label": {"type": "string", "maxLength": 200}}},
               "KeyCreated": {"type": "object", "required": ["id", "kind", "label", "key"], "properties": {"id": {"type": "string"},
                 "appId": {"type": "string"}, "kind": {"type": "string"}, "label": {"type": "string"}, "key": {"type": "string"}}},
               "Catalog": {"type": "object", "required": ["products"], "properties": {"products": {"type": "array", "items": {"type": "object",
-                  "required": ["productId", "kind", "entitlementIds"], "properties": {"productId": {"type": "string"},
+                  "required": ["productId", "kind", "entitlementIds"], "properties": {"productId": {"type": "string", "minLength": 1, "maxLength": 255},
                   "kind": {"type": "string", "enum": ["AUTO_RENEWABLE", "NON_RENEWING", "NON_CONSUMABLE", "CONSUMABLE"]},
                   "subscriptionGroup": {"type": "string"}, "groupLevel": {"type": "integer"},
                   "duration": {"type": "string", "pattern": "^P[1-9][0-9]*[DWMY]$", "description": "ISO 8601 period, e.g. P1M."},

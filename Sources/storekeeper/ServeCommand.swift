@@ -7,15 +7,19 @@ import StorekeeperServer
 /// `storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT] [--demo]`: opens
 /// (and migrates) the database, serves the API, runs the webhook worker, and on SIGTERM or
 /// SIGINT stops accepting, finishes in-flight requests, stops the worker, closes the database
-/// and exits 0.
+/// and exits 0. With `--demo` (`make run`), the same server runs with the embedded App Store
+/// simulator and simulated customers: see `DemoCommand`.
 enum ServeCommand {
-    static let usage = "usage: storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT] [--demo]"
+    static let usage = """
+        usage: storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT]
+               storekeeper serve --demo [--config FILE] [--listen HOST:PORT] [--month-seconds N]
+        """
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: CommandLineArguments
         do {
             parsed = try CommandLineArguments(arguments[...], switches: ["--demo", "--help"])
-            try parsed.allowOnly(["--config", "--database", "--listen"])
+            try parsed.allowOnly(["--config", "--database", "--listen", "--month-seconds"])
         } catch {
             FileHandle.standardError.write(Data("\(error.message)\n\(usage)\n".utf8))
             return 2
@@ -28,10 +32,26 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("\(usage)\n".utf8))
             return 2
         }
+        var demo: DemoCommand.Options?
         if parsed.has("--demo") {
-            FileHandle.standardError.write(
-                Data("storekeeper serve --demo: the embedded App Store simulator is not yet available\n".utf8))
-            return 1
+            var options = DemoCommand.Options()
+            if let text = parsed.value("--month-seconds") {
+                guard let seconds = Double(text), seconds >= 10, seconds <= 86_400 * 31 else {
+                    FileHandle.standardError.write(Data("--month-seconds must be a number from 10\n\(usage)\n".utf8))
+                    return 2
+                }
+                options.monthSeconds = seconds
+            }
+            // The demo's database mirrors the simulator's store, which lives in memory only.
+            guard parsed.value("--database") == nil else {
+                FileHandle.standardError.write(
+                    Data("--demo keeps its own SQLite file (<data>/demo.sqlite); --database does not apply\n".utf8))
+                return 2
+            }
+            demo = options
+        } else if parsed.value("--month-seconds") != nil {
+            FileHandle.standardError.write(Data("--month-seconds applies to --demo only\n\(usage)\n".utf8))
+            return 2
         }
         var overrides: [String: String] = [:]
         if let database = parsed.value("--database") { overrides["databaseURL"] = database }
@@ -46,7 +66,11 @@ enum ServeCommand {
         let result = ExitCodeBox()
         let done = DispatchSemaphore(value: 0)
         Task.detached {
-            result.set(await serve(configuration))
+            if let demo {
+                result.set(await DemoCommand.run(configuration, options: demo))
+            } else {
+                result.set(await serve(configuration))
+            }
             done.signal()
         }
         done.wait()

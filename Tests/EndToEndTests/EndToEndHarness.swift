@@ -1,0 +1,223 @@
+import AppStoreModels
+import AppStoreSimulator
+import AppStoreTrust
+import Foundation
+import HTTPServer
+import Storage
+import StorekeeperServer
+import StorekeeperTesting
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The whole product on loopback, wired as a deployment is: the App Store simulator serving its
+/// Server API on a port, a Storekeeper server on port 0 over a fresh database, an app in
+/// Storekeeper that trusts the simulator's CA and calls its Server API with an In-App Purchase
+/// key the simulator knows, the simulator sending that app's notifications to Storekeeper's
+/// notification URL, and a webhook endpoint that records what Storekeeper delivers.
+///
+/// One `ManualClock` is "now" for both sides (signing, verification, bearer tokens,
+/// evaluation), so a year of renewals runs in milliseconds and every run is repeatable.
+/// - Note: Immutable after `configure`; `Sendable`.
+final class EndToEndHarness: Sendable {
+    static let adminKey = "e2e-admin-key-0123456789abcdef"
+    static let keyId = "E2EKEY0001"
+    static let issuerId = "0e2e0000-0000-4000-8000-000000000001"
+    /// Deliveries are made after every step, but a year of time travel must never make an event
+    /// too old to deliver.
+    static let webhookMaxAge: Int64 = 10 * 365 * 86_400_000
+
+    let database: TestDatabase
+    let clock: ManualClock
+    let authority: TestCertificateAuthority
+    let apiKey: PrivateKey
+    let simulator: AppStoreSimulator
+    let simulatorServer: SimulatorServer
+    let store: any Store
+    let application: StorekeeperApplication
+    let server: HTTPServer
+    let webhooks: WebhookListener
+    /// Unique per run: runs may share one PostgreSQL database.
+    let appId = "e2e-" + UUID().uuidString.prefix(8).lowercased()
+    private let keys = Keys()
+    private let cleanup: @Sendable () -> Void
+
+    /// The app's keys and webhook secret, known once `configure` created them.
+    private final class Keys: Sendable {
+        let values = Mutex<(publicKey: String, secretKey: String, webhookSecret: String)>(("", "", ""))
+    }
+
+    var publicKey: String { keys.values.withLock { $0.publicKey } }
+    var secretKey: String { keys.values.withLock { $0.secretKey } }
+    var webhookSecret: String { keys.values.withLock { $0.webhookSecret } }
+
+    init(database: TestDatabase) async throws {
+        self.database = database
+        let clock = ManualClock(TestSigning.signedDate)
+        self.clock = clock
+        authority = try EndToEndAuthority.shared()
+        apiKey = try PrivateKey.generateP256()
+        simulator = AppStoreSimulator(
+            environment: .sandbox, authority: authority, clock: clock, scale: .calendar,
+            transport: URLSessionNotificationTransport(timeout: 10), tokenClock: clock)
+        // Apple's ids are unique store-wide; runs sharing a PostgreSQL database must not reuse them.
+        await simulator.startIdentifiers(after: Int64.random(in: 1..<90_000_000) * 1_000_000)
+        simulatorServer = try SimulatorServer(
+            simulator: simulator,
+            configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2),
+            tickInterval: nil)
+        let (store, cleanup) = try await database.open()
+        self.store = store
+        self.cleanup = cleanup
+        application = StorekeeperApplication(
+            configuration: ServerConfiguration(
+                listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false),
+            store: store,
+            clock: ServerClock(now: { clock.now }, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
+            webhookSettings: WebhookDeliverer.Settings(
+                requestTimeout: .seconds(5), maxAgeMilliseconds: Self.webhookMaxAge, random: { 0.5 }))
+        server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
+        webhooks = try WebhookListener()
+    }
+
+    var notificationPath: String { "/v1/apps/\(appId)/notifications/appstore" }
+
+    /// Creates the app in Storekeeper (through the admin API, as an operator would), its keys,
+    /// catalog and webhook endpoint, then gives the simulator the app, its notification URL,
+    /// the In-App Purchase key and the customers.
+    func configure(_ scenario: EndToEndScenario) async throws {
+        let app = scenario.app
+        try await expect(
+            201,
+            request(
+                "POST", "/v1/admin/apps", key: Self.adminKey,
+                json: [
+                    "id": appId, "bundleId": app.bundleId, "appAppleId": app.appAppleId, "environments": ["Sandbox"],
+                    "rootCertificatesPEM": [authority.root.pem], "sharedSecret": app.sharedSecret ?? "unused-secret",
+                    "appStoreConnect": [
+                        "keyId": Self.keyId, "issuerId": Self.issuerId, "privateKeyPEM": apiKey.pkcs8PEM,
+                        "baseURL": simulatorServer.baseURL.absoluteString,
+                    ],
+                ]))
+        let publicKey = try await expect(
+            201, request("POST", "/v1/admin/apps/\(appId)/keys", key: Self.adminKey, json: ["kind": "public"]))
+        let secretKey = try await expect(
+            201, request("POST", "/v1/admin/apps/\(appId)/keys", key: Self.adminKey, json: ["kind": "secret"]))
+        let secret = try Self.string(secretKey.json["key"])
+        try await expect(
+            200,
+            request(
+                "PUT", "/v1/apps/\(appId)/catalog", key: secret,
+                json: ["products": Self.catalog(app.products, entitlements: scenario.entitlements)]))
+        let hook = try await expect(
+            201, request("POST", "/v1/apps/\(appId)/webhooks", key: secret, json: ["url": webhooks.url]))
+        let webhookSecret = try Self.string(hook.json["secret"])
+        let publicValue = try Self.string(publicKey.json["key"])
+        keys.values.withLock { $0 = (publicValue, secret, webhookSecret) }
+
+        var simulated = app
+        simulated.notificationURL = server.baseURL.absoluteString + notificationPath
+        simulated.apiKeys = [
+            SimulatedApp.APIKey(keyId: Self.keyId, issuerId: Self.issuerId, publicKeyPEM: apiKey.publicKey.pem)
+        ]
+        try await simulator.addApp(simulated)
+        for customer in scenario.customers { await simulator.addCustomer(customer) }
+    }
+
+    /// Storekeeper's catalog for the simulator's products: same ids, kinds, groups, levels and
+    /// periods, plus the scenario's entitlement mapping.
+    static func catalog(_ products: [SimulatedProduct], entitlements: [String: [String]]) -> [[String: Any]] {
+        products.map { product in
+            var entry: [String: Any] = [
+                "productId": product.productId, "entitlementIds": entitlements[product.productId] ?? [],
+            ]
+            switch product.kind {
+            case .autoRenewable: entry["kind"] = "AUTO_RENEWABLE"
+            case .nonRenewing: entry["kind"] = "NON_RENEWING"
+            case .consumable: entry["kind"] = "CONSUMABLE"
+            case .nonConsumable: entry["kind"] = "NON_CONSUMABLE"
+            }
+            if product.kind == .autoRenewable {
+                entry["subscriptionGroup"] = product.groupId
+                entry["groupLevel"] = product.level
+            }
+            if let period = product.period { entry["duration"] = period.description }
+            return entry
+        }
+    }
+
+    func stop() async {
+        await server.stop()
+        await simulatorServer.stop()
+        await webhooks.stop()
+        await store.close()
+        cleanup()
+    }
+
+    // MARK: HTTP
+
+    /// Sends a request to Storekeeper; `json` becomes the body.
+    func request(_ method: String, _ path: String, key: String? = nil, json: Any? = nil) async throws -> HTTPAnswer {
+        try await HTTPAnswer.send(method, server.baseURL.absoluteString + path, key: key, json: json)
+    }
+
+    @discardableResult
+    func expect(_ status: Int, _ answer: HTTPAnswer) throws -> HTTPAnswer {
+        guard answer.status == status else {
+            throw EndToEndFailure("expected \(status), got \(answer.status): \(answer.text)")
+        }
+        return answer
+    }
+
+    static func string(_ value: Any?) throws -> String {
+        guard let text = value as? String else {
+            throw EndToEndFailure("expected a string, got \(String(describing: value))")
+        }
+        return text
+    }
+}
+
+/// One CA for every run of the process: generating it is the slowest part of a run's setup,
+/// and what it signs never outlives the process.
+enum EndToEndAuthority {
+    private static let authority = Result { try TestSigning.authority(name: "E2E App Store Simulator") }
+
+    static func shared() throws -> TestCertificateAuthority { try authority.get() }
+}
+
+/// Why a step of an end-to-end run could not go on.
+struct EndToEndFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// An HTTP answer as the tests read it.
+struct HTTPAnswer: Sendable {
+    let status: Int
+    let body: Data
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body) as? [String: Any]) ?? [:] }
+
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 20
+        return URLSession(configuration: configuration)
+    }()
+
+    static func send(_ method: String, _ url: String, key: String? = nil, json: Any? = nil) async throws -> HTTPAnswer {
+        guard let target = URL(string: url) else { throw EndToEndFailure("bad URL \(url)") }
+        var request = URLRequest(url: target)
+        request.httpMethod = method
+        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw EndToEndFailure("no HTTP response from \(url)") }
+        return HTTPAnswer(status: http.statusCode, body: data)
+    }
+}

@@ -1,0 +1,236 @@
+import AppStoreClient
+import AppStoreModels
+import AppStoreSimulator
+import AppStoreTrust
+import Foundation
+import StorekeeperServer
+import Testing
+
+/// Runs an `EndToEndScenario` on a fresh `EndToEndHarness` and records every expectation that
+/// does not hold as a test issue naming the scenario and step.
+struct EndToEndRunner {
+    let scenario: EndToEndScenario
+    let harness: EndToEndHarness
+
+    static func run(_ file: String, on database: TestDatabase) async throws {
+        let scenario = try EndToEndScenario.load(file)
+        let harness = try await EndToEndHarness(database: database)
+        do {
+            try await harness.configure(scenario)
+            try await EndToEndRunner(scenario: scenario, harness: harness).run()
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+
+    func run() async throws {
+        for (index, checked) in scenario.steps.enumerated() {
+            let label = "\(scenario.name), step \(index + 1)" + (checked.note.map { " (\($0))" } ?? "")
+            try await perform(checked.step, label: label)
+            for expectation in checked.check {
+                try await verify(expectation, customer: expectation.customer ?? "", label: label)
+            }
+        }
+        try await deliverWebhooks()
+        for (customer, expectation) in scenario.expect.sorted(by: { $0.key < $1.key }) {
+            try await verify(expectation, customer: customer, label: "\(scenario.name), final state")
+        }
+        try await verifyWebhooks()
+    }
+
+    // MARK: Steps
+
+    private func perform(_ step: EndToEndScenario.Step, label: String) async throws {
+        switch step {
+        case .simulator(let action, let expect):
+            let result: ActionResult
+            do {
+                result = try await harness.simulator.perform(action)
+            } catch {
+                throw EndToEndFailure("\(label): the simulator refused \(action.action.rawValue): \(error)")
+            }
+            if let expected = expect?.notifications {
+                let produced = result.notifications.map {
+                    EndToEndScenario.SimulatorExpectation.Notification(
+                        type: $0.notificationType, subtype: $0.subtype, customer: $0.customer)
+                }
+                let comparable = zip(expected, produced).map { want, got in
+                    EndToEndScenario.SimulatorExpectation.Notification(
+                        type: got.type, subtype: got.subtype, customer: want.customer == nil ? nil : got.customer)
+                }
+                #expect(
+                    expected.count == produced.count && comparable == expected,
+                    "\(label): notifications \(Self.describe(produced)), expected \(Self.describe(expected))")
+            }
+            for want in expect?.subscriptions ?? [] {
+                let status = await harness.simulator.subscriptionStatus(
+                    customer: want.customer, productId: want.productId)
+                #expect(
+                    status.map(Self.name) == want.status,
+                    "\(label): \(want.customer) \(want.productId) is \(status.map(Self.name) ?? "none")")
+            }
+        case .postTransaction(let customer, let productId):
+            let signed = try await latestSignedTransaction(of: customer, productId: productId)
+            try harness.expect(
+                200,
+                await harness.request(
+                    "POST", "/v1/apps/\(harness.appId)/customers/\(customer)/transactions", key: harness.publicKey,
+                    json: ["signedTransaction": signed]))
+        case .restore(let customer):
+            try harness.expect(
+                200,
+                await harness.request(
+                    "POST", "/v1/apps/\(harness.appId)/customers/\(customer)/restore", key: harness.publicKey))
+        case .replayNotificationHistory:
+            let replayed = try await replayFailedNotifications()
+            #expect(replayed > 0, "\(label): the history held no undelivered notification to replay")
+        case .dropNotifications(let drop):
+            await harness.simulator.setLossPolicy(drop ? NotificationLossPolicy(fraction: 1) : .none)
+        }
+    }
+
+    /// What StoreKit hands the app after a purchase: the customer's latest transaction (of
+    /// `productId` when given), signed.
+    private func latestSignedTransaction(of customer: String, productId: String?) async throws -> String {
+        let signed = try await harness.simulator.signedTransactions(customer: customer)
+        let matching = signed.filter { jws in
+            guard let productId else { return true }
+            return Self.payload(of: jws)?.productId == productId
+        }
+        guard let latest = matching.last else {
+            throw EndToEndFailure("\(customer) has no transaction\(productId.map { " of \($0)" } ?? "")")
+        }
+        return latest
+    }
+
+    static func payload(of jws: String) -> JWSTransactionDecodedPayload? {
+        let parts = jws.split(separator: ".")
+        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return nil }
+        return try? AppStoreJSON.decode(JWSTransactionDecodedPayload.self, from: Data(bytes))
+    }
+
+    /// The operator's recovery from lost notifications: Get Notification History with
+    /// `onlyFailures` from the App Store, every page, each payload posted to Storekeeper's
+    /// notification URL as Apple would have (duplicates are no-ops there). Storekeeper has no
+    /// worker doing this yet; this is that worker's smallest form.
+    private func replayFailedNotifications() async throws -> Int {
+        let now = harness.clock.now
+        let client = try AppStoreServerAPIClient(
+            configuration: try AppStoreServerAPIConfiguration(
+                bundleId: scenario.app.bundleId, keyId: EndToEndHarness.keyId, issuerId: EndToEndHarness.issuerId,
+                environment: .sandbox, baseURL: harness.simulatorServer.baseURL),
+            signingKey: harness.apiKey, tokenClock: { [clock = harness.clock] in clock.now })
+        var request = NotificationHistoryRequest()
+        request.startDate = now.adding(milliseconds: -179 * 86_400_000)
+        request.endDate = now.adding(milliseconds: 1)
+        request.onlyFailures = true
+        var token: String?
+        var replayed = 0
+        for _ in 0..<100 {
+            let page = try await client.getNotificationHistory(paginationToken: token, request: request)
+            for item in page.notificationHistory ?? [] {
+                guard let signedPayload = item.signedPayload else { continue }
+                try harness.expect(
+                    200,
+                    await harness.request("POST", harness.notificationPath, json: ["signedPayload": signedPayload]))
+                replayed += 1
+            }
+            guard page.hasMore == true, let next = page.paginationToken else { break }
+            token = next
+        }
+        return replayed
+    }
+
+    // MARK: Checks
+
+    private func verify(_ expectation: EndToEndScenario.CustomerExpectation, customer: String, label: String)
+        async throws
+    {
+        guard let knownIssue = expectation.knownIssue else {
+            return try await check(expectation, customer: customer, label: label)
+        }
+        await withKnownIssue(Comment(rawValue: "\(label): \(knownIssue)")) {
+            try await check(expectation, customer: customer, label: label)
+        }
+    }
+
+    private func check(_ expectation: EndToEndScenario.CustomerExpectation, customer: String, label: String)
+        async throws
+    {
+        let info = try harness.expect(
+            200,
+            await harness.request("GET", "/v1/apps/\(harness.appId)/customers/\(customer)", key: harness.publicKey))
+        if let active = expectation.active {
+            let entitlements = info.json["entitlements"] as? [String: Any] ?? [:]
+            let actual = entitlements.compactMap { id, value in
+                ((value as? [String: Any])?["isActive"] as? Bool) == true ? id : nil
+            }.sorted()
+            #expect(
+                actual == active.sorted(), "\(label): \(customer) has active \(actual), expected \(active.sorted())")
+        }
+        if let events = expectation.events {
+            let actual = try await self.events(of: customer)
+            #expect(
+                actual.map(\.type) == events,
+                "\(label): \(customer) has events \(actual.map(\.type)), expected \(events): \(actual.map(\.summary))")
+        }
+    }
+
+    /// A customer's lifecycle events as the events API lists them: type and summary.
+    private func events(of customer: String) async throws -> [(type: String, summary: String)] {
+        let answer = try await harness.request(
+            "GET", "/v1/apps/\(harness.appId)/customers/\(customer)/events?limit=500", key: harness.secretKey)
+        guard answer.status == 200 else { return [] }
+        return (answer.json["events"] as? [[String: Any]] ?? []).compactMap {
+            guard let event = $0["event"] as? [String: Any], let type = event["type"] as? String else { return nil }
+            return (type, event["summary"] as? String ?? "")
+        }
+    }
+
+    // MARK: Webhooks
+
+    private func deliverWebhooks() async throws {
+        for _ in 0..<50 where await harness.application.webhookDeliverer.deliverDue() > 0 {}
+    }
+
+    /// Every customer's webhooks reached the listener, signed with the endpoint's secret, one
+    /// per event and in the order of the events API.
+    private func verifyWebhooks() async throws {
+        let deliveries = harness.webhooks.deliveries
+        let now = harness.clock.now.secondsSince1970
+        for delivery in deliveries {
+            let header = delivery.headers[WebhookSignature.headerName] ?? ""
+            #expect(
+                WebhookSignature.isValid(
+                    header: header, body: delivery.body, secret: harness.webhookSecret, nowUnixSeconds: now),
+                "\(scenario.name): webhook \(delivery.type ?? "?") has no valid signature")
+        }
+        var total = 0
+        for customer in scenario.customers.map(\.id) {
+            let events = try await self.events(of: customer).map(\.type)
+            total += events.count
+            let delivered = deliveries.filter { $0.appUserId == customer }.compactMap(\.type)
+            #expect(delivered == events, "\(scenario.name): \(customer) got webhooks \(delivered) for events \(events)")
+        }
+        #expect(deliveries.count == total, "\(scenario.name): \(deliveries.count) webhooks for \(total) events")
+    }
+
+    // MARK: Descriptions
+
+    static func name(_ status: Status) -> String {
+        switch status {
+        case .active: "active"
+        case .expired: "expired"
+        case .billingRetry: "billingRetry"
+        case .billingGracePeriod: "billingGracePeriod"
+        case .revoked: "revoked"
+        }
+    }
+
+    static func describe(_ notifications: [EndToEndScenario.SimulatorExpectation.Notification]) -> String {
+        notifications.isEmpty
+            ? "none" : notifications.map { $0.type + ($0.subtype.map { "/" + $0 } ?? "") }.joined(separator: ", ")
+    }
+}

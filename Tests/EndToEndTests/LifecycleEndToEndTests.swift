@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+/// Every scenario file, run simulator → notifications → Storekeeper → CustomerInfo and webhooks,
+/// on SQLite and, when `STOREKEEPER_TEST_POSTGRES_URL` is set, on PostgreSQL.
+///
+/// Serialized: each run already keeps three loopback servers busy, and on two cores parallel
+/// runs only slow each other down.
+@Suite(.serialized) struct LifecycleEndToEndTests {
+    /// The lifecycles the engine knows, each of which must have a scenario.
+    static let requiredScenarios = [
+        "new-subscription-renewals.json", "trial-conversion.json", "cancellation-expiry.json",
+        "billing-grace-recovery.json", "billing-retry-recovery.json", "billing-failure-expiry.json", "upgrade.json",
+        "downgrade-at-renewal.json",
+        "refund-and-reversal.json", "family-sharing-revoke.json", "consumable-and-non-consumable.json",
+        "lost-notifications-restore.json", "lost-notifications-history-replay.json",
+    ]
+
+    @Test func everyLifecycleHasAScenario() {
+        #expect(Set(Self.requiredScenarios).isSubset(of: Set(EndToEndScenario.files)))
+    }
+
+    @Test(arguments: EndToEndScenario.files)
+    func onSQLite(_ file: String) async throws {
+        try await EndToEndRunner.run(file, on: .sqlite)
+    }
+
+    @Test(
+        .enabled(if: TestDatabase.postgresURL != nil, Comment(rawValue: TestDatabase.postgresSkip)),
+        arguments: EndToEndScenario.files)
+    func onPostgreSQL(_ file: String) async throws {
+        try await EndToEndRunner.run(file, on: .postgres(TestDatabase.postgresURL ?? ""))
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Storage
+
+/// Which database an end-to-end run stores into: a fresh SQLite file, or the PostgreSQL
+/// database `STOREKEEPER_TEST_POSTGRES_URL` names (shared by runs, so every run uses its own
+/// app id and simulator ids).
+enum TestDatabase: Sendable, CustomStringConvertible {
+    case sqlite
+    case postgres(String)
+
+    static let postgresURL = ProcessInfo.processInfo.environment["STOREKEEPER_TEST_POSTGRES_URL"]
+    static let postgresSkip = "STOREKEEPER_TEST_POSTGRES_URL is not set: PostgreSQL end-to-end runs skipped"
+
+    var description: String {
+        switch self {
+        case .sqlite: "sqlite"
+        case .postgres: "postgres"
+        }
+    }
+
+    func open() async throws -> (store: any Store, cleanup: @Sendable () -> Void) {
+        switch self {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "storekeeper-e2e-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let store = try await SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
+            return (store, { try? FileManager.default.removeItem(at: directory) })
+        case .postgres(let url):
+            return (try await PostgresStore.open(url: url), {})
+        }
+    }
+}
