@@ -30,14 +30,15 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
     /// Never derived from facts: the server emits it when identity changes hands.
     case transfer = "TRANSFER"
 
-    /// Orders events of the same instant the way they happen (a recovery before the renewal it
-    /// paid for, a purchase before the offer it redeemed, a billing issue before its grace period).
+    /// Orders events of the same instant the way they happen (a billing issue before its grace
+    /// period and before a recovery that keeps the renewal date, a recovery before the renewal it
+    /// paid for, a purchase before the offer it redeemed).
     var rank: Int { Self.sameInstantOrder.firstIndex(of: self)! }
 
     private static let sameInstantOrder: [LifecycleEventType] = [
-        .billingRecovered, .initialPurchase, .trialStarted, .trialConverted, .renewal, .productChange,
-        .offerRedeemed, .subscriptionExtended, .priceIncreaseConsent, .cancellation, .trialCancelled,
-        .uncancellation, .billingIssue, .gracePeriodStarted, .expiration, .refund, .refundReversed,
+        .billingIssue, .gracePeriodStarted, .billingRecovered, .initialPurchase, .trialStarted, .trialConverted,
+        .renewal, .productChange, .offerRedeemed, .subscriptionExtended, .priceIncreaseConsent, .cancellation,
+        .trialCancelled, .uncancellation, .expiration, .refund, .refundReversed,
         .familySharingRevoked, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase, .transfer,
     ]
 }

@@ -59,6 +59,19 @@ struct SubscriptionChain {
         transactions[index].expiresDate ?? transactions[index].purchaseDate
     }
 
+    /// Whether period `index` was replaced mid-period by another product (upgrade, or crossgrade
+    /// of equal duration). Apple marks the old transaction `isUpgraded`; a notification about the
+    /// upgrade carries only the new one, so until that version arrives a purchase of another
+    /// product well before the period ends says the same.
+    func isSuperseded(_ index: Int) -> Bool {
+        let transaction = transactions[index]
+        if transaction.isUpgraded { return true }
+        guard index + 1 < transactions.count, !transaction.isRevokedOtherThanByUpgrade else { return false }
+        let next = transactions[index + 1]
+        return next.productId != transaction.productId
+            && next.purchaseDate.millisecondsSince1970 < expires(index).millisecondsSince1970 - Self.renewalTolerance
+    }
+
     /// Snapshots and notifications signed while period `index` was the latest one.
     func window(_ index: Int) -> (snapshots: ArraySlice<RenewalFact>, notifications: ArraySlice<NotificationFact>) {
         let start = transactions[index].purchaseDate
@@ -81,7 +94,7 @@ struct SubscriptionChain {
             let transaction = transactions[index]
             let next = index + 1 < count ? transactions[index + 1] : nil
             var end = expires(index)
-            if transaction.isUpgraded {
+            if isSuperseded(index) {
                 end = transaction.revocationDate ?? next?.purchaseDate ?? end
             } else if let revoked = transaction.revocationDate {
                 end = min(end, revoked)
@@ -127,6 +140,10 @@ struct SubscriptionChain {
         starts = []
         runStarts = []
         billingIssue = observedRetry
+        let recoveredTransactionIds = Set(
+            notifications.lazy.filter {
+                $0.type == NotificationTypeV2.didRenew.rawValue && $0.subtype == Subtype.billingRecovery.rawValue
+            }.compactMap(\.transactionId))
         for index in 0..<count {
             let start: Start
             if index == 0 {
@@ -134,7 +151,7 @@ struct SubscriptionChain {
             } else {
                 let previous = transactions[index - 1]
                 let current = transactions[index]
-                if previous.isUpgraded {
+                if isSuperseded(index - 1) {
                     start = .productChange(
                         ProductChange(
                             fromProductId: previous.productId, toProductId: current.productId,
@@ -145,7 +162,12 @@ struct SubscriptionChain {
                     start = .resubscribe
                 } else {
                     let gap = current.purchaseDate.millisecondsSince1970 - expires(index - 1).millisecondsSince1970
-                    if gap <= Self.renewalTolerance {
+                    if recoveredTransactionIds.contains(current.transactionId) {
+                        // Apple says so (DID_RENEW / BILLING_RECOVERY, V1 DID_RECOVER): a recovery
+                        // during the grace period keeps the renewal date, so there is no gap to see.
+                        start = .billingRecovery
+                        billingIssue[index - 1] = true
+                    } else if gap <= Self.renewalTolerance {
                         start =
                             previous.periodType == .trial && current.periodType != .trial ? .trialConversion : .renewal
                     } else if current.transactionReason == .renewal

@@ -58,7 +58,7 @@ extension SubscriptionChain {
             status = revocation.kind == .refund ? .refunded : .revoked
             isActive = now < min(revocation.revokedAt, expiry)
             reason = revocation.text
-        } else if transaction.isUpgraded || !isLast && starts[index + 1].continuesService {
+        } else if isSuperseded(index) || !isLast && starts[index + 1].continuesService {
             let successor = isLast ? nil : transactions[index + 1]
             status = .productChanged
             isActive = now < effectiveEnds[index]
@@ -228,7 +228,7 @@ extension SubscriptionChain {
                 }
             }
 
-            guard !transaction.isUpgraded, !transaction.isRevokedOtherThanByUpgrade else { continue }
+            guard !isSuperseded(index), !transaction.isRevokedOtherThanByUpgrade else { continue }
             let expiry = expires(index)
             if billingIssue[index] && now >= expiry {
                 events.append(

@@ -95,13 +95,13 @@ enum Fixture {
     /// A notification envelope.
     static func note(
         _ type: NotificationTypeV2, _ subtype: Subtype? = nil, signed: Double, original: String = "o1",
-        product: String = "monthly"
+        product: String = "monthly", transaction: String? = nil
     ) -> Fact {
         .notification(
             NotificationFact(
                 notificationId: "n-\(type.rawValue)-\(signed)-\(original)", type: type.rawValue,
                 subtype: subtype?.rawValue, signedDate: day(signed), environment: .production,
-                originalTransactionId: original, productId: product))
+                originalTransactionId: original, transactionId: transaction, productId: product))
     }
 
     /// When a fact became known: facts are only visible at instants after they were signed.

@@ -731,6 +731,58 @@ enum ScenarioTable {
                     ]),
             ]),
         Scenario(
+            "billing recovered inside the grace period keeps the renewal date",
+            facts: [
+                F.tx("t1", "monthly", 0, 30), F.ri("monthly", signed: 30.1, retry: true, grace: 36),
+                F.note(.didFailToRenew, .gracePeriod, signed: 30.1),
+                F.tx("t2", "monthly", 30, 60, signed: 33, reason: .renewal),
+                F.note(.didRenew, .billingRecovery, signed: 33, transaction: "t2"),
+            ],
+            checks: [
+                Check(
+                    at: 32.0,
+                    entitlements: [
+                        "pro active monthly until=d36 NORMAL renews billing=d30 grace=d36"
+                    ],
+                    subscriptions: [
+                        "monthly IN_GRACE_PERIOD tx=t1"
+                    ],
+                    events: [
+                        "INITIAL_PURCHASE/t1@d0 proceeds=6993",
+                        "BILLING_ISSUE/t1@d30",
+                        "GRACE_PERIOD_STARTED/t1@d30",
+                    ],
+                    revenue: [
+                        "t1 price=9990 fee=30% proceeds=6993"
+                    ],
+                    eligibility: [
+                        "news eligible",
+                        "premium eligible",
+                    ]),
+                Check(
+                    at: 34.0,
+                    entitlements: [
+                        "pro active monthly until=d60 NORMAL renews"
+                    ],
+                    subscriptions: [
+                        "monthly ACTIVE tx=t2"
+                    ],
+                    events: [
+                        "INITIAL_PURCHASE/t1@d0 proceeds=6993",
+                        "BILLING_ISSUE/t1@d30",
+                        "BILLING_RECOVERED/t2@d30",
+                        "RENEWAL/t2@d30 proceeds=6993",
+                    ],
+                    revenue: [
+                        "t1 price=9990 fee=30% proceeds=6993",
+                        "t2 price=9990 fee=30% proceeds=6993",
+                    ],
+                    eligibility: [
+                        "news eligible",
+                        "premium eligible",
+                    ]),
+            ]),
+        Scenario(
             "GRACE_PERIOD_EXPIRED ends access early",
             facts: [
                 F.tx("t1", "monthly", 0, 30), F.ri("monthly", signed: 30.1, retry: true, grace: 46),
@@ -1320,6 +1372,37 @@ enum ScenarioTable {
     ]
 
     static let productChanges: [Scenario] = [
+        Scenario(
+            "upgrade seen before the old transaction's isUpgraded version arrives",
+            facts: [
+                F.tx("t1", "monthly", 0, 30),
+                F.tx("t2", "plus_monthly", 10, 40, reason: .purchase), F.ri("plus_monthly", signed: 10),
+                F.note(.didChangeRenewalPref, .upgrade, signed: 10, product: "plus_monthly"),
+            ],
+            checks: [
+                Check(
+                    at: 11.0,
+                    entitlements: [
+                        "plus active plus_monthly until=d40 NORMAL renews",
+                        "pro active plus_monthly until=d40 NORMAL renews",
+                    ],
+                    subscriptions: [
+                        "monthly PRODUCT_CHANGED tx=t1",
+                        "plus_monthly ACTIVE tx=t2",
+                    ],
+                    events: [
+                        "INITIAL_PURCHASE/t1@d0 proceeds=6993",
+                        "PRODUCT_CHANGE/t2@d10 UPGRADE/IMMEDIATE proceeds=10493",
+                    ],
+                    revenue: [
+                        "t1 price=9990 fee=30% proceeds=6993",
+                        "t2 price=14990 fee=30% proceeds=10493",
+                    ],
+                    eligibility: [
+                        "news eligible",
+                        "premium eligible",
+                    ])
+            ]),
         Scenario(
             "upgrade takes effect immediately",
             facts: [
