@@ -94,6 +94,29 @@ struct CustomersController: Sendable {
         var raw: String?
         var fact: Fact?
         var receivedAt: Timestamp
+
+        enum CodingKeys: String, CodingKey {
+            case sequence, kind, environment, originalTransactionId, signedDate, raw, fact, receivedAt
+        }
+
+        /// `kind` already names the fact's type, so `fact` is the decoded fact itself rather
+        /// than the engine's enum wrapping (`{"transaction":{"_0":…}}`).
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(sequence, forKey: .sequence)
+            try container.encode(kind, forKey: .kind)
+            try container.encodeIfPresent(environment, forKey: .environment)
+            try container.encodeIfPresent(originalTransactionId, forKey: .originalTransactionId)
+            try container.encode(signedDate, forKey: .signedDate)
+            try container.encodeIfPresent(raw, forKey: .raw)
+            switch fact {
+            case .transaction(let value)?: try container.encode(value, forKey: .fact)
+            case .renewalInfo(let value)?: try container.encode(value, forKey: .fact)
+            case .notification(let value)?: try container.encode(value, forKey: .fact)
+            case nil: break
+            }
+            try container.encode(receivedAt, forKey: .receivedAt)
+        }
     }
 
     struct FactPage: Encodable {

@@ -90,6 +90,10 @@ final class FakeAppStore: AppStoreConnection {
             "GET", "/v1/apps/\(app.appId)/customers/carol/transactions?limit=10&cursor=\(cursor)", key: app.secretKey)
         #expect((next.json["items"] as? [[String: Any]])?.isEmpty == false)
         #expect((items.first?["raw"] as? String)?.split(separator: ".").count == 3)
+        // The decoded fact itself, not the engine's enum wrapping.
+        let fact = items.first?["fact"] as? [String: Any]
+        #expect(fact?["originalTransactionId"] as? String == original)
+        #expect(fact?["transaction"] == nil)
 
         // Restore asks Apple again for every original transaction the customer owns.
         let restored = try await harness.request(
