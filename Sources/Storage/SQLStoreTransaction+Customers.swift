@@ -77,6 +77,24 @@ extension SQLStoreTransaction {
     }
 
     @discardableResult
+    func sharePurchase(_ originalTransactionId: String, customerId: Int64, at: Timestamp) throws -> Bool {
+        try execute(
+            """
+            INSERT INTO customer_shared_transactions (app_id, original_transaction_id, customer_id, shared_at)
+            SELECT app_id, $2, id, $3 FROM customers WHERE id = $1
+            ON CONFLICT (app_id, original_transaction_id, customer_id) DO NOTHING
+            """, .integer(customerId), .text(originalTransactionId), SQLValue(at)) == 1
+    }
+
+    func customersSharing(appId: String, originalTransactionId: String) throws -> [Int64] {
+        try rows(
+            """
+            SELECT customer_id FROM customer_shared_transactions
+            WHERE app_id = $1 AND original_transaction_id = $2 ORDER BY customer_id
+            """, .text(appId), .text(originalTransactionId)
+        ).map { row throws(StoreError) in try row.integer(0) }
+    }
+
     func claimOriginalTransaction(_ originalTransactionId: String, customerId: Int64, at: Timestamp) throws
         -> Int64?
     {

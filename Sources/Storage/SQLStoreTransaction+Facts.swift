@@ -103,14 +103,21 @@ extension SQLStoreTransaction {
         return id
     }
 
+    /// The original transactions whose facts customer `$1` sees: those it owns and those shared
+    /// with it (the `share` transfer policy).
+    static let customerPurchases = """
+        SELECT original_transaction_id FROM customer_transactions WHERE customer_id = $1
+        UNION SELECT original_transaction_id FROM customer_shared_transactions WHERE customer_id = $1
+        """
+
     func facts(customerId: Int64) throws -> [Fact] {
         var facts: [Fact] = []
         for row in try rows(
             """
             SELECT t.fact_json FROM signed_transactions t
-            JOIN customer_transactions ct
-              ON ct.app_id = t.app_id AND ct.original_transaction_id = t.original_transaction_id
-            WHERE ct.customer_id = $1 ORDER BY t.id
+            WHERE t.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND t.original_transaction_id IN (\(Self.customerPurchases))
+            ORDER BY t.id
             """, .integer(customerId))
         {
             facts.append(.transaction(try Self.decode(TransactionFact.self, try row.text(0), column: "fact_json")))
@@ -118,9 +125,9 @@ extension SQLStoreTransaction {
         for row in try rows(
             """
             SELECT r.fact_json FROM signed_renewal_infos r
-            JOIN customer_transactions ct
-              ON ct.app_id = r.app_id AND ct.original_transaction_id = r.original_transaction_id
-            WHERE ct.customer_id = $1 ORDER BY r.id
+            WHERE r.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND r.original_transaction_id IN (\(Self.customerPurchases))
+            ORDER BY r.id
             """, .integer(customerId))
         {
             facts.append(.renewalInfo(try Self.decode(RenewalFact.self, try row.text(0), column: "fact_json")))
@@ -128,9 +135,9 @@ extension SQLStoreTransaction {
         for row in try rows(
             """
             SELECT n.fact_json FROM notifications n
-            JOIN customer_transactions ct
-              ON ct.app_id = n.app_id AND ct.original_transaction_id = n.original_transaction_id
-            WHERE ct.customer_id = $1 AND n.fact_json IS NOT NULL ORDER BY n.id
+            WHERE n.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND n.original_transaction_id IN (\(Self.customerPurchases)) AND n.fact_json IS NOT NULL
+            ORDER BY n.id
             """, .integer(customerId))
         {
             facts.append(.notification(try Self.decode(NotificationFact.self, try row.text(0), column: "fact_json")))

@@ -73,6 +73,8 @@ public protocol StoreReader {
     // Customers.
     func customer(id: Int64) throws -> CustomerRecord?
     func customer(appId: String, _ lookup: CustomerLookup) throws -> CustomerRecord?
+    /// Ids of the customers an original transaction is shared with (besides its owner).
+    func customersSharing(appId: String, originalTransactionId: String) throws -> [Int64]
 
     // Facts.
     /// Every fact of the customer (transactions, renewal infos and notifications of the
@@ -125,6 +127,9 @@ public protocol StoreTransaction: StoreReader {
     func claimOriginalTransaction(
         _ originalTransactionId: String, customerId: Int64, at: Timestamp
     ) throws -> Int64?
+    /// Lets the customer see a purchase another customer owns (the `share` transfer policy);
+    /// `false` when it already did.
+    func sharePurchase(_ originalTransactionId: String, customerId: Int64, at: Timestamp) throws -> Bool
     /// Another id the customer is known by; `duplicate` if it names another customer.
     func addAlias(_ alias: String, customerId: Int64, at: Timestamp) throws
     func addAppAccountToken(_ token: String, customerId: Int64, at: Timestamp) throws

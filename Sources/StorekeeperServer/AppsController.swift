@@ -95,7 +95,7 @@ struct AppsController: Sendable {
             APIRoute(
                 .post, "/v1/admin/apps", access: .admin, operationId: "createApp", summary: "Create an app.",
                 tag: "admin", request: "AppInput",
-                responses: errors.merging([201: "App", 409: "Error", 422: "Error"]) { $1 },
+                responses: errors.merging([201: "App", 409: "Error"]) { $1 },
                 handler: create),
             APIRoute(
                 .get, "/v1/admin/apps", access: .admin, operationId: "listApps", summary: "List apps.", tag: "admin",
@@ -106,7 +106,7 @@ struct AppsController: Sendable {
             APIRoute(
                 .put, "/v1/admin/apps/{appId}", access: .admin, operationId: "updateApp",
                 summary: "Update an app; omitted fields keep their value.", tag: "admin", request: "AppInput",
-                responses: errors.merging([200: "App", 409: "Error", 422: "Error"]) { $1 }, handler: update),
+                responses: errors.merging([200: "App", 409: "Error"]) { $1 }, handler: update),
             APIRoute(
                 .post, "/v1/admin/apps/{appId}/keys", access: .admin, operationId: "createAppKey",
                 summary: "Create a public or secret API key for the app (shown once).", tag: "admin",
@@ -272,13 +272,7 @@ struct AppsController: Sendable {
         if let policy = input.transferPolicy {
             guard let value = TransferPolicy(rawValue: policy) else {
                 throw HTTPError.badRequest(
-                    "transferPolicy must be transfer_to_newest or keep_with_first.", code: "invalid_body")
-            }
-            guard value != .share else {
-                throw HTTPError(
-                    status: .unprocessableContent, code: "transfer_policy_unsupported",
-                    message: "The share policy needs several owners per purchase, which this store does not record yet."
-                )
+                    "transferPolicy must be transfer_to_newest, keep_with_first or share.", code: "invalid_body")
             }
             settings.transferPolicy = value
         }

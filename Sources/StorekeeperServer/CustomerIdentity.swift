@@ -18,6 +18,8 @@ enum CustomerIdentity {
         case transferred(from: CustomerRecord)
         /// Another customer keeps it (keep with first).
         case keptBy(CustomerRecord)
+        /// Another customer owns it and this one shares it (share).
+        case shared(with: CustomerRecord)
     }
 
     /// The customer known as `appUserId` (directly or as an alias), created if unknown, locked.
@@ -62,8 +64,20 @@ enum CustomerIdentity {
         }
         if owner.id == customer.id { return .alreadyOwned }
         switch policy {
-        case .keepWithFirst, .share:
+        case .keepWithFirst:
             return .keptBy(owner)
+        case .share:
+            if try transaction.sharePurchase(originalTransactionId, customerId: customer.id, at: now) {
+                try transaction.appendAudit(
+                    NewAuditEntry(
+                        at: now, actor: "storekeeper", action: "customer.share", appId: customer.appId,
+                        detail: .object([
+                            "originalTransactionId": .string(originalTransactionId),
+                            "ownerAppUserId": .string(owner.appUserId),
+                            "sharedWithAppUserId": .string(customer.appUserId),
+                        ])))
+            }
+            return .shared(with: owner)
         case .transferToNewest:
             let previous = try transaction.lockCustomer(id: owner.id)
             try transaction.claimOriginalTransaction(originalTransactionId, customerId: customer.id, at: now)

@@ -17,6 +17,18 @@ enum CustomerStateUpdater {
 
     /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
     @discardableResult
+    /// Re-evaluates the customers a purchase is shared with (the `share` transfer policy),
+    /// after its owner: a fact about the purchase changes their state too.
+    static func updateSharers(
+        appId: String, originalTransactionId: String, environment: AppStoreEnvironment,
+        in transaction: any StoreTransaction, now: Timestamp
+    ) throws {
+        for id in try transaction.customersSharing(appId: appId, originalTransactionId: originalTransactionId) {
+            let sharer = try transaction.lockCustomer(id: id)
+            try update(customer: sharer, environment: environment, in: transaction, now: now)
+        }
+    }
+
     static func update(
         customer: CustomerRecord, environment: AppStoreEnvironment, in transaction: any StoreTransaction,
         now: Timestamp

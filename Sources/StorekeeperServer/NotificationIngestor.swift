@@ -154,6 +154,9 @@ public struct NotificationIngestor: Sendable {
                         {
                             try CustomerStateUpdater.update(
                                 customer: owner, environment: factEnvironment, in: transaction, now: now)
+                            try CustomerStateUpdater.updateSharers(
+                                appId: appId, originalTransactionId: originalTransactionId,
+                                environment: factEnvironment, in: transaction, now: now)
                             outcome = .applied
                         } else {
                             outcome = .unclaimed
@@ -260,6 +263,9 @@ public struct NotificationIngestor: Sendable {
                         else { continue }
                         try CustomerStateUpdater.update(
                             customer: owner, environment: environment, in: transaction, now: now)
+                        try CustomerStateUpdater.updateSharers(
+                            appId: appId, originalTransactionId: originalId, environment: environment,
+                            in: transaction, now: now)
                         outcome = .applied
                     }
                     try transaction.finishNotification(id: row, outcome: outcome.rawValue, at: now)

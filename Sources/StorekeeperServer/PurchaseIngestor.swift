@@ -324,7 +324,7 @@ public struct PurchaseIngestor: Sendable {
                             originalTransactionId, productId: fact?.productId ?? "",
                             environment: fact?.environment ?? environment, from: previous, to: customer,
                             catalog: try transaction.catalog(appId: appId), at: now))
-                case .claimed, .alreadyOwned, .keptBy: break
+                case .claimed, .alreadyOwned, .keptBy, .shared: break
                 }
             }
             if !transfers.isEmpty {

@@ -265,6 +265,37 @@ struct StoreConformanceTests {
         }
     }
 
+    @Test("a shared purchase stays with its owner and serves the other customer too", arguments: Backend.enabled)
+    func sharedPurchase(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let notification = F.notifications(customers: 1, perCustomer: 2, prefix: "shared")
+            for each in notification { try await F.ingest(each, into: store) }
+            let original = notification[0].transaction.originalTransactionId
+            let (owner, guest) = try await store.write { tx in
+                let owner = try #require(try tx.customer(appId: F.appId, .originalTransactionId(original)))
+                let guest = try tx.ensureCustomer(appId: F.appId, appUserId: "guest", at: F.at(2))
+                #expect(try tx.sharePurchase(original, customerId: guest.id, at: F.at(2)))
+                #expect(try tx.sharePurchase(original, customerId: guest.id, at: F.at(2)) == false)
+                return (owner, guest)
+            }
+            let (ownerFacts, guestFacts, sharing, stillOwner) = try await store.read { reader in
+                (
+                    try reader.facts(customerId: owner.id), try reader.facts(customerId: guest.id),
+                    try reader.customersSharing(appId: F.appId, originalTransactionId: original),
+                    try reader.customer(appId: F.appId, .originalTransactionId(original))?.id
+                )
+            }
+            #expect(guestFacts.count == ownerFacts.count)
+            #expect(Set(guestFacts) == Set(ownerFacts))
+            #expect(sharing == [guest.id])
+            #expect(stillOwner == owner.id)
+            #expect(
+                try await store.read { try $0.customersSharing(appId: "another-app", originalTransactionId: original) }
+                    .isEmpty)
+        }
+    }
+
     @Test("facts are read back whole and paged with their raw payloads", arguments: Backend.enabled)
     func factsPaged(backend: Backend) async throws {
         try await withStore(backend) { store, _ in

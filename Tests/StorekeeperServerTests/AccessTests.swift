@@ -60,7 +60,8 @@ import Testing
         #expect(!view.text.contains("shared-secret"))
         let share = try await harness.request(
             "PUT", "/v1/admin/apps/\(app.appId)", key: ServerHarness.adminKey, json: ["transferPolicy": "share"])
-        #expect(share.status == 422)
+        #expect(share.status == 200)
+        #expect(share.json["transferPolicy"] as? String == "share")
         let keep = try await harness.request(
             "PUT", "/v1/admin/apps/\(app.appId)", key: ServerHarness.adminKey,
             json: ["transferPolicy": "keep_with_first"])

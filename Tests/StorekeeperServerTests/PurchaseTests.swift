@@ -168,6 +168,7 @@ final class FakeAppStore: AppStoreConnection {
         defer { Task { await harness.stop() } }
         let newest = try await harness.createApp()
         let first = try await harness.createApp(settings: ["transferPolicy": "keep_with_first"])
+        let shared = try await harness.createApp(settings: ["transferPolicy": "share"])
         let signer = AppStoreSigner(ca: harness.ca)
         let t0 = TestSigning.signedDate
         harness.clock.set(t0.plus(days: 1))
@@ -207,6 +208,36 @@ final class FakeAppStore: AppStoreConnection {
         let audit = try await harness.store.read { try $0.auditEntries(after: nil, limit: 500) }
         #expect(audit.contains { $0.action == "customer.transfer" && $0.appId == newest.appId })
         #expect(!audit.contains { $0.action == "customer.transfer" && $0.appId == first.appId })
+
+        // Share: both app user ids keep access; a later refund notification reaches both.
+        let id = uniqueDigits()
+        let jws = try signer.transaction(id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+        let path = { (user: String) in "/v1/apps/\(shared.appId)/customers/\(user)/transactions" }
+        #expect(
+            active(
+                try await harness.request("POST", path("fay"), key: shared.publicKey, json: ["signedTransaction": jws]))
+        )
+        #expect(
+            active(
+                try await harness.request("POST", path("gus"), key: shared.publicKey, json: ["signedTransaction": jws]))
+        )
+        #expect(
+            active(try await harness.request("GET", "/v1/apps/\(shared.appId)/customers/fay", key: shared.publicKey)))
+        let refunded = try signer.transaction(
+            id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0.plus(days: 0.5),
+            revocation: t0.plus(days: 0.5))
+        let refund = try signer.notification(.refund, transaction: refunded, signed: t0.plus(days: 0.5))
+        let delivered = try await harness.request(
+            "POST", "/v1/apps/\(shared.appId)/notifications/appstore", json: ["signedPayload": refund])
+        #expect(delivered.status == 200, "\(delivered.text)")
+        for user in ["fay", "gus"] {
+            #expect(
+                !active(
+                    try await harness.request(
+                        "GET", "/v1/apps/\(shared.appId)/customers/\(user)", key: shared.publicKey)))
+        }
+        let shares = try await harness.store.read { try $0.auditEntries(after: nil, limit: 500) }
+        #expect(shares.filter { $0.action == "customer.share" && $0.appId == shared.appId }.count == 1)
     }
 
     @Test func appAccountTokenClaimsLaterNotificationsAndAliasesMerge() async throws {

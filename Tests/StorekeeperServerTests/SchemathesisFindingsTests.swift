@@ -86,23 +86,14 @@ import Testing
         await stop()
     }
 
-    /// Found: the `share` transfer policy is refused with 422, which createApp and updateApp
-    /// did not document.
-    @Test func refusedTransferPolicyIsDocumented() async throws {
+    /// Found: the `share` transfer policy was refused with an undocumented 422; it is now
+    /// supported, and createApp answers it like any other policy.
+    @Test func sharePolicyIsAccepted() async throws {
         let (application, _, stop) = try await Self.liveApplication()
-        let refused = try await Self.send(
+        let created = try await Self.send(
             application, .post, "/v1/admin/apps", key: ServerHarness.adminKey,
             json: ["id": "shares", "bundleId": "com.example", "environments": ["Sandbox"], "transferPolicy": "share"])
-        #expect(refused.status == 422)
-        let document = try #require(
-            try JSONSerialization.jsonObject(with: AppStoreJSON.encode(application.openAPIDocument))
-                as? [String: Any])
-        let paths = try #require(document["paths"] as? [String: Any])
-        for (path, method) in [("/v1/admin/apps", "post"), ("/v1/admin/apps/{appId}", "put")] {
-            let operation = (paths[path] as? [String: Any])?[method] as? [String: Any]
-            let responses = operation?["responses"] as? [String: Any]
-            #expect(responses?["422"] != nil, "\(method) \(path)")
-        }
+        #expect(created.status == 201)
         await stop()
     }
 
