@@ -54,7 +54,7 @@ let package = Package(
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access.
         .target(
             name: "StorekeeperTesting",
-            dependencies: ["AppStoreModels", "AppStoreTrust"],
+            dependencies: ["AppStoreModels", "AppStoreTrust", "Storage"],
             swiftSettings: strict),
 
         .testTarget(

@@ -4,6 +4,7 @@ import AppStoreSimulator
 import AppStoreTrust
 import Foundation
 import StorekeeperServer
+import StorekeeperTesting
 import Testing
 
 /// Runs an `EndToEndScenario` on a fresh `EndToEndHarness` and records every expectation that

@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperTesting
 import Testing
 
 /// Every scenario file, run simulator → notifications → Storekeeper → CustomerInfo and webhooks,

@@ -11,35 +11,6 @@ import Synchronization
     import FoundationNetworking
 #endif
 
-/// Which database an end-to-end test runs on.
-enum TestDatabase: Sendable, CustomStringConvertible {
-    case sqlite
-    case postgres(String)
-
-    static let postgresURL = ProcessInfo.processInfo.environment["STOREKEEPER_TEST_POSTGRES_URL"]
-    static let postgresSkip = "STOREKEEPER_TEST_POSTGRES_URL is not set: PostgreSQL end-to-end tests skipped"
-
-    var description: String {
-        switch self {
-        case .sqlite: "sqlite"
-        case .postgres: "postgres"
-        }
-    }
-
-    func open() async throws -> (store: any Store, cleanup: @Sendable () -> Void) {
-        switch self {
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "storekeeper-server-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let store = try await SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
-            return (store, { try? FileManager.default.removeItem(at: directory) })
-        case .postgres(let url):
-            return (try await PostgresStore.open(url: url), {})
-        }
-    }
-}
-
 /// A unique id for this test run (apps, transactions, notifications never collide, even on a
 /// shared PostgreSQL database).
 func uniqueDigits() -> String {
