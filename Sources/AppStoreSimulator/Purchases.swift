@@ -152,7 +152,13 @@ extension StoreState {
             recentSubscriptionStartDate: now, ownership: .purchased, familySource: nil, appAccountToken: token,
             latestTransactionId: id, extensionDates: existing?.extensionDates ?? [], storefront: customer.storefront,
             autoRenewStatusChangeDate: nil)
-        emit(.subscribed, existing == nil ? .initialBuy : .resubscribe, transactionId: id, now: now)
+        // Apple: redeeming a promotional offer, offer code or win-back offer is OFFER_REDEEMED
+        // (with the same INITIAL_BUY / RESUBSCRIBE subtype); an introductory offer or a plain
+        // purchase is SUBSCRIBED.
+        let redeemed = applied.map { $0.kind != .introductory } ?? false
+        emit(
+            redeemed ? .offerRedeemed : .subscribed, existing == nil ? .initialBuy : .resubscribe, transactionId: id,
+            now: now)
         if product.familyShareable, let transaction = transactions[id] { shareWithFamily(transaction, now: now) }
         return id
     }

@@ -117,6 +117,9 @@ struct EndToEndScenario: Sendable, Decodable {
 
         var notifications: [Notification]?
         var subscriptions: [Subscription]?
+        /// Why the simulator is known not to produce these `notifications` yet: that check runs as
+        /// a known issue, and the run fails once it holds, so the note is removed with the fix.
+        var knownIssue: String?
     }
 
     var name: String

@@ -15,6 +15,13 @@ import Testing
         "downgrade-at-renewal.json",
         "refund-and-reversal.json", "family-sharing-revoke.json", "consumable-and-non-consumable.json",
         "lost-notifications-restore.json", "lost-notifications-history-replay.json",
+        "auto-renew-off-on.json", "trial-cancelled-expiry.json", "price-increase-consented.json",
+        "price-increase-not-consented-expiry.json", "price-increase-without-consent.json",
+        "renewal-date-extended.json", "renewal-date-mass-extended.json", "offer-code-first-purchase.json",
+        "promotional-offer-subscriber.json", "win-back-offer.json", "resubscribe-after-expiry.json",
+        "resubscribe-other-product.json", "crossgrade-same-duration.json", "crossgrade-at-renewal.json",
+        "downgrade-withdrawn.json", "non-renewing-subscription.json", "refund-declined.json",
+        "consumption-request.json",
     ]
 
     @Test func everyLifecycleHasAScenario() {
