@@ -152,9 +152,9 @@ extension SQLStoreTransaction {
                 """
                 SELECT t.id, t.environment, t.original_transaction_id, t.signed_date, t.jws, t.fact_json, t.received_at
                 FROM signed_transactions t
-                JOIN customer_transactions ct
-                  ON ct.app_id = t.app_id AND ct.original_transaction_id = t.original_transaction_id
-                WHERE ct.customer_id = $1 AND t.id > $2 ORDER BY t.id LIMIT $3
+                WHERE t.app_id = (SELECT app_id FROM customers WHERE id = $1)
+                  AND t.original_transaction_id IN (\(Self.customerPurchases)) AND t.id > $2
+                ORDER BY t.id LIMIT $3
                 """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
             ).map { row throws(StoreError) in
                 try Self.storedFact(row, kind: .transaction) { text throws(StoreError) in
@@ -166,9 +166,9 @@ extension SQLStoreTransaction {
                 """
                 SELECT r.id, r.environment, r.original_transaction_id, r.signed_date, r.jws, r.fact_json, r.received_at
                 FROM signed_renewal_infos r
-                JOIN customer_transactions ct
-                  ON ct.app_id = r.app_id AND ct.original_transaction_id = r.original_transaction_id
-                WHERE ct.customer_id = $1 AND r.id > $2 ORDER BY r.id LIMIT $3
+                WHERE r.app_id = (SELECT app_id FROM customers WHERE id = $1)
+                  AND r.original_transaction_id IN (\(Self.customerPurchases)) AND r.id > $2
+                ORDER BY r.id LIMIT $3
                 """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
             ).map { row throws(StoreError) in
                 try Self.storedFact(row, kind: .renewalInfo) { text throws(StoreError) in
@@ -181,9 +181,9 @@ extension SQLStoreTransaction {
                 SELECT n.id, n.environment, n.original_transaction_id, n.signed_date, n.signed_payload, n.fact_json,
                        n.received_at
                 FROM notifications n
-                JOIN customer_transactions ct
-                  ON ct.app_id = n.app_id AND ct.original_transaction_id = n.original_transaction_id
-                WHERE ct.customer_id = $1 AND n.id > $2 ORDER BY n.id LIMIT $3
+                WHERE n.app_id = (SELECT app_id FROM customers WHERE id = $1)
+                  AND n.original_transaction_id IN (\(Self.customerPurchases)) AND n.id > $2
+                ORDER BY n.id LIMIT $3
                 """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
             ).map { row throws(StoreError) in
                 try Self.storedFact(row, kind: .notification) { text throws(StoreError) in

@@ -290,6 +290,15 @@ struct StoreConformanceTests {
             #expect(Set(guestFacts) == Set(ownerFacts))
             #expect(sharing == [guest.id])
             #expect(stillOwner == owner.id)
+            // The paged listing (GET …/transactions) shows the shared purchase as well.
+            let (ownerPage, guestPage) = try await store.read { reader in
+                (
+                    try reader.storedFacts(customerId: owner.id, kind: .transaction, after: nil, limit: 50),
+                    try reader.storedFacts(customerId: guest.id, kind: .transaction, after: nil, limit: 50)
+                )
+            }
+            #expect(!guestPage.isEmpty)
+            #expect(guestPage.map(\.sequence) == ownerPage.map(\.sequence))
             #expect(
                 try await store.read { try $0.customersSharing(appId: "another-app", originalTransactionId: original) }
                     .isEmpty)
