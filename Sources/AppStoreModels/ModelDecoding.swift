@@ -45,7 +45,9 @@ public enum AppStoreJSON {
         return try! encoder.encode(value)
     }
 
-    static func describe(_ error: DecodingError, type: String) -> ModelDecodingError {
+    /// The model error for a `DecodingError` of `type`, with the field path spelled
+    /// `data.items[0].price`; shared by every decoder of Apple's JSON (signed payloads too).
+    public static func describe(_ error: DecodingError, type: String) -> ModelDecodingError {
         func path(_ keys: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
             (keys + (last.map { [$0] } ?? [])).map { key in
                 key.intValue.map { "[\($0)]" } ?? key.stringValue

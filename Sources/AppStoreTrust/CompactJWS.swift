@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 
 /// A compact JWS (`header.payload.signature`) split and base64url-decoded, not yet trusted.
@@ -58,22 +59,12 @@ struct CompactJWS {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 throw TrustError(notJSON, "JWS \(part) is not valid JSON")
             }
-            let path = Self.path(of: error)
+            let path = AppStoreJSON.describe(error, type: String(describing: T.self)).path
             throw TrustError(
                 part == "header" ? .headerNotJSON : .payloadSchema, "JWS \(part) field '\(path)' has the wrong type")
         } catch {
             throw TrustError(notJSON, "JWS \(part) is not valid JSON")
         }
-    }
-
-    static func path(of error: DecodingError) -> String {
-        let context: DecodingError.Context
-        switch error {
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): context = c
-        case .keyNotFound(let key, let c): return (c.codingPath + [key]).map(\.stringValue).joined(separator: ".")
-        @unknown default: return ""
-        }
-        return context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
 }
 

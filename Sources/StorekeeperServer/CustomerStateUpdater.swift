@@ -15,8 +15,6 @@ enum CustomerStateUpdater {
         var newEvents: [StoredEvent]
     }
 
-    /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
-    @discardableResult
     /// Re-evaluates the customers a purchase is shared with (the `share` transfer policy),
     /// after its owner: a fact about the purchase changes their state too.
     static func updateSharers(
@@ -29,6 +27,8 @@ enum CustomerStateUpdater {
         }
     }
 
+    /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
+    @discardableResult
     static func update(
         customer: CustomerRecord, environment: AppStoreEnvironment, in transaction: any StoreTransaction,
         now: Timestamp

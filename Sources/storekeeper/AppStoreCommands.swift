@@ -47,14 +47,9 @@ enum AppStoreCommands {
             let id = try positional(parsed, "transaction ID")
             output = try blocking {
                 let response = try await client.getTransactionInfo(transactionId: id)
-                return Output.json(
-                    Printed(
-                        response: response,
-                        verified: try verifier.map { verifier in
-                            try response.signedTransactionInfo.map {
-                                [try verifier.verifyAndDecodeTransaction($0).payload]
-                            } ?? []
-                        }))
+                return try printed(
+                    response, signedTransactions: response.signedTransactionInfo.map { [$0] } ?? [],
+                    verifier: verifier)
             }
         case "history":
             try parsed.allowOnly(
@@ -76,12 +71,7 @@ enum AppStoreCommands {
                     guard parsed.has("--all"), page.hasMore == true, revision != nil else { break }
                 } while true
                 let signed = pages.flatMap { $0.signedTransactions ?? [] }
-                return Output.json(
-                    Printed(
-                        response: pages,
-                        verified: try verifier.map { verifier in
-                            try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
-                        }))
+                return try printed(pages, signedTransactions: signed, verifier: verifier)
             }
         case "statuses":
             try parsed.allowOnly(configOptions.union(["--status"]))
@@ -97,12 +87,7 @@ enum AppStoreCommands {
                     transactionId: id, status: statuses.isEmpty ? nil : statuses)
                 let signed = (response.data ?? []).flatMap { $0.lastTransactions ?? [] }.compactMap(
                     \.signedTransactionInfo)
-                return Output.json(
-                    Printed(
-                        response: response,
-                        verified: try verifier.map { verifier in
-                            try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
-                        }))
+                return try printed(response, signedTransactions: signed, verifier: verifier)
             }
         case "refunds":
             try parsed.allowOnly(configOptions.union(["--revision"]))
@@ -117,12 +102,7 @@ enum AppStoreCommands {
                     guard parsed.has("--all"), page.hasMore == true, revision != nil else { break }
                 } while true
                 let signed = pages.flatMap { $0.signedTransactions ?? [] }
-                return Output.json(
-                    Printed(
-                        response: pages,
-                        verified: try verifier.map { verifier in
-                            try signed.map { try verifier.verifyAndDecodeTransaction($0).payload }
-                        }))
+                return try printed(pages, signedTransactions: signed, verifier: verifier)
             }
         case "notifications":
             try parsed.allowOnly(
@@ -171,6 +151,19 @@ enum AppStoreCommands {
     struct Printed<Response: Encodable, Payload: Encodable>: Encodable {
         let response: Response
         let verified: [Payload]?
+    }
+
+    /// Apple's answer as JSON, with its signed transactions verified and decoded when a
+    /// verifier (`--root`) was given.
+    static func printed<Response: Encodable>(
+        _ response: Response, signedTransactions: [String], verifier: SignedDataVerifier?
+    ) throws -> String {
+        Output.json(
+            Printed(
+                response: response,
+                verified: try verifier.map { verifier in
+                    try signedTransactions.map { try verifier.verifyAndDecodeTransaction($0).payload }
+                }))
     }
 
     static func positional(_ arguments: CommandLineArguments, _ name: String) throws(UsageError) -> String {

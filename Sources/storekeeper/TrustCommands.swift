@@ -5,10 +5,7 @@ import Foundation
 /// `storekeeper verify`, `receipt decode`, `ca init`, `jws sign|verify`, `token`, `offer …`.
 enum TrustCommands {
     static func loadRoots(_ paths: [String]) throws -> [Certificate] {
-        try paths.map { path in
-            let certificate = try Certificate(contentsOf: URL(fileURLWithPath: path))
-            return certificate
-        }
+        try paths.map { try Certificate(contentsOf: URL(fileURLWithPath: $0)) }
     }
 
     static let verifyUsage = """
