@@ -34,17 +34,23 @@ let package = Package(
         .target(
             name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"],
             swiftSettings: strict),
+        // Everything a fact goes through, without HTTP: the compiler keeps HTTPServer out of it.
+        .target(
+            name: "StorekeeperIngestion",
+            dependencies: ["AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage"],
+            swiftSettings: strict),
         .target(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "HTTPServer",
+                "StorekeeperIngestion",
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "storekeeper",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "AppStoreSimulator",
-                "HTTPServer", "StorekeeperServer",
+                "HTTPServer", "StorekeeperIngestion", "StorekeeperServer",
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -72,15 +78,16 @@ let package = Package(
         .testTarget(
             name: "StorekeeperServerTests",
             dependencies: [
-                "StorekeeperServer", "StorekeeperTesting", "HTTPServer", "Storage", "AppStoreClient", "AppStoreModels",
-                "AppStoreTrust",
+                "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting", "HTTPServer", "Storage",
+                "AppStoreClient", "AppStoreModels", "AppStoreTrust", "Entitlements",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "AppStoreClient", "AppStoreModels",
-                "AppStoreTrust", "HTTPServer", "Storage",
+                "AppStoreSimulator", "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting",
+                "AppStoreClient",
+                "AppStoreModels", "AppStoreTrust", "HTTPServer", "Storage",
             ],
             exclude: ["Scenarios"], swiftSettings: strict),
         .testTarget(

@@ -1,16 +1,30 @@
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 
-/// Loads the app a request names, answering 404 `app_not_found` for an unknown id.
+/// Finds the app a request names (from the runtime cache: no database read while it is fresh),
+/// answering 404 `app_not_found` for an unknown id, and runs the store work of admin routes.
 /// - Note: Immutable and `Sendable`.
 struct AppDirectory: Sendable {
     let store: any Store
     let metrics: ServerMetrics
+    let runtimes: AppRuntimes
 
-    func app(_ context: RequestContext) async throws -> AppRecord {
+    /// The app's runtime (settings decoded, verifiers and App Store client ready).
+    func app(_ context: RequestContext) async throws -> AppRuntime {
+        let appId = try context.parameter("appId")
+        do {
+            return try await runtimes.runtime(appId: appId)
+        } catch {
+            throw ErrorMapping.ingestionFailure(error)
+        }
+    }
+
+    /// The app's stored record, read now (admin routes show and change the truth, not a cache).
+    func record(_ context: RequestContext) async throws -> AppRecord {
         let appId = try context.parameter("appId")
         let app = try await read { reader in try reader.app(id: appId) }
-        guard let app else { throw HTTPError(status: .notFound, code: "app_not_found", message: "No such app.") }
+        guard let app else { throw ErrorMapping.ingestionFailure(.appNotFound) }
         return app
     }
 

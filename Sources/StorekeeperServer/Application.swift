@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 import Synchronization
 
 /// The Storekeeper application: every route, the middleware (metrics, authentication), the
@@ -16,6 +17,8 @@ public struct StorekeeperApplication: Sendable {
     public let store: any Store
     public let clock: ServerClock
     public let metrics: ServerMetrics
+    /// Ingestion without HTTP: what the routes adapt, and what workers and tests call directly.
+    public let ingestion: Ingestion
     public let routes: [APIRoute]
     public let responder: Responder
     public let webhookDeliverer: WebhookDeliverer
@@ -36,19 +39,20 @@ public struct StorekeeperApplication: Sendable {
         self.clock = clock
         let metrics = ServerMetrics()
         self.metrics = metrics
-        let verifiers = AppVerifiers(clock: clock.now)
-        let apps = AppDirectory(store: store, metrics: metrics)
-        let notifications = NotificationIngestor(store: store, verifiers: verifiers, metrics: metrics, clock: clock)
-        let purchases = PurchaseIngestor(
-            store: store, verifiers: verifiers, metrics: metrics, clock: clock,
-            connections: appStoreConnections ?? LiveAppStoreConnection.factory(clock: clock))
+        let ingestion = Ingestion(
+            store: store, clock: clock, connections: appStoreConnections, metrics: metrics,
+            appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds))
+        self.ingestion = ingestion
+        let apps = AppDirectory(store: store, metrics: metrics, runtimes: ingestion.apps)
+        let notifications = ingestion.notifications
+        let purchases = ingestion.purchases
         let documentBox = DocumentBox()
         var routes: [APIRoute] = []
         routes +=
             OperationsController(store: store, metrics: metrics, clock: clock, openAPI: { documentBox.value }).routes
         routes += NotificationsController(apps: apps, ingestor: notifications).routes
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
-        routes += CustomersController(apps: apps, clock: clock).routes
+        routes += CustomersController(apps: apps, aliases: ingestion.aliases, clock: clock).routes
         routes += CatalogController(apps: apps, clock: clock).routes
         routes += WebhooksController(apps: apps, clock: clock).routes
         routes += AppsController(apps: apps, clock: clock).routes

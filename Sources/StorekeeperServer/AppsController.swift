@@ -3,6 +3,7 @@ import AppStoreTrust
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 
 /// Admin: apps (bundle id, appAppleId, environments, App Store Connect key, shared secret,
 /// root certificates, policies) and API keys. Secrets go in and never come out: views say
@@ -49,8 +50,13 @@ struct AppsController: Sendable {
             var baseURL: String?
         }
 
-        init(_ app: AppRecord) {
-            let settings = AppSettings(record: app.settings)
+        init(_ app: AppRecord) throws {
+            let settings: AppSettings
+            do {
+                settings = try AppSettings(record: app.settings)
+            } catch {
+                throw ErrorMapping.ingestionFailure(error)
+            }
             id = app.id
             bundleId = app.bundleId
             appAppleId = app.appAppleId
@@ -137,21 +143,21 @@ struct AppsController: Sendable {
             try transaction.saveApp(app, at: now)
             try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.create", appId: id))
         }
-        return JSONResponse.make(AppView(app), status: .created)
+        return JSONResponse.make(try AppView(app), status: .created)
     }
 
     @Sendable func list(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let records = try await apps.read { reader in try reader.apps() }
-        return JSONResponse.make(AppList(apps: records.map(AppView.init)))
+        return JSONResponse.make(AppList(apps: try records.map(AppView.init)))
     }
 
     @Sendable func get(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        JSONResponse.make(AppView(try await apps.app(context)))
+        JSONResponse.make(try AppView(try await apps.record(context)))
     }
 
     @Sendable func update(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let input = try RequestBody.decode(AppInput.self, from: request)
-        let existing = try await apps.app(context)
+        let existing = try await apps.record(context)
         if let id = input.id, id != existing.id {
             throw HTTPError.badRequest("The id in the body differs from the path.", code: "invalid_body")
         }
@@ -162,7 +168,8 @@ struct AppsController: Sendable {
             try transaction.saveApp(app, at: now)
             try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.update", appId: app.id))
         }
-        return JSONResponse.make(AppView(app))
+        apps.runtimes.invalidate(appId: app.id)
+        return JSONResponse.make(try AppView(app))
     }
 
     @Sendable func createAppKey(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
@@ -232,7 +239,14 @@ struct AppsController: Sendable {
     }
 
     static func apply(_ input: AppInput, to existing: AppRecord?, id: String) throws -> AppRecord {
-        var settings = existing.map { AppSettings(record: $0.settings) } ?? AppSettings()
+        var settings = AppSettings()
+        if let existing {
+            do {
+                settings = try AppSettings(record: existing.settings)
+            } catch {
+                throw ErrorMapping.ingestionFailure(error)
+            }
+        }
         guard let bundleId = input.bundleId ?? existing?.bundleId, !bundleId.isEmpty, bundleId.utf8.count <= 255 else {
             throw HTTPError.badRequest("bundleId is required.", code: "invalid_body")
         }

@@ -1,6 +1,7 @@
 import Entitlements
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 
 /// The app's product catalog and entitlement mapping (which products unlock which
 /// entitlements). Changing it changes how every customer is evaluated from then on.

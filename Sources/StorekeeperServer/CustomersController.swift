@@ -4,12 +4,14 @@ import Entitlements
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 
 /// Reading a customer: `CustomerInfo` (with ETag / If-None-Match), its lifecycle events and
 /// its stored facts (paged by cursor), and aliases that merge two app user ids.
 /// - Note: Immutable and `Sendable`.
 struct CustomersController: Sendable {
     let apps: AppDirectory
+    let aliases: CustomerAliases
     let clock: ServerClock
 
     var routes: [APIRoute] {
@@ -161,39 +163,11 @@ struct CustomersController: Sendable {
         guard Self.isValidUserId(body.alias) else {
             throw HTTPError.badRequest("alias must be 1 to 256 printable characters.", code: "invalid_body")
         }
-        let alias = body.alias
-        guard alias != appUserId else {
-            throw HTTPError.badRequest("A customer cannot be its own alias.", code: "invalid_body")
-        }
-        let environment = try Self.defaultEnvironment(app)
-        let now = clock.now()
-        let appId = app.id
-        let info = try await apps.write("alias") { transaction -> CustomerInfo in
-            let target = try CustomerIdentity.resolve(appId: appId, appUserId: appUserId, in: transaction, now: now)
-            var environments: Set<AppStoreEnvironment> = [environment]
-            if let other = try transaction.customer(appId: appId, .appUserId(alias)), other.id != target.id {
-                let locked = try transaction.lockCustomer(id: other.id)
-                environments.formUnion(try transaction.facts(customerId: locked.id).map(\.environment))
-                for originalTransactionId in locked.originalTransactionIds {
-                    try transaction.claimOriginalTransaction(originalTransactionId, customerId: target.id, at: now)
-                }
-                for each in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
-                    try CustomerStateUpdater.update(customer: locked, environment: each, in: transaction, now: now)
-                }
-            }
-            try transaction.addAlias(alias, customerId: target.id, at: now)
-            try transaction.appendAudit(
-                NewAuditEntry(
-                    at: now, actor: "api", action: "customer.alias", appId: appId,
-                    detail: .object(["appUserId": .string(appUserId), "alias": .string(alias)])))
-            let current = try transaction.lockCustomer(id: target.id)
-            var result: CustomerInfo?
-            for each in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
-                let outcome = try CustomerStateUpdater.update(
-                    customer: current, environment: each, in: transaction, now: now)
-                if each == environment { result = outcome.info }
-            }
-            return result!
+        let info: CustomerInfo
+        do {
+            info = try await aliases.merge(app: app, appUserId: appUserId, alias: body.alias)
+        } catch {
+            throw ErrorMapping.ingestionFailure(error)
         }
         return Self.respond(info, request: request)
     }
@@ -226,11 +200,12 @@ struct CustomersController: Sendable {
         return environment
     }
 
-    static func defaultEnvironment(_ app: AppRecord) throws -> AppStoreEnvironment {
-        guard let first = app.environments.first else {
-            throw HTTPError(status: .conflict, code: "app_not_configured", message: "The app accepts no environment.")
+    static func defaultEnvironment(_ app: AppRuntime) throws -> AppStoreEnvironment {
+        do {
+            return try app.environment(nil)
+        } catch {
+            throw ErrorMapping.ingestionFailure(error)
         }
-        return first
     }
 
     /// CustomerInfo as JSON with a strong ETag over the body; 304 when `If-None-Match` matches.

@@ -1,75 +1,47 @@
-import AppStoreClient
 import AppStoreModels
 import AppStoreTrust
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 
 /// Where the modules' errors become HTTP answers (STYLE 4: the status is chosen at the edge).
 /// Messages carry stable codes and never secrets, tokens or SQL arguments.
 /// - Note: Stateless; thread-safe.
 enum ErrorMapping {
+    /// An ingestion failure: its code and message as they are, with the status for the code.
+    static func ingestionFailure(_ error: IngestionError) -> HTTPError {
+        switch error.code {
+        case .internal: return .internalError()
+        case .notFound: return .notFound()
+        default: break
+        }
+        var headers: HTTPHeaders = [:]
+        if let seconds = error.retryAfterSeconds { headers["Retry-After"] = String(seconds) }
+        return HTTPError(
+            status: status(of: error.code), code: error.code.rawValue, message: error.message, headers: headers)
+    }
+
+    static func status(of code: IngestionError.Code) -> HTTPStatus {
+        switch code {
+        case .invalidJSON, .invalidBody, .unrecognizedNotification, .invalidNotification, .invalidTransaction,
+            .environmentNotAccepted, .receiptInvalid, .verificationFailed:
+            return .badRequest
+        case .sharedSecretMismatch: return .unauthorized
+        case .customerNotFound, .transactionNotFound, .appNotFound, .notFound: return .notFound
+        case .appNotConfigured, .appStoreNotConfigured, .conflict, .duplicate: return .conflict
+        case .verificationUnavailable, .appStoreUnavailable, .databaseUnavailable: return .serviceUnavailable
+        case .appStoreError, .appStoreDataRejected, .appStoreDataIncomplete: return .badGateway
+        case .internal: return .internalServerError
+        }
+    }
+
     /// A store failure: 503 so that callers (Apple among them) retry; 409 for a lost version race.
     static func storeFailure(_ error: any Error) -> HTTPError {
         if let http = error as? HTTPError { return http }
-        guard let store = error as? StoreError else { return .internalError() }
-        switch store.code {
-        case .versionConflict:
-            return HTTPError(status: .conflict, code: "conflict", message: "A concurrent update won; try again.")
-        case .duplicate:
-            return HTTPError(status: .conflict, code: "duplicate", message: "That identifier is already in use.")
-        case .notFound:
-            return .notFound()
-        default:
-            return HTTPError(
-                status: .serviceUnavailable, code: "database_unavailable",
-                message: "The database could not complete the request (\(store.code.rawValue)); retry later.",
-                headers: ["Retry-After": "5"])
-        }
-    }
-
-    /// A signed payload the trust core refused: 400, or 503 when the check could not be made.
-    static func trustFailure(_ error: TrustError) -> HTTPError {
-        if error.category == .retryableVerificationFailure {
-            return HTTPError(
-                status: .serviceUnavailable, code: "verification_unavailable",
-                message: "Verification could not be completed (\(error.rule.rawValue)); retry later.",
-                headers: ["Retry-After": "30"])
-        }
-        if error.category == .invalidConfiguration {
-            return HTTPError(
-                status: .conflict, code: "app_not_configured",
-                message: "The app cannot verify signed data yet (\(error.rule.rawValue)).")
-        }
-        return HTTPError(
-            status: .badRequest, code: "verification_failed",
-            message: "The signed payload failed verification (\(error.rule.rawValue)).")
-    }
-
-    /// An App Store Server API or verifyReceipt failure.
-    static func appStoreFailure(_ error: AppStoreClientError) -> HTTPError {
-        if error.isTransient {
-            return HTTPError(
-                status: .serviceUnavailable, code: "app_store_unavailable",
-                message: "The App Store did not answer (\(error.code.rawValue)); retry later.",
-                headers: ["Retry-After": "30"])
-        }
-        switch error.code {
-        case .invalidConfiguration:
-            // Nothing was asked of Apple: the app lacks what the call needs (an App Store
-            // Connect key, a shared secret). The caller's configuration, not a gateway failure.
-            return PurchaseIngestor.notConfigured
-        case .receiptInvalid, .receiptBadRequest:
-            return HTTPError(status: .badRequest, code: "receipt_invalid", message: "Apple refused the receipt.")
-        case .apiError where error.httpStatus == 404:
-            return HTTPError(
-                status: .notFound, code: "transaction_not_found",
-                message: "The App Store does not know that transaction.")
-        default:
-            return HTTPError(
-                status: .badGateway, code: "app_store_error",
-                message: "The App Store request failed (\(error.code.rawValue)).")
-        }
+        if let ingestion = error as? IngestionError { return ingestionFailure(ingestion) }
+        guard error is StoreError else { return .internalError() }
+        return ingestionFailure(IngestionError.store(error))
     }
 }
 

@@ -1,4 +1,5 @@
 import HTTPServer
+import StorekeeperIngestion
 
 /// `POST /v1/apps/{appId}/notifications/appstore`: the URL an app sets as its App Store Server
 /// Notifications URL. 200 only after the notification is committed (a duplicate is 200 too).
@@ -25,7 +26,10 @@ struct NotificationsController: Sendable {
     @Sendable func receive(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         try RequestBody.requireJSON(request)
         let app = try await apps.app(context)
-        let result = try await ingestor.ingest(app: app, body: request.body)
-        return JSONResponse.make(result)
+        do {
+            return JSONResponse.make(try await ingestor.ingest(app: app, body: request.body))
+        } catch {
+            throw ErrorMapping.ingestionFailure(error)
+        }
     }
 }

@@ -1,6 +1,7 @@
 import AppStoreModels
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 
 /// Liveness, readiness, metrics and the OpenAPI document.
 /// - Note: Immutable and `Sendable`.

@@ -1,5 +1,7 @@
 import AppStoreModels
+import Entitlements
 import HTTPServer
+import StorekeeperIngestion
 
 /// What an app posts for its user: signed transactions, receipts, restore requests. Each
 /// answers the customer's `CustomerInfo` after the change.
@@ -52,27 +54,44 @@ struct PurchasesController: Sendable {
     @Sendable func postTransaction(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let body = try RequestBody.decode(PostTransactionBody.self, from: request)
         let app = try await apps.app(context)
-        let info = try await ingestor.postTransaction(
-            app: app, appUserId: try CustomersController.appUserId(context), signedTransaction: body.signedTransaction,
-            transactionId: body.transactionId, environment: try CustomersController.environment(body.environment))
+        let appUserId = try CustomersController.appUserId(context)
+        let environment = try CustomersController.environment(body.environment)
+        let info = try await ingest { () async throws(IngestionError) in
+            try await ingestor.postTransaction(
+                app: app, appUserId: appUserId, signedTransaction: body.signedTransaction,
+                transactionId: body.transactionId, environment: environment)
+        }
         return CustomersController.respond(info, request: request)
     }
 
     @Sendable func postReceipt(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let body = try RequestBody.decode(PostReceiptBody.self, from: request)
         let app = try await apps.app(context)
-        let info = try await ingestor.postReceipt(
-            app: app, appUserId: try CustomersController.appUserId(context), receipt: body.receipt,
-            environment: try CustomersController.environment(body.environment))
+        let appUserId = try CustomersController.appUserId(context)
+        let environment = try CustomersController.environment(body.environment)
+        let info = try await ingest { () async throws(IngestionError) in
+            try await ingestor.postReceipt(
+                app: app, appUserId: appUserId, receipt: body.receipt, environment: environment)
+        }
         return CustomersController.respond(info, request: request)
     }
 
     @Sendable func restore(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let body = request.body.isEmpty ? RestoreBody() : try RequestBody.decode(RestoreBody.self, from: request)
         let app = try await apps.app(context)
-        let info = try await ingestor.restore(
-            app: app, appUserId: try CustomersController.appUserId(context),
-            environment: try CustomersController.environment(body.environment))
+        let appUserId = try CustomersController.appUserId(context)
+        let environment = try CustomersController.environment(body.environment)
+        let info = try await ingest { () async throws(IngestionError) in
+            try await ingestor.restore(app: app, appUserId: appUserId, environment: environment)
+        }
         return CustomersController.respond(info, request: request)
+    }
+
+    private func ingest(_ body: () async throws(IngestionError) -> CustomerInfo) async throws -> CustomerInfo {
+        do {
+            return try await body()
+        } catch {
+            throw ErrorMapping.ingestionFailure(error)
+        }
     }
 }

@@ -34,6 +34,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// A delivery still failing this long after its event was created is dead-lettered.
     public var webhookMaxAgeSeconds: Int
     public var webhookTimeoutSeconds: Int
+    /// How long a cached app configuration is used before its row is checked again: the bound
+    /// within which a change made through another instance on the same database takes effect.
+    public var appRefreshMilliseconds: Int
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -41,7 +44,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
         accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
-        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10
+        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -58,13 +61,14 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.webhookPollMilliseconds = webhookPollMilliseconds
         self.webhookMaxAgeSeconds = webhookMaxAgeSeconds
         self.webhookTimeoutSeconds = webhookTimeoutSeconds
+        self.appRefreshMilliseconds = appRefreshMilliseconds
     }
 
     /// Every configuration key, as written in the JSON file.
     public static let keys: [String] = [
         "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
-        "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds",
+        "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -161,6 +165,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "webhookPollMilliseconds": webhookPollMilliseconds = try integer(10...3_600_000)
         case "webhookMaxAgeSeconds": webhookMaxAgeSeconds = try integer(60...(30 * 86_400))
         case "webhookTimeoutSeconds": webhookTimeoutSeconds = try integer(1...300)
+        case "appRefreshMilliseconds": appRefreshMilliseconds = try integer(0...600_000)
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

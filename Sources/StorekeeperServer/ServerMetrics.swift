@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import StorekeeperIngestion
 import Synchronization
 
 /// The server's counters and histograms, rendered in the Prometheus text format at `/metrics`.
@@ -8,7 +9,7 @@ import Synchronization
 /// notifications by type and outcome, verification failures by rule, webhook deliveries by
 /// outcome, the outbox backlog the delivery worker last saw, and database latency.
 /// - Note: Thread-safe: all state sits behind one `Mutex`.
-public final class ServerMetrics: Sendable {
+public final class ServerMetrics: IngestionMetrics {
     static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     private struct Histogram {

@@ -3,6 +3,7 @@ import AppStoreModels
 import Entitlements
 import Foundation
 import Storage
+import StorekeeperIngestion
 
 /// Delivers the webhook outbox: claims due deliveries (leased, so several workers and several
 /// server instances share the work), POSTs each signed with its endpoint's secret, and marks it

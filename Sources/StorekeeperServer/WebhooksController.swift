@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 
 /// The app's webhook endpoints (URL and signing secret, shown once) and its failed deliveries.
 /// - Note: Immutable and `Sendable`.

@@ -3,6 +3,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 import StorekeeperServer
 
 /// `storekeeper serve --demo` (what `make run` starts): the real server, its App Store played

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 import StorekeeperServer
 
 /// `storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT] [--demo]`: opens

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
 import Testing

@@ -3,6 +3,7 @@ import AppStoreModels
 import AppStoreTrust
 import Foundation
 import Storage
+import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
 import Synchronization

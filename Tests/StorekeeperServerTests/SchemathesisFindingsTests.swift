@@ -3,6 +3,7 @@ import AppStoreTrust
 import Foundation
 import HTTPServer
 import Storage
+import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
 import Testing

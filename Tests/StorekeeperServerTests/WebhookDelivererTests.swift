@@ -2,6 +2,7 @@ import AppStoreClient
 import AppStoreModels
 import Foundation
 import Storage
+import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
 import Synchronization

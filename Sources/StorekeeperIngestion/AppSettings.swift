@@ -54,9 +54,15 @@ public struct AppSettings: Sendable, Hashable, Codable {
         verifyReceiptSandboxURL = try container.decodeIfPresent(String.self, forKey: .verifyReceiptSandboxURL)
     }
 
-    /// The settings stored in an app record (defaults for anything missing or unreadable).
-    public init(record settings: JSONValue) {
-        self = (try? AppStoreJSON.decode(AppSettings.self, from: AppStoreJSON.encode(settings))) ?? AppSettings()
+    /// The settings stored in an app record; defaults for fields that are absent. Settings
+    /// that are present but unreadable are an error, never silently the defaults: an app whose
+    /// roots or key cannot be read must not run as if it had none.
+    public init(record settings: JSONValue) throws(IngestionError) {
+        do {
+            self = try AppStoreJSON.decode(AppSettings.self, from: AppStoreJSON.encode(settings))
+        } catch {
+            throw IngestionError(.appNotConfigured, "The app's stored settings cannot be read.")
+        }
     }
 
     /// As stored in `AppRecord.settings`.

@@ -7,7 +7,7 @@ import Storage
 /// (compare-and-set on its version), append the new lifecycle events and queue their webhook
 /// deliveries: all in the caller's transaction, so they commit (or not) with the facts.
 /// - Note: Stateless; runs on the store's thread inside a write body.
-enum CustomerStateUpdater {
+public enum CustomerStateUpdater {
     /// The result of re-evaluating one customer in one environment.
     struct Outcome: Sendable {
         var info: CustomerInfo
@@ -48,16 +48,9 @@ enum CustomerStateUpdater {
         return Outcome(info: evaluation.customerInfo, version: version, newEvents: appended)
     }
 
-    /// Every environment in which the customer has facts, plus `also`.
-    static func environments(of facts: [Fact], also: AppStoreEnvironment?) -> [AppStoreEnvironment] {
-        var set = Set(facts.map(\.environment))
-        if let also { set.insert(also) }
-        return AppStoreEnvironment.allCases.filter(set.contains)
-    }
-
     /// The customer's state at `now` without saving it (a read): the stored state when nothing
     /// can have changed with time since it was evaluated, otherwise a fresh evaluation.
-    static func current(
+    public static func current(
         customer: CustomerRecord?, appUserId: String, environment: AppStoreEnvironment, in reader: any StoreReader,
         now: Timestamp
     ) throws -> CustomerInfo {
@@ -76,7 +69,7 @@ enum CustomerStateUpdater {
 
     /// Whether a date the state depends on (an expiry, a grace period's end) has passed since
     /// the state was evaluated.
-    static func mayHaveChanged(_ info: CustomerInfo, by now: Timestamp) -> Bool {
+    public static func mayHaveChanged(_ info: CustomerInfo, by now: Timestamp) -> Bool {
         func passed(_ date: Timestamp?) -> Bool {
             guard let date else { return false }
             return date > info.evaluatedAt && date <= now

@@ -4,9 +4,9 @@ import Entitlements
 /// Turns legacy verifyReceipt / V1 notification entries into the engine's facts (the engine
 /// leaves reading Apple's legacy fields to the server).
 /// - Note: Stateless; thread-safe.
-enum LegacyFactMapping {
+public enum LegacyFactMapping {
     /// Entries lacking a product, transaction or purchase date are skipped.
-    static func transactions(
+    public static func transactions(
         _ entries: [LegacyInAppPurchase], environment: AppStoreEnvironment, observedAt: Timestamp
     ) -> [TransactionFact] {
         entries.compactMap { entry in
@@ -35,7 +35,7 @@ enum LegacyFactMapping {
         }
     }
 
-    static func renewals(
+    public static func renewals(
         _ entries: [LegacyPendingRenewalInfo], environment: AppStoreEnvironment, observedAt: Timestamp
     ) -> [RenewalFact] {
         entries.compactMap { entry in

@@ -9,7 +9,7 @@ import Storage
 /// transaction without a known app account token) stay unclaimed: their facts are stored and
 /// join a customer's evaluation once a customer claims the original transaction.
 /// - Note: Stateless; runs on the store's thread inside a write body.
-enum CustomerIdentity {
+public enum CustomerIdentity {
     /// What claiming one original transaction did.
     enum Claim: Sendable, Hashable {
         case claimed
@@ -37,13 +37,14 @@ enum CustomerIdentity {
     /// The customer an App Store fact belongs to: the owner of its original transaction, or the
     /// customer its app account token links to (who then claims it), or `nil` (unclaimed).
     static func owner(
-        appId: String, originalTransactionId: String, appAccountToken: String?, in transaction: any StoreTransaction,
-        now: Timestamp
+        appId: String, originalTransactionId: String, appAccountTokens: [String],
+        in transaction: any StoreTransaction, now: Timestamp
     ) throws -> CustomerRecord? {
         if let owner = try transaction.customer(appId: appId, .originalTransactionId(originalTransactionId)) {
             return try transaction.lockCustomer(id: owner.id)
         }
-        if let appAccountToken, let linked = try transaction.customer(appId: appId, .appAccountToken(appAccountToken)) {
+        for token in appAccountTokens {
+            guard let linked = try transaction.customer(appId: appId, .appAccountToken(token)) else { continue }
             let locked = try transaction.lockCustomer(id: linked.id)
             try transaction.claimOriginalTransaction(originalTransactionId, customerId: locked.id, at: now)
             return try transaction.lockCustomer(id: locked.id)
@@ -119,7 +120,7 @@ extension StoreReader {
     }
 
     /// The customer known as `appUserId` directly or as an alias.
-    func customer(appId: String, knownAs appUserId: String) throws -> CustomerRecord? {
+    public func customer(appId: String, knownAs appUserId: String) throws -> CustomerRecord? {
         if let direct = try customer(appId: appId, .appUserId(appUserId)) { return direct }
         return try customer(appId: appId, .alias(appUserId))
     }

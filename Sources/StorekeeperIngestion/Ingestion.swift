@@ -1,0 +1,34 @@
+import Storage
+
+/// The ingestion module assembled over one store: the app runtimes, the writer, and an
+/// ingestor per source. The server's routes, the workers and the tests all hold one of these.
+/// - Note: Immutable and `Sendable`.
+public struct Ingestion: Sendable {
+    public let store: any Store
+    public let clock: ServerClock
+    public let apps: AppRuntimes
+    public let writer: IngestionWriter
+    public let notifications: NotificationIngestor
+    public let purchases: PurchaseIngestor
+    public let aliases: CustomerAliases
+
+    /// - Parameters:
+    ///   - connections: how an app reaches the App Store (default: Apple, through the app's
+    ///     App Store Connect key and shared secret).
+    ///   - appRefreshInterval: how long a cached app may go unchecked; the bound within which a
+    ///     change made by another instance is seen.
+    public init(
+        store: any Store, clock: ServerClock = .system, connections: AppStoreConnectionFactory? = nil,
+        metrics: any IngestionMetrics = DiscardingIngestionMetrics(), appRefreshInterval: Duration = .seconds(1)
+    ) {
+        self.store = store
+        self.clock = clock
+        apps = AppRuntimes(
+            store: store, clock: clock, connections: connections ?? LiveAppStoreConnection.factory(clock: clock),
+            metrics: metrics, refreshInterval: appRefreshInterval)
+        writer = IngestionWriter(store: store, metrics: metrics)
+        notifications = NotificationIngestor(writer: writer, metrics: metrics, clock: clock)
+        purchases = PurchaseIngestor(writer: writer, metrics: metrics, clock: clock)
+        aliases = CustomerAliases(writer: writer, clock: clock)
+    }
+}

@@ -1,0 +1,32 @@
+/// What ingestion counts, for whoever renders metrics (the server's `/metrics`). Ingestion
+/// knows no HTTP and no exposition format: it reports through this protocol.
+/// - Note: Implementations must be thread-safe: ingestions report from any task.
+public protocol IngestionMetrics: Sendable {
+    /// One notification's outcome (`applied`, `duplicate`, `rejected`, `error`, …) by type.
+    func recordNotification(type: String, outcome: String)
+    /// A signed payload refused by a trust rule.
+    func recordVerificationFailure(rule: String)
+    /// How long one store operation took (`ingest_notification`, `ingest_purchase`, `read`, …).
+    func recordDatabase(operation: String, seconds: Double)
+}
+
+/// Counts nothing: for tools and tests that ingest without a metrics endpoint.
+public struct DiscardingIngestionMetrics: IngestionMetrics {
+    public init() {}
+    public func recordNotification(type: String, outcome: String) {}
+    public func recordVerificationFailure(rule: String) {}
+    public func recordDatabase(operation: String, seconds: Double) {}
+}
+
+extension IngestionMetrics {
+    /// Runs `body` and records its duration as `operation`, whether it succeeds or throws.
+    func timed<R>(_ operation: String, _ body: () async throws -> R) async rethrows -> R {
+        let started = ContinuousClock.now
+        defer {
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            recordDatabase(operation: operation, seconds: seconds)
+        }
+        return try await body()
+    }
+}

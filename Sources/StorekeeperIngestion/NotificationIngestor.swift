@@ -1,0 +1,225 @@
+import AppStoreModels
+import AppStoreTrust
+import Entitlements
+import Foundation
+import Storage
+
+/// Ingests App Store Server Notifications for one app: V2 (`{"signedPayload": …}`, verified
+/// with the app's roots, bundle id, appAppleId and environment) and V1 (recognised by shape,
+/// its `password` compared in constant time with the app's shared secret).
+///
+/// A verified notification becomes one `FactBatch` (the notification, its transaction and
+/// renewal info, a consumption job if asked for, owned by whoever owns the purchase) committed
+/// by `IngestionWriter`; the caller acknowledges only after that commit. A payload that fails
+/// verification is recorded in the audit log (rule, size and hash, never the payload's secrets)
+/// and refused with `verificationFailed`; a check that could not be made (OCSP) or a database
+/// failure is retryable.
+/// - Note: Immutable and `Sendable`; handles any number of notifications concurrently.
+public struct NotificationIngestor: Sendable {
+    public typealias Outcome = FactCommit.Outcome
+
+    /// The answer for an accepted notification.
+    /// - Note: Immutable value; `Sendable`.
+    public struct Result: Sendable, Hashable, Codable {
+        public var outcome: Outcome
+        public var notificationType: String
+        public var notificationId: String
+    }
+
+    let writer: IngestionWriter
+    let metrics: any IngestionMetrics
+    let clock: ServerClock
+
+    public init(writer: IngestionWriter, metrics: any IngestionMetrics, clock: ServerClock) {
+        self.writer = writer
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    /// Ingests one notification body (V2 or V1, told apart by shape) for `app`.
+    public func ingest(app: AppRuntime, body: Data) async throws(IngestionError) -> Result {
+        guard case .object(let object)? = try? AppStoreJSON.decode(JSONValue.self, from: body) else {
+            throw IngestionError(.invalidJSON, "The body is not a JSON object.")
+        }
+        if case .string(let signedPayload)? = object["signedPayload"] {
+            return try await ingest(app: app, signedPayload: signedPayload)
+        }
+        if object["notification_type"] != nil {
+            return try await ingestV1(app: app, body: body, object: object)
+        }
+        throw IngestionError(
+            .unrecognizedNotification,
+            "Neither a V2 notification ({\"signedPayload\": …}) nor a V1 notification body.")
+    }
+
+    // MARK: V2
+
+    /// Ingests one V2 `signedPayload`: what Apple posts, and what Get Notification History
+    /// returns, so replays go through here too.
+    public func ingest(app: AppRuntime, signedPayload: String) async throws(IngestionError) -> Result {
+        let now = clock.now()
+        let record = app.record
+        let claimed = UnverifiedJWS.claimedEnvironment(ofNotification: signedPayload)
+        let environment = claimed.flatMap { record.environments.contains($0) ? $0 : nil }
+        guard let environment = environment ?? record.environments.first else {
+            throw IngestionError.noEnvironment
+        }
+        let verified: VerifiedNotification
+        do {
+            verified = try app.verifier(for: environment).verifyAndDecodeNotificationContents(signedPayload)
+        } catch {
+            try await reject(app: record, payload: signedPayload, rule: error.rule.rawValue, now: now)
+            throw IngestionError.trust(error)
+        }
+        let payload = verified.notification.payload
+        let type = payload.notificationType?.rawValue ?? "UNKNOWN"
+        guard let uuid = payload.notificationUUID, let signedDate = payload.signedDate else {
+            try await reject(app: record, payload: signedPayload, rule: "notification.missingField", now: now)
+            throw IngestionError(.invalidNotification, "The notification lacks notificationUUID or signedDate.")
+        }
+        let facts: [Fact]
+        do {
+            facts = try Fact.facts(
+                notification: payload, transaction: verified.transaction?.payload,
+                renewalInfo: verified.renewalInfo?.payload)
+        } catch {
+            try await reject(app: record, payload: signedPayload, rule: "notification.\(error.code.rawValue)", now: now)
+            throw IngestionError(.invalidNotification, "The notification's contents are incomplete.")
+        }
+        let transactionFact = facts.lazy.compactMap { if case .transaction(let value) = $0 { value } else { nil } }
+            .first
+        let renewalFact = facts.lazy.compactMap { if case .renewalInfo(let value) = $0 { value } else { nil } }.first
+        let notificationFact = facts.lazy.compactMap { if case .notification(let value) = $0 { value } else { nil } }
+            .first
+        let originalTransactionId = transactionFact?.originalTransactionId ?? renewalFact?.originalTransactionId
+        let notification = NewNotification(
+            appId: record.id, notificationUUID: uuid, type: type, subtype: payload.subtype?.rawValue,
+            environment: payload.data?.environment?.value ?? environment, originalTransactionId: originalTransactionId,
+            signedDate: signedDate, signedPayload: signedPayload, fact: notificationFact, receivedAt: now)
+        var batch = FactBatch(
+            appId: record.id, receivedAt: now,
+            environment: transactionFact?.environment ?? renewalFact?.environment ?? environment,
+            ownership: .existingOwner, notification: notification)
+        if let transactionFact {
+            batch.transactions.append(
+                NewTransaction(
+                    appId: record.id, jws: verified.transaction?.jws, fact: transactionFact, source: "notification",
+                    receivedAt: now))
+        }
+        if let renewalFact {
+            batch.renewals.append(
+                NewRenewalInfo(
+                    appId: record.id, jws: verified.renewalInfo?.jws, fact: renewalFact, source: "notification",
+                    receivedAt: now))
+        }
+        if let token = verified.transaction?.payload.appAccountToken?.uuidString.lowercased() {
+            batch.appAccountTokens = [token]
+        }
+        if type == NotificationTypeV2.consumptionRequest.rawValue && app.settings.answerConsumptionRequests {
+            let job: JSONValue = .object([
+                "appId": .string(record.id), "notificationUUID": .string(uuid),
+                "originalTransactionId": originalTransactionId.map(JSONValue.string) ?? .null,
+                "transactionId": transactionFact.map { .string($0.transactionId) } ?? .null,
+            ])
+            batch.jobs.append(
+                FactBatch.Job(
+                    kind: "consumption_request", payload: String(decoding: AppStoreJSON.encode(job), as: UTF8.self),
+                    dedupeKey: "consumption_request:\(uuid)"))
+        }
+        return try await commit(batch, type: type, notificationId: uuid)
+    }
+
+    // MARK: V1
+
+    private func ingestV1(app: AppRuntime, body: Data, object: [String: JSONValue]) async throws(IngestionError)
+        -> Result
+    {
+        let now = clock.now()
+        let record = app.record
+        let decoded: ResponseBodyV1
+        do {
+            decoded = try AppStoreJSON.decode(ResponseBodyV1.self, from: body)
+        } catch {
+            throw IngestionError(.invalidNotification, "The V1 notification does not match Apple's schema.")
+        }
+        var redacted = object
+        if redacted["password"] != nil { redacted["password"] = .string("<redacted>") }
+        let stored = String(decoding: AppStoreJSON.encode(JSONValue.object(redacted)), as: UTF8.self)
+        guard let secret = record.sharedSecret, let password = decoded.password,
+            Digest.constantTimeEqual(Array(password.utf8), Array(secret.utf8))
+        else {
+            try await reject(app: record, payload: stored, rule: "v1.passwordMismatch", now: now)
+            throw IngestionError(
+                .sharedSecretMismatch, "The V1 notification's password does not match the app's shared secret.")
+        }
+        guard decoded.bid == nil || decoded.bid == record.bundleId else {
+            try await reject(app: record, payload: stored, rule: TrustRule.bundleIdMismatch.rawValue, now: now)
+            throw IngestionError.trust(TrustError(.bundleIdMismatch, "V1 bid does not match"))
+        }
+        let environment =
+            decoded.environment?.value?.appStoreEnvironment ?? decoded.unifiedReceipt?.environment?.value ?? .production
+        guard record.environments.contains(environment) else {
+            try await reject(app: record, payload: stored, rule: TrustRule.environmentMismatch.rawValue, now: now)
+            throw IngestionError.trust(TrustError(.environmentMismatch, "V1 environment not accepted"))
+        }
+        let type = decoded.notificationType?.rawValue ?? "UNKNOWN"
+        let notificationId = "v1:" + Digest.hex(Digest.sha256(Array(stored.utf8)))
+        let transactions = LegacyFactMapping.transactions(
+            decoded.unifiedReceipt?.latestReceiptInfo ?? [], environment: environment, observedAt: now)
+        let renewals = LegacyFactMapping.renewals(
+            decoded.unifiedReceipt?.pendingRenewalInfo ?? [], environment: environment, observedAt: now)
+        let originalTransactionId =
+            decoded.originalTransactionId ?? transactions.last?.originalTransactionId
+            ?? renewals.first?.originalTransactionId
+        let notificationFact = NotificationFact(
+            legacyV1Type: type, notificationId: notificationId, observedAt: now, environment: environment,
+            originalTransactionId: originalTransactionId, productId: decoded.autoRenewProductId)
+        let notification = NewNotification(
+            appId: record.id, notificationUUID: notificationId, type: type, subtype: nil, environment: environment,
+            originalTransactionId: originalTransactionId, signedDate: now, signedPayload: stored,
+            fact: notificationFact, receivedAt: now)
+        var batch = FactBatch(
+            appId: record.id, receivedAt: now, environment: environment, ownership: .existingOwner,
+            notification: notification)
+        batch.transactions = transactions.map {
+            NewTransaction(appId: record.id, jws: nil, fact: $0, source: "notification_v1", receivedAt: now)
+        }
+        batch.renewals = renewals.map {
+            NewRenewalInfo(appId: record.id, jws: nil, fact: $0, source: "notification_v1", receivedAt: now)
+        }
+        return try await commit(batch, type: type, notificationId: notificationId)
+    }
+
+    private func commit(_ batch: FactBatch, type: String, notificationId: String) async throws(IngestionError)
+        -> Result
+    {
+        let outcome: Outcome
+        do {
+            outcome = try await writer.commit(batch, operation: "ingest_notification").outcome
+        } catch {
+            metrics.recordNotification(type: type, outcome: "error")
+            throw error
+        }
+        metrics.recordNotification(type: type, outcome: outcome.rawValue)
+        return Result(outcome: outcome, notificationType: type, notificationId: notificationId)
+    }
+
+    // MARK: Rejections
+
+    /// Records a refused notification (rule, size, SHA-256; never the payload) and counts it.
+    private func reject(app: AppRecord, payload: String, rule: String, now: Timestamp) async throws(IngestionError) {
+        metrics.recordVerificationFailure(rule: rule)
+        metrics.recordNotification(type: "UNVERIFIED", outcome: "rejected")
+        let entry = NewAuditEntry(
+            at: now, actor: "appstore", action: "notification.rejected", appId: app.id,
+            detail: .object([
+                "rule": .string(rule), "bytes": .integer(Int64(payload.utf8.count)),
+                "sha256": .string(Digest.hex(Digest.sha256(Array(payload.utf8)))),
+            ]))
+        do {
+            _ = try await writer.store.write { transaction in try transaction.appendAudit(entry) }
+        } catch {
+            throw IngestionError.store(error)
+        }
+    }
+}
