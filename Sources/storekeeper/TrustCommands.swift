@@ -67,10 +67,7 @@ enum TrustCommands {
 
     /// Guesses the payload type from its (unverified) keys; verification then decides trust.
     static func detectType(_ token: String) -> String {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-            let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
-        else { return "transaction" }
+        guard let object = UnverifiedJWS.payload(token, as: [String: JSONValue].self) else { return "transaction" }
         if object["notificationType"] != nil { return "notification" }
         if object["receiptType"] != nil { return "app-transaction" }
         if object["transactionId"] == nil, object["autoRenewStatus"] != nil || object["renewalDate"] != nil {
