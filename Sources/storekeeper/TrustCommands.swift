@@ -179,21 +179,9 @@ enum TrustCommands {
             key = try PublicKey(pem: pem)
         }
         let token = try Input.text(arguments.positional.first)
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2])
-        else { throw TrustError(.partCount, "not a compact JWS") }
-        guard let headerObject = try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any],
-            headerObject["alg"] as? String == "ES256"
-        else { throw TrustError(.algorithmNotES256, "token alg is not ES256") }
-        guard
-            key.verifyES256(
-                signature: signature, message: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))
-        else {
-            throw TrustError(.signatureInvalid, "signature does not verify with the given key")
-        }
+        let verified = try PublicKeyJWSVerifier(publicKey: key).verify(token)
         print(
-            "{\"header\":\(String(decoding: header, as: UTF8.self)),\"payload\":\(String(decoding: payload, as: UTF8.self))}"
+            "{\"header\":\(String(decoding: verified.headerJSON, as: UTF8.self)),\"payload\":\(String(decoding: verified.payloadJSON, as: UTF8.self))}"
         )
     }
 
