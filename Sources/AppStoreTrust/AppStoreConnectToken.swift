@@ -91,17 +91,10 @@ public struct AppStoreConnectTokenVerifier: Sendable {
         keyId: String, claims: AppStoreConnectClaims
     ) {
         let jws = try CompactJWS(token)
-        let header = try jws.header()
-        guard header.alg == "ES256" else { throw TrustError(.algorithmNotES256, "token alg is not ES256") }
-        guard let kid = header.kid, let key = keys[kid] else {
+        guard let kid = try jws.es256Header().kid, let key = keys[kid] else {
             throw TrustError(.signatureInvalid, "token key id is unknown")
         }
-        guard jws.signature.count == 64 else {
-            throw TrustError(.signatureLength, "token signature is not 64 bytes")
-        }
-        guard key.verifyES256(signature: jws.signature, message: jws.signingInput) else {
-            throw TrustError(.signatureInvalid, "token signature does not verify")
-        }
+        try jws.verifyES256Signature(with: key, signer: "the key named by kid")
         let claims = try CompactJWS.decodeObject(AppStoreConnectClaims.self, from: jws.payload, part: "payload")
         guard claims.aud == AppStoreConnectClaims.audience else {
             throw TrustError(.tokenAudience, "token audience is not appstoreconnect-v1")

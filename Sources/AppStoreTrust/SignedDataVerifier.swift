@@ -147,12 +147,7 @@ public final class SignedDataVerifier: Sendable {
         let now = clock()
         let instant = enableOnlineChecks ? now : (effectiveDate(payload) ?? now)
         let chain = try chain(for: jws, at: instant, now: now, verifier: chainVerifier)
-        guard jws.signature.count == 64 else {
-            throw TrustError(.signatureLength, "ES256 signature is \(jws.signature.count) bytes, expected 64 (r‖s)")
-        }
-        guard chain.leafKey.verifyES256(signature: jws.signature, message: jws.signingInput) else {
-            throw TrustError(.signatureInvalid, "JWS signature does not verify with the leaf key")
-        }
+        try jws.verifyES256Signature(with: chain.leafKey, signer: "the leaf key")
         return Verified(payload: payload, jws: token, chain: chain)
     }
 
@@ -166,10 +161,7 @@ public final class SignedDataVerifier: Sendable {
         if let cached = cache.chain(for: key, at: instant, now: now, requireOnline: enableOnlineChecks) {
             return cached
         }
-        let header = try jws.header()
-        guard header.alg == "ES256" else {
-            throw TrustError(.algorithmNotES256, "JWS alg is not ES256")
-        }
+        let header = try jws.es256Header()
         guard let x5c = header.x5c else { throw TrustError(.x5cMissing, "JWS header has no x5c certificate chain") }
         guard x5c.count == 3 else {
             throw TrustError(.chainLength, "x5c has \(x5c.count) certificates, expected 3")

@@ -27,6 +27,11 @@ public enum UnverifiedJWS {
         return Base64URL.decode(bytes: parts.headerSegment)
     }
 
+    /// The signature's raw bytes, or `nil` for a token that is not a compact JWS.
+    public static func signatureBytes(_ jws: String) -> [UInt8]? {
+        (try? CompactJWS(jws))?.signature
+    }
+
     /// The environment a transaction or renewal info claims (`environment` at the top level).
     public static func claimedEnvironment(ofTransaction jws: String) -> AppStoreEnvironment? {
         payload(jws, as: JWSTransactionDecodedPayload.self)?.environment?.value

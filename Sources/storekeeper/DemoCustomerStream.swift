@@ -70,9 +70,7 @@ struct DemoCustomerStream: Sendable {
 
     /// The product of a signed transaction, read without verification (Storekeeper verifies).
     static func productId(of jws: String) -> String? {
-        let parts = jws.split(separator: ".")
-        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return nil }
-        return (try? AppStoreJSON.decode(JWSTransactionDecodedPayload.self, from: Data(bytes)))?.productId
+        UnverifiedJWS.payload(jws, as: JWSTransactionDecodedPayload.self)?.productId
     }
 }
 

@@ -70,10 +70,13 @@ enum Quickstart {
             "  transaction \(verified.transaction?.payload.transactionId ?? "?") for \(verified.transaction?.payload.productId ?? "?"), expires \(verified.transaction?.payload.expiresDate.map { "\($0)" } ?? "-")"
         )
 
-        let parts = signedTransaction.split(separator: ".")
-        var forged = transaction
+        // What a forger does: read the signed payload, extend the expiry, keep header and signature.
+        var forged = UnverifiedJWS.payload(signedTransaction, as: JWSTransactionDecodedPayload.self) ?? transaction
         forged.expiresDate = now.adding(milliseconds: 3650 * 86_400_000)
-        let tampered = "\(parts[0]).\(Base64URL.encode(AppStoreJSON.encode(forged))).\(parts[2])"
+        let tampered = [
+            UnverifiedJWS.headerBytes(signedTransaction) ?? [], Array(AppStoreJSON.encode(forged)),
+            UnverifiedJWS.signatureBytes(signedTransaction) ?? [],
+        ].map { Base64URL.encode($0) }.joined(separator: ".")
         do {
             _ = try verifier.verifyAndDecodeTransaction(tampered)
             print("  tampered copy accepted: this is a bug")

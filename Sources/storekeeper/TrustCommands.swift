@@ -67,10 +67,7 @@ enum TrustCommands {
 
     /// Guesses the payload type from its (unverified) keys; verification then decides trust.
     static func detectType(_ token: String) -> String {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-            let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any]
-        else { return "transaction" }
+        guard let object = UnverifiedJWS.payload(token, as: [String: JSONValue].self) else { return "transaction" }
         if object["notificationType"] != nil { return "notification" }
         if object["receiptType"] != nil { return "app-transaction" }
         if object["transactionId"] == nil, object["autoRenewStatus"] != nil || object["renewalDate"] != nil {
@@ -182,21 +179,9 @@ enum TrustCommands {
             key = try PublicKey(pem: pem)
         }
         let token = try Input.text(arguments.positional.first)
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let header = Base64URL.decode(parts[0]), let payload = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2])
-        else { throw TrustError(.partCount, "not a compact JWS") }
-        guard let headerObject = try? JSONSerialization.jsonObject(with: Data(header)) as? [String: Any],
-            headerObject["alg"] as? String == "ES256"
-        else { throw TrustError(.algorithmNotES256, "token alg is not ES256") }
-        guard
-            key.verifyES256(
-                signature: signature, message: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))
-        else {
-            throw TrustError(.signatureInvalid, "signature does not verify with the given key")
-        }
+        let verified = try PublicKeyJWSVerifier(publicKey: key).verify(token)
         print(
-            "{\"header\":\(String(decoding: header, as: UTF8.self)),\"payload\":\(String(decoding: payload, as: UTF8.self))}"
+            "{\"header\":\(String(decoding: verified.headerJSON, as: UTF8.self)),\"payload\":\(String(decoding: verified.payloadJSON, as: UTF8.self))}"
         )
     }
 

@@ -1,3 +1,4 @@
+import AppStoreTrust
 import Foundation
 import StorekeeperTesting
 import Testing
@@ -114,6 +115,52 @@ struct CLITests {
                 == Run(
                     status: 1, stdout: "",
                     stderr: "INVALID_JWT_FORMAT [format.base64]: a JWS part is not unpadded base64url\n"))
+    }
+
+    @Test func jwsVerifyPrintsHeaderAndPayloadAsSignedAndRefusalsNameTheRule() throws {
+        let directory = try temporaryDirectory()
+        let key = try PrivateKey.generateP256()
+        let privatePEM = directory.appendingPathComponent("key.pem").path
+        let publicPEM = directory.appendingPathComponent("key.pub.pem").path
+        try key.pkcs8PEM.write(toFile: privatePEM, atomically: true, encoding: .utf8)
+        try key.publicKey.pem.write(toFile: publicPEM, atomically: true, encoding: .utf8)
+        let payload = Array(#"{"bid":"com.example","iat":1700000000}"#.utf8)
+        let token = try JWSSigner(key: key).sign(payload: payload, header: ["kid": "KEY1", "typ": "JWT"])
+        let expected = Run(
+            status: 0,
+            stdout:
+                #"{"header":{"alg":"ES256","kid":"KEY1","typ":"JWT"},"payload":{"bid":"com.example","iat":1700000000}}"#
+                + "\n", stderr: "")
+        #expect(try run(["jws", "verify", "--public-key", publicPEM, "-"], stdin: token) == expected)
+        #expect(try run(["jws", "verify", "--public-key", privatePEM, "-"], stdin: token + "\n") == expected)
+
+        let otherKey = try PrivateKey.generateP256().publicKey.pem
+        let otherPEM = directory.appendingPathComponent("other.pub.pem").path
+        try otherKey.write(toFile: otherPEM, atomically: true, encoding: .utf8)
+        let p384 = directory.appendingPathComponent("p384.pub.pem").path
+        try PrivateKey.generateEC(curve: "secp384r1").publicKey.pem.write(
+            toFile: p384, atomically: true, encoding: .utf8)
+        let hs256 = try TestSigning.token(header: #"{"alg":"HS256"}"#, payload: payload, key: key)
+        let refusals: [(arguments: [String], stdin: String, stderr: String)] = [
+            (
+                ["--public-key", otherPEM], token,
+                "VERIFICATION_FAILURE [signature.invalid]: JWS signature does not verify with the given key\n"
+            ),
+            (["--public-key", publicPEM], hs256, "INVALID_JWT_FORMAT [alg.notES256]: JWS alg is not ES256\n"),
+            (
+                ["--public-key", publicPEM], "a.b",
+                "INVALID_JWT_FORMAT [format.partCount]: compact JWS has 2 parts, expected 3\n"
+            ),
+            (
+                ["--public-key", publicPEM], token.replacingOccurrences(of: ".", with: "*."),
+                "INVALID_JWT_FORMAT [format.base64]: a JWS part is not unpadded base64url\n"
+            ),
+            (["--public-key", p384], token, "INVALID_KEY [key.notP256]: ES256 needs an EC P-256 public key\n"),
+        ]
+        for refusal in refusals {
+            let result = try run(["jws", "verify"] + refusal.arguments + ["-"], stdin: refusal.stdin)
+            #expect(result == Run(status: 1, stdout: "", stderr: refusal.stderr))
+        }
     }
 
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
