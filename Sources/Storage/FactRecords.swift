@@ -165,3 +165,13 @@ public struct StoredEvent: Sendable, Hashable {
     public var event: LifecycleEvent
     public var createdAt: Timestamp
 }
+
+/// What `customerState(appId:knownAs:environment:)` found.
+/// - Note: Immutable value; `Sendable`.
+public enum CustomerStateLookup: Sendable, Hashable {
+    case noCustomer
+    /// The customer exists but has no state stored for that environment.
+    case noState(customerId: Int64)
+    /// The committed CustomerInfo JSON, the answer until `validUntil` (epoch ms, exclusive).
+    case state(customerId: Int64, infoJSON: String, validUntil: Int64)
+}

@@ -22,10 +22,11 @@ extension SQLStoreTransaction {
         guard let expectedVersion else {
             let inserted = try execute(
                 """
-                INSERT INTO customer_states (customer_id, environment, version, info_json, updated_at)
-                VALUES ($1, $2, 1, $3, $4)
+                INSERT INTO customer_states (customer_id, environment, version, info_json, updated_at, valid_until)
+                VALUES ($1, $2, 1, $3, $4, $5)
                 ON CONFLICT (customer_id, environment) DO NOTHING
-                """, .integer(customerId), .text(info.environment.rawValue), Self.json(info), SQLValue(at))
+                """, .integer(customerId), .text(info.environment.rawValue), Self.json(info), SQLValue(at),
+                .integer(Self.validUntil(info)))
             guard inserted == 1 else {
                 throw StoreError(.versionConflict, "customer \(customerId) already has a stored state")
             }
@@ -33,10 +34,10 @@ extension SQLStoreTransaction {
         }
         let updated = try execute(
             """
-            UPDATE customer_states SET version = version + 1, info_json = $3, updated_at = $4
+            UPDATE customer_states SET version = version + 1, info_json = $3, updated_at = $4, valid_until = $6
             WHERE customer_id = $1 AND environment = $2 AND version = $5
             """, .integer(customerId), .text(info.environment.rawValue), Self.json(info), SQLValue(at),
-            .integer(expectedVersion))
+            .integer(expectedVersion), .integer(Self.validUntil(info)))
         guard updated == 1 else {
             throw StoreError(
                 .versionConflict, "customer \(customerId) state is no longer at version \(expectedVersion)")
@@ -81,5 +82,35 @@ extension SQLStoreTransaction {
             sequence: try row.integer(column), customerId: try row.integer(column + 1),
             event: try decode(LifecycleEvent.self, try row.text(column + 2), column: "lifecycle_events.event_json"),
             createdAt: try row.timestamp(column + 3))
+    }
+
+    /// `valid_until` for a state: its next scheduled change, or never.
+    static func validUntil(_ info: CustomerInfo) -> Int64 {
+        info.nextScheduledChange?.millisecondsSince1970 ?? Int64.max
+    }
+
+    func customerState(appId: String, knownAs appUserId: String, environment: AppStoreEnvironment) throws
+        -> CustomerStateLookup
+    {
+        // By app user id first, then by alias, as `customer(appId:knownAs:)` resolves: one
+        // indexed query each, the state joined in.
+        let byId = try row(
+            """
+            SELECT c.id, s.info_json, s.valid_until FROM customers c
+            LEFT JOIN customer_states s ON s.customer_id = c.id AND s.environment = $3
+            WHERE c.app_id = $1 AND c.app_user_id = $2
+            """, .text(appId), .text(appUserId), .text(environment.rawValue))
+        let found =
+            try byId
+            ?? row(
+                """
+                SELECT a.customer_id, s.info_json, s.valid_until FROM customer_aliases a
+                LEFT JOIN customer_states s ON s.customer_id = a.customer_id AND s.environment = $3
+                WHERE a.app_id = $1 AND a.alias = $2
+                """, .text(appId), .text(appUserId), .text(environment.rawValue))
+        guard let found else { return .noCustomer }
+        let customerId = try found.integer(0)
+        guard let json = try found.optionalText(1) else { return .noState(customerId: customerId) }
+        return .state(customerId: customerId, infoJSON: json, validUntil: try found.integer(2))
     }
 }

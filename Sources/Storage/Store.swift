@@ -87,6 +87,10 @@ public protocol StoreReader {
 
     // Derived state.
     func customerInfo(customerId: Int64, environment: AppStoreEnvironment) throws -> StoredCustomerInfo?
+    /// The stored CustomerInfo JSON (as committed, canonical) of the customer known as
+    /// `appUserId` directly or as an alias, without decoding it: the read path of a GET.
+    func customerState(appId: String, knownAs appUserId: String, environment: AppStoreEnvironment) throws
+        -> CustomerStateLookup
     /// Lifecycle events oldest first, after the cursor `after` (a `StoredEvent.sequence`).
     func events(customerId: Int64, after: Int64?, limit: Int) throws -> [StoredEvent]
     func outboxEntry(id: Int64) throws -> OutboxEntry?

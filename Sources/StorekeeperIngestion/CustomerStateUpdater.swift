@@ -58,34 +58,12 @@ public enum CustomerStateUpdater {
             return CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: now)
         }
         let stored = try reader.customerInfo(customerId: customer.id, environment: environment)
-        if let stored, !mayHaveChanged(stored.info, by: now) { return stored.info }
+        if let stored, !stored.info.mayHaveChanged(by: now) { return stored.info }
         let facts = try reader.facts(customerId: customer.id)
         let catalog = try reader.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
         return EntitlementEngine.evaluate(
             customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
             previous: stored?.info
         ).customerInfo
-    }
-
-    /// Whether a date the state depends on (an expiry, a grace period's end) has passed since
-    /// the state was evaluated.
-    public static func mayHaveChanged(_ info: CustomerInfo, by now: Timestamp) -> Bool {
-        func passed(_ date: Timestamp?) -> Bool {
-            guard let date else { return false }
-            return date > info.evaluatedAt && date <= now
-        }
-        for entitlement in info.entitlements.values
-        where passed(entitlement.expiresDate) || passed(entitlement.gracePeriodExpiresDate) {
-            return true
-        }
-        for subscription in info.subscriptions.values
-        where passed(subscription.expiresDate) || passed(subscription.gracePeriodExpiresDate) {
-            return true
-        }
-        for purchase in info.nonSubscriptionPurchases
-        where passed(purchase.expiresDate) || passed(purchase.serviceStartsDate) {
-            return true
-        }
-        return false
     }
 }

@@ -85,7 +85,8 @@ extension IngestionError {
         }
     }
 
-    /// A store failure: retryable unless it is a lost version race or a constraint.
+    /// A store failure: a lost version race (`conflict`, the caller may repeat the request), a
+    /// duplicate identifier, or else retryable `databaseUnavailable` (as the API has always answered).
     public static func store(_ error: any Error) -> IngestionError {
         if let ingestion = error as? IngestionError { return ingestion }
         guard let store = error as? StoreError else {

@@ -51,12 +51,23 @@ struct CustomersController: Sendable {
         let environment = try Self.environment(request.queryValue("environment")) ?? Self.defaultEnvironment(app)
         let now = clock.now()
         let appId = app.id
-        let info = try await apps.read { reader in
+        // The committed JSON is the answer until its next scheduled change: no decoding, no
+        // engine, no encoding. Only a state that time has overtaken is evaluated afresh.
+        let body = try await apps.read { reader -> Data in
+            let lookup = try reader.customerState(appId: appId, knownAs: appUserId, environment: environment)
+            if case .state(_, let json, let validUntil) = lookup, now.millisecondsSince1970 < validUntil {
+                return Data(json.utf8)
+            }
+            if case .noCustomer = lookup {
+                return AppStoreJSON.encode(
+                    CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: now))
+            }
             let customer = try reader.customer(appId: appId, knownAs: appUserId)
-            return try CustomerStateUpdater.current(
-                customer: customer, appUserId: appUserId, environment: environment, in: reader, now: now)
+            return AppStoreJSON.encode(
+                try CustomerStateUpdater.current(
+                    customer: customer, appUserId: appUserId, environment: environment, in: reader, now: now))
         }
-        return Self.respond(info, request: request)
+        return Self.respond(body: body, request: request)
     }
 
     struct EventView: Encodable {
@@ -210,7 +221,11 @@ struct CustomersController: Sendable {
 
     /// CustomerInfo as JSON with a strong ETag over the body; 304 when `If-None-Match` matches.
     static func respond(_ info: CustomerInfo, request: HTTPRequest) -> HTTPResponse {
-        let body = AppStoreJSON.encode(info)
+        respond(body: AppStoreJSON.encode(info), request: request)
+    }
+
+    /// `body` (CustomerInfo's canonical JSON) with its ETag; 304 when `If-None-Match` matches.
+    static func respond(body: Data, request: HTTPRequest) -> HTTPResponse {
         let etag = "\"" + Digest.hex(Digest.sha256(body).prefix(16)) + "\""
         if let match = request.headers["If-None-Match"], request.method == .get || request.method == .head {
             let candidates = match.split(separator: ",").map {
