@@ -1,0 +1,85 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import Testing
+
+@testable import Storage
+
+private typealias F = IngestionFixture
+
+/// The GET read path: the committed CustomerInfo JSON with the instant until which it holds.
+@Suite("Customer state lookup")
+struct CustomerStateLookupTests {
+    static func entitlement(expires: Timestamp?, grace: Timestamp? = nil) -> EntitlementInfo {
+        EntitlementInfo(
+            entitlementId: "pro", isActive: true, expiresDate: expires, productId: "monthly", transactionId: "t1",
+            originalTransactionId: "o1", purchaseDate: F.at(0), originalPurchaseDate: F.at(0), periodType: .normal,
+            willRenew: true, unsubscribeDetectedAt: nil, billingIssueDetectedAt: nil, gracePeriodExpiresDate: grace,
+            ownership: .purchased, environment: .production, reason: "test")
+    }
+
+    @Test("the stored JSON comes back verbatim with its next scheduled change", arguments: Backend.enabled)
+    func lookup(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customer = try await store.write { tx in
+                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "alice", at: F.at(1))
+                try tx.addAlias("alice@old", customerId: customer.id, at: F.at(1))
+                return customer
+            }
+            #expect(
+                try await store.read { try $0.customerState(appId: F.appId, knownAs: "bob", environment: .production) }
+                    == .noCustomer)
+            #expect(
+                try await store.read {
+                    try $0.customerState(appId: F.appId, knownAs: "alice", environment: .production)
+                } == .noState(customerId: customer.id))
+            // An expiry at day 30 and a grace period ending at day 36: the state holds until day 30.
+            var info = CustomerInfo(customerId: "alice", environment: .production, evaluatedAt: F.at(1))
+            info.entitlements["pro"] = Self.entitlement(expires: F.at(30), grace: F.at(36))
+            let stored = info
+            _ = try await store.write {
+                try $0.saveCustomerInfo(stored, customerId: customer.id, expectedVersion: nil, at: F.at(1))
+            }
+            let json = String(decoding: AppStoreJSON.encode(info), as: UTF8.self)
+            for name in ["alice", "alice@old"] {
+                #expect(
+                    try await store.read {
+                        try $0.customerState(appId: F.appId, knownAs: name, environment: .production)
+                    } == .state(customerId: customer.id, infoJSON: json, validUntil: F.at(30).millisecondsSince1970))
+            }
+            #expect(
+                try await store.read {
+                    try $0.customerState(appId: "other-app", knownAs: "alice", environment: .production)
+                }
+                    == .noCustomer)
+            // Past the expiry only the grace period's end is still ahead; with no dates, never.
+            info.evaluatedAt = F.at(31)
+            let later = info
+            _ = try await store.write {
+                try $0.saveCustomerInfo(later, customerId: customer.id, expectedVersion: 1, at: F.at(31))
+            }
+            let afterExpiry = try await store.read {
+                try $0.customerState(appId: F.appId, knownAs: "alice", environment: .production)
+            }
+            guard case .state(_, _, let validUntil) = afterExpiry else {
+                Issue.record("no state after the second save")
+                return
+            }
+            #expect(validUntil == F.at(36).millisecondsSince1970)
+            info.entitlements = [:]
+            let none = info
+            _ = try await store.write {
+                try $0.saveCustomerInfo(none, customerId: customer.id, expectedVersion: 2, at: F.at(32))
+            }
+            let undated = try await store.read {
+                try $0.customerState(appId: F.appId, knownAs: "alice", environment: .production)
+            }
+            guard case .state(_, _, let forever) = undated else {
+                Issue.record("no state after the third save")
+                return
+            }
+            #expect(forever == Int64.max)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import AppStoreModels
+import AppStoreTrust
+import Foundation
+import Storage
+import StorekeeperIngestion
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// The per-app runtime cache: changes through the admin API take effect at once on this
+/// instance and within `appRefreshMilliseconds` on another instance sharing the database;
+/// stored settings that cannot be read are an error, never the defaults.
+@Suite(.serialized)
+struct AppRuntimeTests {
+    @Test("an admin change reaches a second instance on the same PostgreSQL within the refresh bound")
+    func adminChangeReachesAnotherInstance() async throws {
+        guard let url = TestDatabase.postgresURL else {
+            withKnownIssue(Comment(rawValue: TestDatabase.postgresSkip)) { Issue.record("skipped") }
+            return
+        }
+        let first = try await ServerHarness(database: .postgres(url))
+        let otherCA = try TestSigning.authority(name: "Other Test Root")
+        let second = try await ServerHarness(database: .postgres(url), ca: otherCA)
+        let app = try await first.createApp()
+        let path = "/v1/apps/\(app.appId)/notifications/appstore"
+        // Signed under the second instance's CA, which the app does not trust yet.
+        let signer = AppStoreSigner(ca: otherCA)
+        func post() async throws -> TestResponse {
+            let payload = try signer.notification(.test, signed: TestSigning.signedDate)
+            return try await second.request("POST", path, json: ["signedPayload": payload])
+        }
+        let refused = try await post()
+        #expect(refused.status == 400)
+        #expect(refused.errorCode == "verification_failed")
+        let changed = try await first.request(
+            "PUT", "/v1/admin/apps/\(app.appId)", key: ServerHarness.adminKey,
+            json: ["rootCertificatesPEM": [otherCA.root.pem]])
+        #expect(changed.status == 200)
+        let started = ContinuousClock.now
+        var accepted: TestResponse?
+        while ContinuousClock.now - started < .seconds(5) {
+            let answer = try await post()
+            if answer.status == 200 {
+                accepted = answer
+                break
+            }
+            #expect(answer.errorCode == "verification_failed")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(accepted?.json["outcome"] as? String == "recorded")
+        // The default bound is 1 s; allow the poll step and a loaded machine.
+        #expect(elapsed < .milliseconds(2500), "the second instance took \(elapsed) to see the new roots")
+        await second.stop()
+        await first.stop()
+    }
+
+    @Test("a change through this instance applies to the very next request")
+    func localChangeIsImmediate() async throws {
+        let harness = try await ServerHarness()
+        let app = try await harness.createApp()
+        let customer = "/v1/apps/\(app.appId)/customers/u1"
+        #expect(
+            try await harness.request("GET", customer, key: app.publicKey).json["environment"] as? String == "Sandbox")
+        let changed = try await harness.request(
+            "PUT", "/v1/admin/apps/\(app.appId)", key: ServerHarness.adminKey,
+            json: ["environments": ["Production", "Sandbox"], "appAppleId": 1_234_567_890])
+        #expect(changed.status == 200)
+        #expect(
+            try await harness.request("GET", customer, key: app.publicKey).json["environment"] as? String
+                == "Production")
+        await harness.stop()
+    }
+
+    @Test("stored settings that cannot be read refuse ingestion instead of running on defaults")
+    func unreadableSettingsAreAnError() async throws {
+        let harness = try await ServerHarness()
+        let app = try await harness.createApp()
+        let appId = app.appId
+        let now = TestSigning.signedDate
+        try await harness.store.write { transaction in
+            var record = try transaction.app(id: appId)!
+            record.settings = .object(["transferPolicy": .string("to_whoever_asks")])
+            try transaction.saveApp(record, at: now)
+        }
+        let payload = try AppStoreSigner(ca: harness.ca).notification(.test, signed: now)
+        let path = "/v1/apps/\(appId)/notifications/appstore"
+        // Within the refresh bound the old runtime may still answer; after it, the stored row wins.
+        try await Task.sleep(for: .milliseconds(1100))
+        let refused = try await harness.request("POST", path, json: ["signedPayload": payload])
+        #expect(refused.status == 409)
+        #expect(refused.errorCode == "app_not_configured")
+        #expect(
+            refused.json["error"].flatMap { ($0 as? [String: Any])?["message"] as? String }
+                == "The app's stored settings cannot be read.")
+        let view = try await harness.request("GET", "/v1/admin/apps/\(appId)", key: ServerHarness.adminKey)
+        #expect(view.status == 409)
+        #expect(view.errorCode == "app_not_configured")
+        await harness.stop()
+    }
+}
