@@ -1,0 +1,91 @@
+import AppStoreModels
+import Foundation
+import Storage
+import StorekeeperIngestion
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// Group commit: many ingestions share a transaction, each in its own savepoint; one that
+/// fails is undone alone and answered with its own error.
+@Suite(.serialized)
+struct GroupCommitTests {
+    static var databases: [TestDatabase] {
+        [.sqlite] + (TestDatabase.postgresURL.map { [.postgres($0)] } ?? [])
+    }
+
+    @Test("a group holding one failing ingestion commits the others and answers each", arguments: databases)
+    func failingNeighbour(database: TestDatabase) async throws {
+        let harness = try await ServerHarness(database: database)
+        let app = try await harness.createApp()
+        let taken = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/holder/aliases", key: app.secretKey, json: ["alias": "taken"])
+        #expect(taken.status == 200)
+        let ingestion = harness.application.ingestion
+        let now = harness.clock.now
+        func merge(_ appUserId: String, _ alias: String) -> FactBatch {
+            FactBatch(
+                appId: app.appId, receivedAt: now, environment: .sandbox,
+                ownership: .merge(appUserId: appUserId, alias: alias))
+        }
+        let before = ingestion.writer.statistics
+        let results = await ingestion.writer.commit(
+            [merge("first", "first-alias"), merge("second", "taken"), merge("third", "third-alias")],
+            operation: "test")
+        let after = ingestion.writer.statistics
+        #expect(after.groups - before.groups == 1, "the three batches did not share one transaction")
+        #expect(after.batches - before.batches == 3)
+        #expect((try? results[0].get())?.customerInfo?.customerId == "first")
+        #expect((try? results[2].get())?.customerInfo?.customerId == "third")
+        guard case .failure(let error) = results[1] else {
+            Issue.record("the batch claiming a taken alias committed")
+            return
+        }
+        #expect(error.code == .duplicate)
+        #expect(error.message == "That identifier is already in use.")
+        let appId = app.appId
+        let found = try await harness.store.read { reader in
+            try ["first", "first-alias", "second", "taken", "third", "third-alias"].map {
+                try reader.customer(appId: appId, knownAs: $0)?.appUserId
+            }
+        }
+        // The failed batch's customer ("second", created inside its savepoint) is gone; the
+        // alias still names its first holder; the neighbours are whole.
+        #expect(found == ["first", "first", nil, "holder", "third", "third"])
+        await harness.stop()
+    }
+
+    @Test("concurrent notifications share commits and each is stored once", arguments: databases)
+    func concurrentNotificationsShareCommits(database: TestDatabase) async throws {
+        let harness = try await ServerHarness(database: database)
+        let app = try await harness.createApp()
+        let ingestion = harness.application.ingestion
+        let runtime = try await ingestion.apps.runtime(appId: app.appId)
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        let payloads = try (0..<60).map { _ in
+            let id = uniqueDigits()
+            return try signer.notification(
+                .subscribed, .initialBuy,
+                transaction: try signer.transaction(
+                    id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0),
+                signed: t0)
+        }
+        let before = ingestion.writer.statistics
+        let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+            for payload in payloads + payloads {
+                group.addTask {
+                    try await ingestion.notifications.ingest(app: runtime, signedPayload: payload).outcome.rawValue
+                }
+            }
+            return try await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+        }
+        let after = ingestion.writer.statistics
+        #expect(outcomes == ["unclaimed": 60, "duplicate": 60])
+        #expect(after.batches - before.batches == 120)
+        #expect(after.groups - before.groups < 120, "no two ingestions shared a commit")
+        let count = try await harness.store.read { try $0.notificationCount(appId: app.appId) }
+        #expect(count == 60)
+        await harness.stop()
+    }
+}
