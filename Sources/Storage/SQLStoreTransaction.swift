@@ -10,6 +10,9 @@ import Foundation
 /// - Note: Not thread-safe; lives for one `read` / `write` body on the connection's queue.
 final class SQLStoreTransaction: StoreTransaction {
     let connection: any SQLConnection
+    /// Savepoints opened so far in this transaction; each takes the next number as its name,
+    /// so nested and successive savepoints never share one.
+    private var savepoints = 0
 
     init(connection: any SQLConnection) { self.connection = connection }
 
@@ -32,6 +35,28 @@ final class SQLStoreTransaction: StoreTransaction {
     /// Inserts with `RETURNING id`: the new id, or `nil` when `ON CONFLICT DO NOTHING` skipped it.
     func insertReturningId(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int64? {
         try connection.query(sql, arguments).first.map { row throws(StoreError) in try row.integer(0) }
+    }
+
+    // MARK: - Savepoints
+
+    func withSavepoint<R>(_ body: () throws -> R) throws -> R {
+        savepoints += 1
+        // The name is ours (a counter), never input: identifiers cannot be bound parameters.
+        // The same three statements serve SQLite and PostgreSQL.
+        let name = "storekeeper_savepoint_\(savepoints)"
+        try connection.executeScript("SAVEPOINT \(name)")
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            // Undo the body's writes (on PostgreSQL this also clears an aborted state), then
+            // drop the savepoint; a failure here leaves the transaction unusable and is thrown.
+            try connection.executeScript("ROLLBACK TO SAVEPOINT \(name)")
+            try connection.executeScript("RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        try connection.executeScript("RELEASE SAVEPOINT \(name)")
+        return result
     }
 
     // MARK: - JSON columns
