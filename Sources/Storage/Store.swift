@@ -150,6 +150,14 @@ public protocol StoreTransaction: StoreReader {
     func finishNotification(id: Int64, outcome: String, at: Timestamp) throws
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion
+    /// Bulk `insertTransaction`: the same rows and unique key, written with multi-row
+    /// statements; duplicates (already stored, or repeated in `transactions`) are skipped.
+    /// Returns how many rows were new.
+    @discardableResult
+    func insertTransactions(_ transactions: [NewTransaction]) throws -> Int
+    /// Bulk `insertRenewalInfo`, as `insertTransactions`.
+    @discardableResult
+    func insertRenewalInfos(_ renewalInfos: [NewRenewalInfo]) throws -> Int
     func insertReceiptValidation(_ validation: NewReceiptValidation) throws -> Int64
 
     // Derived state.
