@@ -57,10 +57,15 @@ let package = Package(
             name: "StorekeeperBench",
             dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],
             swiftSettings: strict),
-        // Shared test helpers: test CA, signed-payload builders, conformance corpus access.
+        // Shared test helpers: test CA, signed-payload builders, conformance corpus access, workloads.
         .target(
             name: "StorekeeperTesting",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "Storage"],
+            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],
+            swiftSettings: strict),
+        // Child processes the storage tests spawn (crash, multi-process ingestion); not a product.
+        .executableTarget(
+            name: "StorekeeperTestProbes",
+            dependencies: ["AppStoreModels", "Entitlements", "Storage", "StorekeeperTesting"],
             swiftSettings: strict),
 
         .testTarget(
@@ -91,7 +96,9 @@ let package = Package(
             ],
             exclude: ["Scenarios"], swiftSettings: strict),
         .testTarget(
-            name: "StorageTests", dependencies: ["Storage", "Entitlements", "AppStoreModels"], swiftSettings: strict),
+            name: "StorageTests",
+            dependencies: ["Storage", "Entitlements", "AppStoreModels", "StorekeeperTesting", "StorekeeperBench"],
+            swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(
             name: "StorekeeperCLITests", dependencies: ["StorekeeperTesting", "AppStoreTrust", "HTTPServer"],

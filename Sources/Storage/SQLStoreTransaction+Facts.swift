@@ -50,7 +50,6 @@ extension SQLStoreTransaction {
     }
 
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion {
-        let fact = transaction.fact
         let id = try insertReturningId(
             """
             INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
@@ -58,17 +57,31 @@ extension SQLStoreTransaction {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             ON CONFLICT (environment, transaction_id, signed_date) DO NOTHING
             RETURNING id
-            """,
-            [
-                .text(transaction.appId), .text(fact.environment.rawValue), .text(fact.transactionId),
-                .text(fact.originalTransactionId), .text(fact.productId), SQLValue(fact.signedDate),
-                SQLValue(transaction.jws), .text(transaction.source), Self.json(fact), SQLValue(transaction.receivedAt),
-            ])
+            """, Self.columns(transaction))
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
+    func insertTransactions(_ transactions: [NewTransaction]) throws -> Int {
+        try insertRows(
+            into: """
+                INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id,
+                                                 product_id, signed_date, jws, source, fact_json, received_at)
+                """,
+            onConflict: "ON CONFLICT (environment, transaction_id, signed_date) DO NOTHING", width: 10,
+            transactions.map(Self.columns))
+    }
+
+    /// The columns of one `signed_transactions` row, in the order of the statements above.
+    static func columns(_ transaction: NewTransaction) -> [SQLValue] {
+        let fact = transaction.fact
+        return [
+            .text(transaction.appId), .text(fact.environment.rawValue), .text(fact.transactionId),
+            .text(fact.originalTransactionId), .text(fact.productId), SQLValue(fact.signedDate),
+            SQLValue(transaction.jws), .text(transaction.source), json(fact), SQLValue(transaction.receivedAt),
+        ]
+    }
+
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion {
-        let fact = renewalInfo.fact
         let id = try insertReturningId(
             """
             INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id, signed_date,
@@ -76,13 +89,28 @@ extension SQLStoreTransaction {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             ON CONFLICT (environment, original_transaction_id, signed_date) DO NOTHING
             RETURNING id
-            """,
-            [
-                .text(renewalInfo.appId), .text(fact.environment.rawValue), .text(fact.originalTransactionId),
-                .text(fact.productId), SQLValue(fact.signedDate), SQLValue(renewalInfo.jws), .text(renewalInfo.source),
-                Self.json(fact), SQLValue(renewalInfo.receivedAt),
-            ])
+            """, Self.columns(renewalInfo))
         return id.map(Insertion.inserted) ?? .duplicate
+    }
+
+    func insertRenewalInfos(_ renewalInfos: [NewRenewalInfo]) throws -> Int {
+        try insertRows(
+            into: """
+                INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id,
+                                                  signed_date, jws, source, fact_json, received_at)
+                """,
+            onConflict: "ON CONFLICT (environment, original_transaction_id, signed_date) DO NOTHING", width: 9,
+            renewalInfos.map(Self.columns))
+    }
+
+    /// The columns of one `signed_renewal_infos` row, in the order of the statements above.
+    static func columns(_ renewalInfo: NewRenewalInfo) -> [SQLValue] {
+        let fact = renewalInfo.fact
+        return [
+            .text(renewalInfo.appId), .text(fact.environment.rawValue), .text(fact.originalTransactionId),
+            .text(fact.productId), SQLValue(fact.signedDate), SQLValue(renewalInfo.jws), .text(renewalInfo.source),
+            json(fact), SQLValue(renewalInfo.receivedAt),
+        ]
     }
 
     func insertReceiptValidation(_ validation: NewReceiptValidation) throws -> Int64 {

@@ -10,6 +10,9 @@ import Foundation
 /// - Note: Not thread-safe; lives for one `read` / `write` body on the connection's queue.
 final class SQLStoreTransaction: StoreTransaction {
     let connection: any SQLConnection
+    /// Savepoints opened so far in this transaction; each takes the next number as its name,
+    /// so nested and successive savepoints never share one.
+    private var savepoints = 0
 
     init(connection: any SQLConnection) { self.connection = connection }
 
@@ -32,6 +35,79 @@ final class SQLStoreTransaction: StoreTransaction {
     /// Inserts with `RETURNING id`: the new id, or `nil` when `ON CONFLICT DO NOTHING` skipped it.
     func insertReturningId(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int64? {
         try connection.query(sql, arguments).first.map { row throws(StoreError) in try row.integer(0) }
+    }
+
+    // MARK: - Multi-row inserts
+
+    /// The most rows one bulk statement carries. SQLite binds at most 32,766 parameters per
+    /// statement (PostgreSQL 65,535): 512 rows of up to 63 columns stay under both. A shorter
+    /// tail goes in power-of-two statements, so the SQLite connection caches at most ten
+    /// statement texts per table however the batches are cut.
+    static let maximumRowsPerStatement = 512
+
+    /// Runs `insert` (`INSERT INTO table (columns)`) for every row (`width` values each) as
+    /// multi-row `VALUES` statements ending in `onConflict`; returns how many rows they inserted.
+    func insertRows(into insert: String, onConflict: String, width: Int, _ rows: [[SQLValue]]) throws(StoreError)
+        -> Int
+    {
+        precondition(width * Self.maximumRowsPerStatement <= 32_766, "a bulk statement would bind too many values")
+        var inserted = 0
+        var next = 0
+        while next < rows.count {
+            let remaining = rows.count - next
+            let count =
+                remaining >= Self.maximumRowsPerStatement
+                ? Self.maximumRowsPerStatement : 1 << (Int.bitWidth - 1 - remaining.leadingZeroBitCount)
+            var arguments: [SQLValue] = []
+            arguments.reserveCapacity(count * width)
+            for row in rows[next..<next + count] {
+                precondition(row.count == width, "a bulk row has the wrong number of columns")
+                arguments += row
+            }
+            inserted += try connection.execute(
+                Self.multiRowStatement(insert, onConflict: onConflict, width: width, rows: count), arguments)
+            next += count
+        }
+        return inserted
+    }
+
+    /// `insert VALUES ($1, …, $width), ($width+1, …), … onConflict`: placeholders only, the
+    /// values stay bound.
+    static func multiRowStatement(_ insert: String, onConflict: String, width: Int, rows: Int) -> String {
+        var text = insert + "\nVALUES "
+        text.reserveCapacity(insert.utf8.count + onConflict.utf8.count + rows * width * 8)
+        var parameter = 0
+        for row in 0..<rows {
+            text += row == 0 ? "(" : ", ("
+            for column in 0..<width {
+                parameter += 1
+                text += column == 0 ? "$\(parameter)" : ", $\(parameter)"
+            }
+            text += ")"
+        }
+        return text + "\n" + onConflict
+    }
+
+    // MARK: - Savepoints
+
+    func withSavepoint<R>(_ body: () throws -> R) throws -> R {
+        savepoints += 1
+        // The name is ours (a counter), never input: identifiers cannot be bound parameters.
+        // The same three statements serve SQLite and PostgreSQL.
+        let name = "storekeeper_savepoint_\(savepoints)"
+        try connection.executeScript("SAVEPOINT \(name)")
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            // Undo the body's writes (on PostgreSQL this also clears an aborted state), then
+            // drop the savepoint; a failure here leaves the transaction unusable and is thrown.
+            try connection.executeScript("ROLLBACK TO SAVEPOINT \(name)")
+            try connection.executeScript("RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        try connection.executeScript("RELEASE SAVEPOINT \(name)")
+        return result
     }
 
     // MARK: - JSON columns

@@ -16,7 +16,8 @@ import Entitlements
 /// `ensureCustomer`) first; PostgreSQL holds a row lock until commit, SQLite has a single
 /// writer. A failed write throws a `StoreError`; when `isRetryable` the whole closure may run
 /// again (see `write(retries:_:)`). A statement error inside a body ends the transaction on
-/// PostgreSQL: let it propagate, never catch it and carry on in the same body.
+/// PostgreSQL: let it propagate, never catch it and carry on in the same body, unless it came
+/// out of `StoreTransaction.withSavepoint`, which undoes the failed part and keeps the rest.
 /// - Note: Thread-safe: implementations are `Sendable` and may be shared by any number of tasks.
 public protocol Store: Sendable {
     /// `sqlite` or `postgres`.
@@ -110,6 +111,16 @@ public protocol StoreReader {
 /// What a write transaction may change, in addition to reading.
 /// - Note: Not thread-safe; valid only inside the `write` body it was passed to.
 public protocol StoreTransaction: StoreReader {
+    // Savepoints.
+    /// Runs `body` inside a savepoint (`SAVEPOINT`, then `RELEASE`): its writes stay in the
+    /// transaction when it returns; when it throws they are undone (`ROLLBACK TO SAVEPOINT`),
+    /// the error is rethrown, and the transaction stays usable, on PostgreSQL too, where a
+    /// failed statement otherwise aborts the whole transaction. Savepoints nest. This is how
+    /// a group commit keeps one failing ingestion from taking the rest of its batch with it.
+    /// If the savepoint itself cannot be restored (the connection broke), that failure is
+    /// thrown instead and the transaction is unusable: let it propagate.
+    func withSavepoint<R>(_ body: () throws -> R) throws -> R
+
     // Apps and configuration.
     func saveApp(_ app: AppRecord, at: Timestamp) throws
     func saveCatalog(appId: String, _ catalog: ProductCatalog, at: Timestamp) throws
@@ -143,6 +154,14 @@ public protocol StoreTransaction: StoreReader {
     func finishNotification(id: Int64, outcome: String, at: Timestamp) throws
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion
+    /// Bulk `insertTransaction`: the same rows and unique key, written with multi-row
+    /// statements; duplicates (already stored, or repeated in `transactions`) are skipped.
+    /// Returns how many rows were new.
+    @discardableResult
+    func insertTransactions(_ transactions: [NewTransaction]) throws -> Int
+    /// Bulk `insertRenewalInfo`, as `insertTransactions`.
+    @discardableResult
+    func insertRenewalInfos(_ renewalInfos: [NewRenewalInfo]) throws -> Int
     func insertReceiptValidation(_ validation: NewReceiptValidation) throws -> Int64
 
     // Derived state.

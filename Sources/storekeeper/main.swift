@@ -1,7 +1,6 @@
 import AppStoreModels
 import AppStoreTrust
 import Foundation
-import Storage
 
 let usage = """
     storekeeper: App Store purchase validation and entitlements
@@ -55,10 +54,6 @@ func run(_ arguments: [String]) -> Int32 {
         case "serve": return ServeCommand.run(Array(rest))
         case "migrate": return try MigrateCommand.run(Array(rest))
         case "simulate": return SimulateCommands.run(Array(rest))
-        // Hidden: the child process of StorageTests' crash-recovery test.
-        case "storage-crash-probe": return StoreCrashProbe.run(Array(rest))
-        // Hidden: a child process of StorageTests' multi-process ingestion test.
-        case "storage-ingest-probe": return StoreIngestionProbe.run(Array(rest))
         case "quickstart":
             try Quickstart.run(directory: rest.first ?? "data/quickstart", now: now)
         case "help", "--help", "-h":

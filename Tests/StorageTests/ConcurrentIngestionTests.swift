@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import Foundation
+import StorekeeperTesting
 import Testing
 
 @testable import Storage
@@ -171,11 +172,11 @@ struct StoreLocationTests {
 /// same 2,000 notifications, each delivered three times in different orders.
 @Suite(
     "Multi-process ingestion",
-    .enabled(if: Backend.postgresURL != nil && CrashProbe.path != nil, Backend.postgresSkipMessage))
+    .enabled(if: Backend.postgresURL != nil && TestProbes.path != nil, Backend.postgresSkipMessage))
 struct MultiProcessIngestionTests {
     @Test("two processes: every notification stored once, states equal the engine's")
     func twoProcesses() async throws {
-        let binary = try #require(CrashProbe.path)
+        let binary = try #require(TestProbes.path)
         let customers = 200
         let notifications = F.notifications(customers: customers, perCustomer: 10)
         #expect(notifications.count == 2_000)
@@ -186,7 +187,7 @@ struct MultiProcessIngestionTests {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: binary)
                 process.arguments = [
-                    "storage-ingest-probe", "--database", database.url, "--customers", "\(customers)",
+                    "ingest", "--database", database.url, "--customers", "\(customers)",
                     "--per-customer", "10", "--copies", "3", "--process", "\(index)", "--processes", "2",
                     "--tasks", "4", "--seed", "42",
                 ]

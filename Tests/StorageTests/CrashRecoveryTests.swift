@@ -3,27 +3,27 @@ import Testing
 
 @testable import Storage
 
-/// A child process ingesting in a loop (`storekeeper storage-crash-probe`) is killed with
+/// A child process ingesting in a loop (`StorekeeperTestProbes crash`) is killed with
 /// SIGKILL at random moments; after each kill every ingestion it acknowledged (printed after
 /// COMMIT) must be in the database, whole, and SQLite must pass `PRAGMA integrity_check`.
 @Suite(
     "Crash recovery",
     .enabled(
-        if: CrashProbe.path != nil,
-        "no storekeeper binary with storage-crash-probe beside the tests (set STOREKEEPER_BINARY)"))
+        if: TestProbes.path != nil,
+        "no StorekeeperTestProbes executable beside the tests (set STOREKEEPER_TEST_PROBES)"))
 struct CrashRecoveryTests {
     static let rounds = 20
 
     @Test("every acknowledged ingestion survives SIGKILL", arguments: Backend.enabled)
     func killedRepeatedly(backend: Backend) async throws {
-        let probe = try #require(CrashProbe.path)
+        let probe = try #require(TestProbes.path)
         let database = try await TestDatabase.make(backend)
         var acknowledged: Set<String> = []
         var killedMidLoop = 0
         for round in 0..<Self.rounds {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: probe)
-            process.arguments = ["storage-crash-probe", "--database", database.url, "--prefix", "r\(round)"]
+            process.arguments = ["crash", "--database", database.url, "--prefix", "r\(round)"]
             let output = Pipe()
             process.standardOutput = output
             try process.run()
@@ -59,17 +59,17 @@ struct CrashRecoveryTests {
     }
 }
 
-/// Where the crash-test child is: `STOREKEEPER_BINARY`, or `storekeeper` in the build
-/// directory the tests run from.
-enum CrashProbe {
+/// Where the probes the storage tests spawn are: `STOREKEEPER_TEST_PROBES`, or the
+/// `StorekeeperTestProbes` executable in the build directory the tests run from.
+enum TestProbes {
     static let path: String? = {
-        if let path = ProcessInfo.processInfo.environment["STOREKEEPER_BINARY"] { return path }
+        if let path = ProcessInfo.processInfo.environment["STOREKEEPER_TEST_PROBES"] { return path }
         guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
             return nil
         }
         var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
         for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("storekeeper").path
+            let candidate = directory.appendingPathComponent("StorekeeperTestProbes").path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             directory.deleteLastPathComponent()
         }

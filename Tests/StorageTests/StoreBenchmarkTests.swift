@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Storage
+@testable import StorekeeperBench
 
 /// Keeps the benchmark compiling and honest at a tiny size; `make bench` runs it large.
 @Suite("Store benchmark")

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import Foundation
+import StorekeeperTesting
 import Testing
 
 @testable import Storage

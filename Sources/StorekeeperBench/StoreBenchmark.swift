@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import Foundation
+import Storage
 
 /// Storage figures for `make bench`: bulk import, CustomerInfo lookups (rate, p50/p99), and
 /// durable ingestion commits, against any `Store`.

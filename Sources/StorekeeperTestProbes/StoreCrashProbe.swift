@@ -2,14 +2,15 @@ import AppStoreModels
 import Dispatch
 import Entitlements
 import Foundation
+import Storage
 import Synchronization
 
-/// The child process of the crash test (`storekeeper storage-crash-probe`, hidden): ingests
+/// The child process of the crash test (`StorekeeperTestProbes crash`): ingests
 /// notifications in a loop and prints each notification id on stdout only after its
 /// transaction committed, so a parent that kills it with SIGKILL at any instant knows which
 /// ingestions were acknowledged and must survive.
 ///
-///     storekeeper storage-crash-probe --database URL --prefix P [--count N]
+///     StorekeeperTestProbes crash --database URL --prefix P [--count N]
 /// - Note: Runs on the calling thread, which it blocks; not for use inside async code.
 public enum StoreCrashProbe {
     public static let appId = "crash-probe"
@@ -31,13 +32,13 @@ public enum StoreCrashProbe {
             case "--count": count = value.flatMap(Int.init) ?? count
             default:
                 FileHandle.standardError.write(
-                    Data("usage: storekeeper storage-crash-probe --database URL --prefix P [--count N]\n".utf8))
+                    Data("usage: StorekeeperTestProbes crash --database URL --prefix P [--count N]\n".utf8))
                 return 2
             }
             index += 2
         }
         guard let database else {
-            FileHandle.standardError.write(Data("storage-crash-probe: --database is required\n".utf8))
+            FileHandle.standardError.write(Data("crash probe: --database is required\n".utf8))
             return 2
         }
         let result = Mutex<Result<Void, any Error>?>(nil)
@@ -56,7 +57,7 @@ public enum StoreCrashProbe {
         done.wait()
         switch result.withLock({ $0 }) {
         case .failure(let error):
-            FileHandle.standardError.write(Data("storage-crash-probe: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("crash probe: \(error)\n".utf8))
             return 1
         default:
             return 0

@@ -1,9 +1,11 @@
 import AppStoreModels
 import Dispatch
 import Foundation
+import Storage
+import StorekeeperTesting
 import Synchronization
 
-/// The child process of the multi-process ingestion test (`storekeeper storage-ingest-probe`):
+/// The child process of the multi-process ingestion test (`StorekeeperTestProbes ingest`):
 /// one server-like process with several tasks ingesting its share of the same deliveries the
 /// other processes get (the `IngestionWorkload` notifications, each delivered `copies` times,
 /// every copy in its own seeded order). Prints `new N` (notifications that were new to the
@@ -21,8 +23,8 @@ public enum StoreIngestionProbe {
     }
 
     static let usage = """
-        usage: storekeeper storage-ingest-probe --database URL [--customers N] [--per-customer N] [--copies N]
-                                                [--process I --processes K] [--tasks N] [--seed S]
+        usage: StorekeeperTestProbes ingest --database URL [--customers N] [--per-customer N] [--copies N]
+                                            [--process I --processes K] [--tasks N] [--seed S]
         """
 
     public static func run(_ arguments: [String]) -> Int32 {
@@ -51,7 +53,7 @@ public enum StoreIngestionProbe {
         }
         let result = Mutex<Result<Int, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        // The CLI's main thread waits here; the work runs on the cooperative pool.
+        // The probe's main thread waits here; the work runs on the cooperative pool.
         Task {
             let outcome: Result<Int, any Error>
             do { outcome = .success(try await ingest(options)) } catch { outcome = .failure(error) }
@@ -64,7 +66,7 @@ public enum StoreIngestionProbe {
             FileHandle.standardOutput.write(Data("new \(new)\n".utf8))
             return 0
         case .failure(let error)?:
-            FileHandle.standardError.write(Data("storage-ingest-probe: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("ingest probe: \(error)\n".utf8))
             return 1
         case nil:
             return 1

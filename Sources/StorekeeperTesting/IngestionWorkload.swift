@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import Foundation
+import Storage
 
 /// A workload shaped like Apple's notifications, shared by the storage tests, the
 /// multi-process ingestion probe and benchmarks: an app, its catalog, and notifications: each carries one signed
