@@ -82,6 +82,19 @@ final class PostgresConnection: SQLConnection {
         try check(result, sql)
     }
 
+    /// PostgreSQL answers `COMMIT` of an aborted transaction with success and the tag
+    /// `ROLLBACK`: that is a failure here, so nothing is acknowledged that did not commit.
+    func commit() throws(StoreError) {
+        guard let handle else { throw StoreError(.connectionLost, "PostgreSQL connection is closed") }
+        let result = PQexec(handle, "COMMIT")
+        defer { PQclear(result) }
+        try check(result, "COMMIT")
+        let tag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
+        guard tag == "COMMIT" else {
+            throw StoreError(.database, "the transaction was rolled back at COMMIT (\(tag))")
+        }
+    }
+
     // MARK: - Internals
 
     private func run(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> OpaquePointer {

@@ -60,7 +60,7 @@ public final class PostgresStore: Store {
         try connection.executeScript(begin)
         do {
             let result = try body(SQLStoreTransaction(connection: connection))
-            try connection.executeScript("COMMIT")
+            try connection.commit()
             return result
         } catch {
             // On a broken connection the server has already rolled back.

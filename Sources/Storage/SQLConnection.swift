@@ -17,6 +17,8 @@ protocol SQLConnection: AnyObject {
     func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int
     /// Runs a script of several statements without arguments (migrations, `BEGIN`, `COMMIT`).
     func executeScript(_ sql: String) throws(StoreError)
+    /// `COMMIT`, throwing unless the transaction really committed.
+    func commit() throws(StoreError)
     /// Whether the connection can still be used; a broken one is replaced before the next use.
     var isHealthy: Bool { get }
     func close()
