@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// A fixed set of connection workers handed out one caller at a time.
@@ -6,9 +7,15 @@ import Synchronization
 /// not cancelled: it keeps its place until a worker is returned or the pool closes.
 /// - Note: Thread-safe: the free list and the waiters sit behind a `Mutex`.
 final class ConnectionPool: Sendable {
+    /// A caller waiting for a worker: a task (resumed) or a thread (woken).
+    private enum Waiter {
+        case task(CheckedContinuation<ConnectionWorker?, Never>)
+        case thread(BlockingHandOff)
+    }
+
     private struct State {
         var idle: [ConnectionWorker]
-        var waiters: [CheckedContinuation<ConnectionWorker?, Never>] = []
+        var waiters: [Waiter] = []
         var isClosed = false
     }
 
@@ -49,7 +56,7 @@ final class ConnectionPool: Sendable {
                         continuation.resume(returning: worker)
                         return false
                     }
-                    state.waiters.append(continuation)
+                    state.waiters.append(.task(continuation))
                     return false
                 }
                 if closed { continuation.resume(returning: nil) }
@@ -59,13 +66,32 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// `withWorker` for a thread that may block (an HTTP server thread, never the cooperative
+    /// pool): waits on a semaphore for a free worker and runs `body` on the calling thread.
+    func withWorkerBlocking<R>(_ body: (ConnectionWorker) throws -> R) throws -> R {
+        let handOff: BlockingHandOff? = try state.withLock { state throws(StoreError) in
+            if state.isClosed { throw StoreError(.closed, "the store is closed") }
+            if let worker = state.idle.popLast() { return BlockingHandOff(ready: worker) }
+            let handOff = BlockingHandOff(ready: nil)
+            state.waiters.append(.thread(handOff))
+            return handOff
+        }
+        guard let worker = handOff?.take() else { throw StoreError(.closed, "the store is closed") }
+        defer { release(worker) }
+        return try body(worker)
+    }
+
     private func release(_ worker: ConnectionWorker) {
-        let waiter: CheckedContinuation<ConnectionWorker?, Never>? = state.withLock { state in
+        let waiter: Waiter? = state.withLock { state in
             if !state.waiters.isEmpty { return state.waiters.removeFirst() }
             state.idle.append(worker)
             return nil
         }
-        waiter?.resume(returning: worker)
+        switch waiter {
+        case .task(let continuation)?: continuation.resume(returning: worker)
+        case .thread(let handOff)?: handOff.give(worker)
+        case nil: break
+        }
     }
 
     /// Refuses new callers, wakes the waiting ones with `closed`, and closes every connection.
@@ -75,7 +101,38 @@ final class ConnectionPool: Sendable {
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume(returning: nil) }
+        for waiter in waiters {
+            switch waiter {
+            case .task(let continuation): continuation.resume(returning: nil)
+            case .thread(let handOff): handOff.give(nil)
+            }
+        }
         for worker in workers { await worker.close() }
+    }
+}
+
+/// One worker handed from a releasing caller to a blocked thread.
+/// - Note: Thread-safe: the worker sits behind a `Mutex`; the semaphore orders give before take.
+final class BlockingHandOff: Sendable {
+    private let worker: Mutex<ConnectionWorker?>
+    private let signal: DispatchSemaphore
+
+    init(ready: ConnectionWorker?) {
+        worker = Mutex(ready)
+        // Created at 0 and signalled: libdispatch traps when a semaphore is freed below its
+        // initial value, which `take` would leave it at.
+        signal = DispatchSemaphore(value: 0)
+        if ready != nil { signal.signal() }
+    }
+
+    func give(_ worker: ConnectionWorker?) {
+        self.worker.withLock { $0 = worker }
+        signal.signal()
+    }
+
+    /// Blocks until a worker (or `nil`: the pool closed) was given.
+    func take() -> ConnectionWorker? {
+        signal.wait()
+        return worker.withLock { $0 }
     }
 }

@@ -48,6 +48,14 @@ public final class PostgresStore: Store {
         }
     }
 
+    public func readBlocking<R>(_ body: (any StoreReader) throws -> R) throws -> R {
+        try pool.withWorkerBlocking { worker in
+            try worker.runBlocking { connection in
+                try Self.transaction(connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", body)
+            }
+        }
+    }
+
     public func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> R) async throws -> R {
         try await pool.withWorker { worker in
             try await worker.run { connection in try Self.transaction(connection, begin: "BEGIN", body) }

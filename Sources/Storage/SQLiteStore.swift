@@ -53,6 +53,22 @@ public final class SQLiteStore: Store {
         }
     }
 
+    public func readBlocking<R>(_ body: (any StoreReader) throws -> R) throws -> R {
+        try readers.withWorkerBlocking { worker in
+            try worker.runBlocking { connection in
+                try connection.executeScript("BEGIN")
+                do {
+                    let result = try body(SQLStoreTransaction(connection: connection))
+                    try connection.executeScript("COMMIT")
+                    return result
+                } catch {
+                    try? connection.executeScript("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
     public func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> R) async throws -> R {
         try await writer.run { connection in try Self.transaction(connection, body) }
     }

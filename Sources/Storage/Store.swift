@@ -26,6 +26,11 @@ public protocol Store: Sendable {
     /// Runs `body` on a read-only snapshot.
     func read<R: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> R) async throws -> R
 
+    /// `read`, run to completion on the calling thread, which may block waiting for a
+    /// connection: for the HTTP server's own threads, so a read that needs nothing else skips
+    /// the hop to the task pool. Never call it from Swift's cooperative pool.
+    func readBlocking<R>(_ body: (any StoreReader) throws -> R) throws -> R
+
     /// Runs `body` in one transaction: committed (durably) when it returns, rolled back when it
     /// throws. The transaction value must not escape the body.
     func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> R) async throws -> R
