@@ -14,7 +14,7 @@ run: deps build-release
 # Tests run serially: the loopback HTTP suites answer from Swift tasks, and CPU-heavy suites
 # running beside them on two cores starve those tasks into client timeouts.
 test: test-deps lint
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests --explicit-target-dependency-import-check=error
 	@url=$$(scripts/postgres-test.sh start) && \
 	  STOREKEEPER_TEST_POSTGRES_URL=$$url $(SWIFT) test --skip-build --no-parallel; \
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
