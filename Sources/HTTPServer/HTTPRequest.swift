@@ -87,7 +87,7 @@ public struct HTTPRequest: Sendable {
     static func splitTarget(_ target: String) -> (path: String, query: String?) {
         var rest = Substring(target)
         // Absolute-form (RFC 9112 §3.2.2): drop "scheme://authority".
-        if let schemeEnd = rest.range(of: "://"), !rest.hasPrefix("/") {
+        if !rest.hasPrefix("/"), let schemeEnd = rest.range(of: "://") {
             let afterScheme = rest[schemeEnd.upperBound...]
             rest = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
         }
