@@ -69,6 +69,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.removeAll { Self.same($0.name, name) }
     }
 
+    /// Room for `count` fields without reallocating.
+    mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     public var count: Int { fields.count }
     public var isEmpty: Bool { fields.isEmpty }
 

@@ -469,6 +469,7 @@ enum MicroHTTPDCallbacks {
 
     static func headers(of connection: OpaquePointer) -> HTTPHeaders {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
             _ = MHD_get_connection_values(
                 connection, .HEADER_KIND,
@@ -556,10 +557,28 @@ struct SocketAddress {
         switch family {
         case AF_INET:
             // Formatted here rather than by getnameinfo: this runs for every request.
-            return UnsafeRawPointer(address).withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                let ip = UInt32(bigEndian: v4.pointee.sin_addr.s_addr)
-                let port = UInt16(bigEndian: v4.pointee.sin_port)
-                return "\(ip >> 24).\(ip >> 16 & 0xFF).\(ip >> 8 & 0xFF).\(ip & 0xFF):\(port)"
+            let (ip, port) = UnsafeRawPointer(address).withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                (UInt32(bigEndian: $0.pointee.sin_addr.s_addr), UInt16(bigEndian: $0.pointee.sin_port))
+            }
+            // "255.255.255.255:65535" is 21 bytes.
+            return String(unsafeUninitializedCapacity: 21) { buffer in
+                var index = 0
+                func decimal(_ value: Int) {
+                    var divisor = 1
+                    while divisor * 10 <= value { divisor *= 10 }
+                    while divisor > 0 {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(value / divisor % 10)
+                        index += 1
+                        divisor /= 10
+                    }
+                }
+                for shift in stride(from: 24, through: 0, by: -8) {
+                    decimal(Int(ip >> UInt32(shift) & 0xFF))
+                    buffer[index] = UInt8(ascii: shift == 0 ? ":" : ".")
+                    index += 1
+                }
+                decimal(Int(port))
+                return index
             }
         case AF_INET6: break
         default: return nil
