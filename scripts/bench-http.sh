@@ -180,13 +180,14 @@ def value(pattern):
 rps = value(r"^Requests/sec:\s+([\d.]+)")
 p50, p90, p99 = (value(rf"^\s+{p}%\s+(\S+)") for p in ("50", "90", "99"))
 errors = value(r"bench-lua: non200=(\d+)")
+duplicates = value(r"duplicates=(\d+)")
 if errors == "?" and "bench-lua:" not in text:
     # No Lua script: wrk itself counts non-2xx/3xx answers.
     errors = value(r"Non-2xx or 3xx responses: (\d+)")
     errors = "0" if errors == "?" else errors
+    duplicates = "-"
 with open(os.environ["SUMMARY"], "w") as summary:
     summary.write(f"rps={rps}\np99={p99}\n")
-duplicates = value(r"duplicates=(\d+)")
 socket = re.search(r"Socket errors: (.*)", text)
 total = value(r"^\s+(\d+) requests in")
 note = f" ({socket.group(1)})" if socket else ""
@@ -207,10 +208,15 @@ table() {
     printf '%s\n' "${results[@]}"
     results=()
 }
-# ratio LABEL REFERENCE_LABEL: "LABEL: NN% of REFERENCE_LABEL".
+# p99 LABEL: the 99th percentile latency of the run with that label.
+p99() {
+    sed -n 's/^p99=//p' "$work/wrk-$(echo "$1" | tr -c 'a-zA-Z0-9' '_').txt.summary"
+}
+# ratio LABEL REFERENCE_LABEL: "LABEL: NN% of REFERENCE_LABEL's requests/s (p99 … vs …)".
 ratio() {
     python3 -c 'import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0)
-print(f"{sys.argv[3]}: {100 * a / b if b else 0:.0f}% of {sys.argv[4]}")' "$(rate "$1")" "$(rate "$2")" "$1" "$2"
+print(f"{sys.argv[3]}: {100 * a / b if b else 0:.0f}% of {sys.argv[4]} requests/s"
+      f" (p99 {sys.argv[5]} vs {sys.argv[6]})")' "$(rate "$1")" "$(rate "$2")" "$1" "$2" "$(p99 "$1")" "$(p99 "$2")"
 }
 
 if [ -n "$binary" ]; then
