@@ -273,5 +273,6 @@ if ! kill -0 "$server_pid" 2>/dev/null; then
     exit 1
 fi
 table
+ratio "GET /healthz: storekeeper" "GET /healthz same-size file: nginx"
 echo "(CustomerInfo $(wc -c <"$work/customer.json") bytes; notification answer $(wc -c <"$work/notification.json") bytes;" \
     "$notifications distinct signed notifications, later ones sent again count as dup)"
