@@ -53,6 +53,8 @@ let package = Package(
                 "HTTPServer", "StorekeeperIngestion", "StorekeeperServer",
             ],
             swiftSettings: strict),
+        // The HTTP core alone, served for scripts/bench-http.sh.
+        .executableTarget(name: "HTTPCoreBench", dependencies: ["HTTPServer"], swiftSettings: strict),
         .executableTarget(
             name: "StorekeeperBench",
             dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# HTTP benchmark: `storekeeper serve` beside nginx, both driven by the same wrk runs.
+# HTTP benchmark: the HTTP core and `storekeeper serve` beside nginx, driven by the same wrk runs.
 #
-# usage: scripts/bench-http.sh STOREKEEPER_BINARY
+# usage: scripts/bench-http.sh STOREKEEPER_BINARY        core runs, then application runs
+#        scripts/bench-http.sh --core HTTPCOREBENCH_BINARY   core runs only
 #
-# Starts the given binary (build it with -c release) on a free loopback port over a temp SQLite
+# Build with -c release (`swift build -c release --product storekeeper --product HTTPCoreBench`);
+# with STOREKEEPER_BINARY, HTTPCoreBench is taken from the same directory.
+#
+# Core runs: HTTPCoreBench (Sources/HTTPCoreBench: the HTTP core and a router, nothing else)
+# serves GET /healthz from an immediate handler (on libmicrohttpd's thread) and
+# GET /healthz/async from an async handler (hop to the task pool); nginx serves a static file
+# with the same body. Prints requests/s, p99 and the ratio to nginx, all from the same run.
+#
+# Application runs: starts the given binary on a free loopback port over a temp SQLite
 # database, creates an app and a customer with three transactions signed by a test CA
 # (`storekeeper ca init`, `storekeeper jws sign`) and ingested through the API, and pre-signs
 # distinct App Store notifications (scripts/bench/setup.py). Then wrk, over keep-alive
 # connections, drives:
+#   GET  /healthz                            storekeeper (the whole application stack)
 #   GET  CustomerInfo                        storekeeper vs nginx serving a file of the same size
 #   POST App Store notification (ingestion)  storekeeper vs nginx answering the same POSTs with
 #                                            a file the size of the server's answer
@@ -20,11 +30,24 @@
 # wrk and nginx (Debian packages) are installed with apt-get when missing and running as root.
 set -euo pipefail
 
-if [ $# -ne 1 ] || [ ! -x "$1" ]; then
-    echo "usage: $0 STOREKEEPER_BINARY" >&2
+usage() {
+    echo "usage: $0 STOREKEEPER_BINARY | --core HTTPCOREBENCH_BINARY" >&2
     exit 2
+}
+binary=""
+if [ $# -eq 2 ] && [ "$1" = "--core" ]; then
+    [ -x "$2" ] || usage
+    core_binary=$(realpath "$2")
+elif [ $# -eq 1 ] && [ -x "$1" ]; then
+    binary=$(realpath "$1")
+    core_binary=$(dirname "$binary")/HTTPCoreBench
+    if [ ! -x "$core_binary" ]; then
+        echo "bench-http: $core_binary is missing: swift build -c release --product HTTPCoreBench" >&2
+        exit 1
+    fi
+else
+    usage
 fi
-binary=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 duration=${BENCH_DURATION:-10s}
 threads=${BENCH_THREADS:-2}
@@ -47,6 +70,7 @@ nginx_binary=$(command -v nginx || echo /usr/sbin/nginx)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/storekeeper-bench-http.XXXXXX")
 server_pid=""
+core_pid=""
 nginx_pid=""
 stop_process() {
     local pid=$1
@@ -62,6 +86,7 @@ stop_process() {
 }
 cleanup() {
     stop_process "$server_pid"
+    stop_process "$core_pid"
     stop_process "$nginx_pid"
     rm -rf "$work"
 }
@@ -80,30 +105,9 @@ wait_for() {
     return 1
 }
 
-port=$(free_port)
-admin_key="sk_adm_bench_$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
-"$binary" ca init "$work/ca" --name "Bench Test" >/dev/null
-STOREKEEPER_LISTEN="127.0.0.1:$port" \
-    STOREKEEPER_DATABASE_URL="sqlite:$work/storekeeper.sqlite" \
-    STOREKEEPER_DATA_DIRECTORY="$work" \
-    STOREKEEPER_ADMIN_KEY="$admin_key" \
-    STOREKEEPER_ACCESS_LOG=false \
-    STOREKEEPER_WEBHOOK_WORKER=false \
-    "$binary" serve 2>"$work/server.log" &
-server_pid=$!
-if ! wait_for "http://127.0.0.1:$port/healthz"; then
-    echo "bench-http: the server did not start" >&2
-    cat "$work/server.log" >&2
-    exit 1
-fi
-echo "bench-http: preparing an app, a customer and $notifications signed notifications…"
-python3 "$here/bench/setup.py" "http://127.0.0.1:$port" "$admin_key" "$binary" "$work/ca" "$work" \
-    "$notifications"
-public_key=$(sed -n 's/^PUBLIC_KEY=//p' "$work/keys.env")
-
 mkdir -p "$work/www/v1/apps/bench/customers" "$work/www/notify" "$work/nginx"
-cp "$work/customer.json" "$work/www/v1/apps/bench/customers/bench-user"
-cp "$work/notification.json" "$work/www/notify/appstore"
+# The same body HTTPCoreBench answers on /healthz.
+printf '%s' '{"status":"ok"}' >"$work/www/healthz"
 # nginx's workers run as an unprivileged user: let them reach the files (and nothing else).
 chmod 711 "$work"
 chmod -R a+rX "$work/www"
@@ -135,9 +139,18 @@ http {
 EOF
 "$nginx_binary" -p "$work/nginx" -c "$work/nginx/nginx.conf" &
 nginx_pid=$!
-if ! wait_for "http://127.0.0.1:$nginx_port/v1/apps/bench/customers/bench-user"; then
+if ! wait_for "http://127.0.0.1:$nginx_port/healthz"; then
     echo "bench-http: nginx did not start" >&2
     cat "$work/nginx/error.log" >&2
+    exit 1
+fi
+
+core_port=$(free_port)
+"$core_binary" "$core_port" >"$work/core.out" 2>"$work/core.log" &
+core_pid=$!
+if ! wait_for "http://127.0.0.1:$core_port/healthz"; then
+    echo "bench-http: HTTPCoreBench did not start" >&2
+    cat "$work/core.log" >&2
     exit 1
 fi
 
@@ -152,12 +165,13 @@ run() {
         shift
     done
     [ $# -gt 0 ] && script_arguments=("$@")
-    local output
+    local output file
     output=$(wrk --latency -t "$threads" -c "$connections" -d "$duration" "${options[@]}" "$url" \
         "${script_arguments[@]}")
-    echo "$output" >"$work/wrk-$(echo "$label" | tr -c 'a-zA-Z0-9' '_').txt"
+    file="$work/wrk-$(echo "$label" | tr -c 'a-zA-Z0-9' '_').txt"
+    echo "$output" >"$file"
     results+=("$(
-        LABEL=$label python3 - "$output" <<'EOF'
+        LABEL=$label SUMMARY="$file.summary" python3 - "$output" <<'EOF'
 import os, re, sys
 text = sys.argv[1]
 def value(pattern):
@@ -167,16 +181,83 @@ rps = value(r"^Requests/sec:\s+([\d.]+)")
 p50, p90, p99 = (value(rf"^\s+{p}%\s+(\S+)") for p in ("50", "90", "99"))
 errors = value(r"bench-lua: non200=(\d+)")
 duplicates = value(r"duplicates=(\d+)")
+if errors == "?" and "bench-lua:" not in text:
+    # No Lua script: wrk itself counts non-2xx/3xx answers.
+    errors = value(r"Non-2xx or 3xx responses: (\d+)")
+    errors = "0" if errors == "?" else errors
+    duplicates = "-"
+with open(os.environ["SUMMARY"], "w") as summary:
+    summary.write(f"rps={rps}\np99={p99}\n")
 socket = re.search(r"Socket errors: (.*)", text)
 total = value(r"^\s+(\d+) requests in")
 note = f" ({socket.group(1)})" if socket else ""
-print(f"{os.environ['LABEL']:<40} {float(rps) if rps != '?' else 0:>10.0f} {p50:>9} {p90:>9} {p99:>9} "
+print(f"{os.environ['LABEL']:<44} {float(rps) if rps != '?' else 0:>10.0f} {p50:>9} {p90:>9} {p99:>9} "
       f"{total:>9} {errors:>7} {duplicates:>6}{note}")
 EOF
     )")
 }
 
+# rate LABEL: requests/s of the run with that label (kept by run).
+rate() {
+    sed -n 's/^rps=//p' "$work/wrk-$(echo "$1" | tr -c 'a-zA-Z0-9' '_').txt.summary"
+}
+# table: prints the runs kept so far, then forgets them.
+table() {
+    echo
+    printf '%-44s %10s %9s %9s %9s %9s %7s %6s\n' "run" "req/s" "p50" "p90" "p99" "requests" "non200" "dup"
+    printf '%s\n' "${results[@]}"
+    results=()
+}
+# p99 LABEL: the 99th percentile latency of the run with that label.
+p99() {
+    sed -n 's/^p99=//p' "$work/wrk-$(echo "$1" | tr -c 'a-zA-Z0-9' '_').txt.summary"
+}
+# ratio LABEL REFERENCE_LABEL: "LABEL: NN% of REFERENCE_LABEL's requests/s (p99 … vs …)".
+ratio() {
+    python3 -c 'import sys; a, b = float(sys.argv[1] or 0), float(sys.argv[2] or 0)
+print(f"{sys.argv[3]}: {100 * a / b if b else 0:.0f}% of {sys.argv[4]} requests/s"
+      f" (p99 {sys.argv[5]} vs {sys.argv[6]})")' "$(rate "$1")" "$(rate "$2")" "$1" "$2" "$(p99 "$1")" "$(p99 "$2")"
+}
+
+if [ -n "$binary" ]; then
+    port=$(free_port)
+    admin_key="sk_adm_bench_$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+    "$binary" ca init "$work/ca" --name "Bench Test" >/dev/null
+    STOREKEEPER_LISTEN="127.0.0.1:$port" \
+        STOREKEEPER_DATABASE_URL="sqlite:$work/storekeeper.sqlite" \
+        STOREKEEPER_DATA_DIRECTORY="$work" \
+        STOREKEEPER_ADMIN_KEY="$admin_key" \
+        STOREKEEPER_ACCESS_LOG=false \
+        STOREKEEPER_WEBHOOK_WORKER=false \
+        "$binary" serve 2>"$work/server.log" &
+    server_pid=$!
+    if ! wait_for "http://127.0.0.1:$port/healthz"; then
+        echo "bench-http: the server did not start" >&2
+        cat "$work/server.log" >&2
+        exit 1
+    fi
+    echo "bench-http: preparing an app, a customer and $notifications signed notifications…"
+    python3 "$here/bench/setup.py" "http://127.0.0.1:$port" "$admin_key" "$binary" "$work/ca" "$work" \
+        "$notifications"
+    public_key=$(sed -n 's/^PUBLIC_KEY=//p' "$work/keys.env")
+    cp "$work/customer.json" "$work/www/v1/apps/bench/customers/bench-user"
+    cp "$work/notification.json" "$work/www/notify/appstore"
+    chmod -R a+rX "$work/www"
+fi
+
 echo "bench-http: wrk $threads threads, $connections keep-alive connections, $duration per run"
+run "GET /healthz immediate: HTTP core" "http://127.0.0.1:$core_port/healthz"
+run "GET /healthz async: HTTP core" "http://127.0.0.1:$core_port/healthz/async"
+run "GET /healthz same-size file: nginx" "http://127.0.0.1:$nginx_port/healthz"
+stop_process "$core_pid"
+core_pid=""
+table
+ratio "GET /healthz immediate: HTTP core" "GET /healthz same-size file: nginx"
+ratio "GET /healthz async: HTTP core" "GET /healthz same-size file: nginx"
+echo "(/healthz body $(wc -c <"$work/www/healthz") bytes, the same from both servers)"
+
+[ -n "$binary" ] || exit 0
+run "GET /healthz: storekeeper" "http://127.0.0.1:$port/healthz"
 run "GET CustomerInfo: storekeeper" "http://127.0.0.1:$port/v1/apps/bench/customers/bench-user" \
     -H "Authorization: Bearer $public_key" -s "$here/bench/count-status.lua"
 run "GET same-size file: nginx" "http://127.0.0.1:$nginx_port/v1/apps/bench/customers/bench-user" \
@@ -191,8 +272,7 @@ if ! kill -0 "$server_pid" 2>/dev/null; then
     tail -n 20 "$work/server.log" >&2
     exit 1
 fi
-echo
-printf '%-40s %10s %9s %9s %9s %9s %7s %6s\n' "run" "req/s" "p50" "p90" "p99" "requests" "non200" "dup"
-printf '%s\n' "${results[@]}"
+table
+ratio "GET /healthz: storekeeper" "GET /healthz same-size file: nginx"
 echo "(CustomerInfo $(wc -c <"$work/customer.json") bytes; notification answer $(wc -c <"$work/notification.json") bytes;" \
     "$notifications distinct signed notifications, later ones sent again count as dup)"

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <sys/random.h>
 #include <microhttpd.h>
 
 /*
@@ -77,6 +78,11 @@ static inline unsigned int CMicroHTTPD_daemon_current_connections(struct MHD_Dae
 static inline const struct sockaddr *CMicroHTTPD_connection_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return info == NULL ? NULL : info->client_addr;
+}
+
+/* getrandom(2) (not exported by Swift's Glibc module): fills `buffer` from the kernel's generator. */
+static inline ssize_t CMicroHTTPD_getrandom(void *buffer, size_t length) {
+    return getrandom(buffer, length, 0);
 }
 
 #endif

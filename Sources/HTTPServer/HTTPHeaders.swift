@@ -69,6 +69,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.removeAll { Self.same($0.name, name) }
     }
 
+    /// Room for `count` fields without reallocating.
+    mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     public var count: Int { fields.count }
     public var isEmpty: Bool { fields.isEmpty }
 
@@ -77,8 +82,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     static func same(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.count == rhs.utf8.count
-            && zip(lhs.utf8, rhs.utf8).allSatisfy { asciiLower($0) == asciiLower($1) }
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var right = rhs.utf8.makeIterator()
+        for byte in lhs.utf8 {
+            guard let other = right.next(), asciiLower(byte) == asciiLower(other) else { return false }
+        }
+        return true
     }
 
     private static func asciiLower(_ byte: UInt8) -> UInt8 {

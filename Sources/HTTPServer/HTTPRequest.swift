@@ -85,9 +85,16 @@ public struct HTTPRequest: Sendable {
     }
 
     static func splitTarget(_ target: String) -> (path: String, query: String?) {
+        // The common case, an origin-form path without query or fragment, as is (byte scan: a
+        // target without these bytes has no such characters either).
+        if target.utf8.first == UInt8(ascii: "/"),
+            !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        {
+            return (target, nil)
+        }
         var rest = Substring(target)
         // Absolute-form (RFC 9112 §3.2.2): drop "scheme://authority".
-        if let schemeEnd = rest.range(of: "://"), !rest.hasPrefix("/") {
+        if !rest.hasPrefix("/"), let schemeEnd = rest.range(of: "://") {
             let afterScheme = rest[schemeEnd.upperBound...]
             rest = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
         }

@@ -35,9 +35,14 @@ import Foundation
 /// on a semaphore, so no libmicrohttpd thread and no cooperative-pool thread is ever blocked
 /// by the other. A suspended connection cannot be closed (it does not time out, and
 /// `MHD_stop_daemon` is only called once every suspended connection has been resumed), so
-/// the connection pointer the task holds stays valid until its single resume. A synchronous
-/// handler (`HTTPServer.synchronous(configuration:handler:)`) instead runs directly on the worker
-/// thread: right for cheap stubs, wrong for anything that blocks.
+/// the connection pointer the task holds stays valid until its single resume.
+///
+/// Immediate answers skip all of that: a responder's immediate route (`Router.addImmediate`, with
+/// every middleware an `ImmediateMiddleware`) and a synchronous handler
+/// (`HTTPServer.synchronous(configuration:handler:)`) run directly on the worker thread that
+/// received the request, and the response is queued before the access callback returns: no
+/// suspend, no resume, no task, no lock of the hand-off. Right for work that never waits; wrong
+/// for anything that blocks, which stalls every connection of that worker.
 ///
 /// - Note: Thread-safe: `port`, `baseURL` and `stop()` may be used from any thread or task.
 public final class HTTPServer: Sendable {
@@ -117,11 +122,14 @@ public final class HTTPServer: Sendable {
         try self.init(configuration: configuration, handler: .async(handler))
     }
 
-    /// Starts a server whose requests are answered by a router's responder.
+    /// Starts a server whose requests are answered by a router's responder: on the worker
+    /// thread that received the request when the responder answers it immediately (immediate
+    /// routes, see `Router.addImmediate` and `Responder.respondImmediately(to:)`), otherwise by a
+    /// task (see "Bridging").
     public convenience init(configuration: Configuration = Configuration(), responder: Responder)
         throws(HTTPServerError)
     {
-        try self.init(configuration: configuration, handler: .async(responder.respond(to:)))
+        try self.init(configuration: configuration, handler: .responder(responder))
     }
 
     /// Starts a server whose handler runs synchronously on libmicrohttpd's worker thread, with
@@ -221,7 +229,6 @@ public final class HTTPServer: Sendable {
 
 /// Why the server could not start. `code` is stable (`bind.failed`, `config.invalidHost`,
 /// `config.invalidLimit`); the message never contains secrets.
-/// - Note: Immutable value; `Sendable`.
 /// - Note: Immutable value; `Sendable`.
 public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String

@@ -26,14 +26,14 @@ struct ConnectionHandle: @unchecked Sendable {
 
 /// Per-request state behind libmicrohttpd's `con_cls`: created in the URI log callback (the
 /// first thing MHD calls for a request), released in the request-completed callback.
-// @unchecked Sendable is safe: the `var` fields outside `handoff` are only touched by the
-// libmicrohttpd worker thread that owns the connection (MHD calls the URI log, access and
-// completion callbacks of one connection from that one thread, one at a time); everything
-// shared with the handler task lives in `handoff`, behind a lock.
+// @unchecked Sendable is safe: the `var` fields are only touched by the libmicrohttpd worker
+// thread that owns the connection (MHD calls the URI log, access and completion callbacks of one
+// connection from that one thread, one at a time). `handoff` is set by that thread before the
+// connection is suspended and the handler task is created (and before the state is registered
+// as suspended, under the registry lock), and never changed after; everything shared with the
+// task lives inside it, behind its lock.
 final class RequestState: @unchecked Sendable {
     enum Phase {
-        /// Headers and body are being read.
-        case receiving
         /// Suspended; the handler task is running.
         case handling
         /// The response is ready (handler finished, or shutdown answered 503); resume pending.
@@ -43,16 +43,17 @@ final class RequestState: @unchecked Sendable {
     }
 
     struct Handoff {
-        var phase: Phase = .receiving
-        var connection: ConnectionHandle?
-        /// MHD_resume_connection has returned (or was never needed).
+        var phase: Phase = .handling
+        let connection: ConnectionHandle
+        /// MHD_resume_connection has returned.
         var resumeReturned = false
         /// The stored response has been queued.
         var queued = false
     }
 
     let rawTarget: String
-    let started = ContinuousClock.now
+    /// When the request began, kept only when the core's access log needs it.
+    let started: ContinuousClock.Instant?
     var headersSeen = false
     var body = Data()
     /// The body is over the limit: further bytes are counted and discarded, then 413.
@@ -60,10 +61,15 @@ final class RequestState: @unchecked Sendable {
     var discardedBytes = 0
     var requestID: String?
     var method = ""
-    let handoff = Locked(Handoff())
+    /// A response was queued on this thread without suspending (immediate path, 413, 503).
+    var answered = false
+    /// Created when the connection is suspended for a handler task; `nil` on the immediate path,
+    /// which needs no lock.
+    var handoff: Locked<Handoff>?
 
-    init(rawTarget: String) {
+    init(rawTarget: String, timed: Bool) {
         self.rawTarget = rawTarget
+        self.started = timed ? ContinuousClock.now : nil
     }
 }
 
@@ -75,6 +81,8 @@ final class DaemonCore: @unchecked Sendable {
     enum Handler: Sendable {
         case async(@Sendable (HTTPRequest) async -> HTTPResponse)
         case synchronous(@Sendable (HTTPRequest) -> HTTPResponse)
+        /// Immediate path on the worker thread when the responder can take it, else a task.
+        case responder(Responder)
     }
 
     struct Registry {
@@ -218,14 +226,15 @@ final class DaemonCore: @unchecked Sendable {
     /// (and does nothing) if the request already has a response: exactly one party resumes.
     @discardableResult
     func deliver(_ response: HTTPResponse, to state: RequestState) -> Bool {
-        let connection: ConnectionHandle? = state.handoff.withLock { handoff in
+        guard let handoff = state.handoff else { return false }
+        let connection: ConnectionHandle? = handoff.withLock { handoff in
             guard case .handling = handoff.phase else { return nil }
             handoff.phase = .responded(response)
             return handoff.connection
         }
         guard let connection else { return false }
         MHD_resume_connection(connection.pointer)
-        let done = state.handoff.withLock { handoff in
+        let done = handoff.withLock { handoff in
             handoff.resumeReturned = true
             return handoff.queued
         }
@@ -240,17 +249,14 @@ final class DaemonCore: @unchecked Sendable {
     /// Holding `registry`'s lock across MHD_suspend_connection makes "recorded" and
     /// "suspended" one step as seen by `shutdown`, which sets `closing` and snapshots under
     /// the same lock: everything it snapshots is really suspended (so resuming it is valid),
-    /// and nothing can be suspended after it. Lock order is registry → handoff → MHD's
-    /// internal mutex; no path takes them in another order (the handoff lock is never held
-    /// while calling MHD, except here, and MHD never calls back into us while holding its
-    /// mutex on another worker's behalf).
+    /// and nothing can be suspended after it. Lock order is registry → MHD's internal mutex;
+    /// no path takes them in another order (no lock of ours is held while calling MHD
+    /// elsewhere, and MHD never calls back into us while holding its mutex on another
+    /// worker's behalf).
     func suspendUnlessClosing(_ state: RequestState, connection: ConnectionHandle) -> Bool {
         registry.withLock { registry in
             guard !registry.closing else { return false }
-            state.handoff.withLock { handoff in
-                handoff.phase = .handling
-                handoff.connection = connection
-            }
+            state.handoff = Locked(RequestState.Handoff(connection: connection))
             MHD_suspend_connection(connection.pointer)
             registry.suspended[ObjectIdentifier(state)] = state
             return true
@@ -266,7 +272,7 @@ final class DaemonCore: @unchecked Sendable {
         accessLog(
             AccessLogEntry(
                 method: state.method, route: nil, status: status.code,
-                duration: ContinuousClock.now - state.started,
+                duration: state.started.map { ContinuousClock.now - $0 } ?? .zero,
                 requestID: state.requestID ?? "-"))
     }
 }
@@ -279,7 +285,8 @@ enum MicroHTTPDCallbacks {
     ) -> UnsafeMutableRawPointer? {
         guard let cls else { return nil }
         let core = Unmanaged<DaemonCore>.fromOpaque(cls).takeUnretainedValue()
-        let state = RequestState(rawTarget: uri.map { String(cString: $0) } ?? "/")
+        let state = RequestState(
+            rawTarget: uri.map { String(cString: $0) } ?? "/", timed: core.configuration.accessLog != nil)
         core.registry.withLock { $0.live += 1 }
         return Unmanaged.passRetained(state).toOpaque()
     }
@@ -313,7 +320,8 @@ enum MicroHTTPDCallbacks {
             state = Unmanaged<RequestState>.fromOpaque(opaque).takeUnretainedValue()
         } else {
             // Not expected (the URI log callback runs first), but stay correct without it.
-            state = RequestState(rawTarget: url.map { String(cString: $0) } ?? "/")
+            state = RequestState(
+                rawTarget: url.map { String(cString: $0) } ?? "/", timed: core.configuration.accessLog != nil)
             core.registry.withLock { $0.live += 1 }
             conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         }
@@ -372,47 +380,65 @@ enum MicroHTTPDCallbacks {
             return Self.rejectBody(state: state, connection: connection, core: core)
         }
 
-        // The request is complete.
-        let phase = state.handoff.withLock { $0.phase }
-        switch phase {
-        case .receiving:
-            let request = Self.makeRequest(state: state, connection: connection, version: version)
-            state.requestID = request.requestID
-            state.body = Data()
-            switch core.handler {
-            case .synchronous(let handler):
-                let response = handler(request)
-                state.handoff.withLock { $0.phase = .finished }
-                return Self.queue(response, requestID: request.requestID, on: connection, core: core)
-            case .async(let handler):
-                // The task is created after the suspend, so its resume can never precede it;
-                // the worker processes a resume only after this callback has returned.
-                guard core.suspendUnlessClosing(state, connection: ConnectionHandle(pointer: connection)) else {
-                    state.handoff.withLock { $0.phase = .finished }
-                    let response = HTTPError.serviceUnavailable(
-                        "The server is shutting down.", code: "shutting_down"
-                    ).response(requestID: request.requestID)
-                    core.logCoreResponse(state: state, status: response.status)
-                    return Self.queue(response, requestID: request.requestID, on: connection, core: core)
-                }
-                Task.detached { [core, state] in
-                    let response = await handler(request)
-                    core.deliver(response, to: state)
-                }
-                return .YES
-            }
-        case .responded(let response):
+        // The request is complete; on a second call after a resume, its response is stored.
+        if let handoff = state.handoff {
+            let phase = handoff.withLock { $0.phase }
+            guard case .responded(let response) = phase else { return .YES }
             let result = Self.queue(response, requestID: state.requestID ?? "-", on: connection, core: core)
-            let done = state.handoff.withLock { handoff in
+            let done = handoff.withLock { handoff in
                 handoff.phase = .finished
                 handoff.queued = true
                 return handoff.resumeReturned
             }
             if done { core.unregisterSuspended(state) }
             return result
-        case .handling, .finished:
-            return .YES
         }
+        guard !state.answered else { return .YES }
+
+        let request = Self.makeRequest(state: state, connection: connection, version: version)
+        state.requestID = request.requestID
+        state.body = Data()
+        switch core.handler {
+        case .synchronous(let handler):
+            state.answered = true
+            return Self.queue(handler(request), requestID: request.requestID, on: connection, core: core)
+        case .responder(let responder):
+            let resolved = responder.resolve(request)
+            if let response = responder.respondImmediately(to: request, resolved: resolved) {
+                state.answered = true
+                return Self.queue(response, requestID: request.requestID, on: connection, core: core)
+            }
+            return Self.suspend(state, request: request, connection: connection, core: core) {
+                await responder.respond(to: request, resolved: resolved)
+            }
+        case .async(let handler):
+            return Self.suspend(state, request: request, connection: connection, core: core) {
+                await handler(request)
+            }
+        }
+    }
+
+    /// Suspends the connection and runs `produce` in a task that delivers its response; answers
+    /// 503 at once instead when shutdown is already closing connections.
+    static func suspend(
+        _ state: RequestState, request: HTTPRequest, connection: OpaquePointer, core: DaemonCore,
+        produce: @escaping @Sendable () async -> HTTPResponse
+    ) -> MHD_Result {
+        // The task is created after the suspend, so its resume can never precede it; the worker
+        // processes a resume only after this callback has returned.
+        guard core.suspendUnlessClosing(state, connection: ConnectionHandle(pointer: connection)) else {
+            state.answered = true
+            let response = HTTPError.serviceUnavailable(
+                "The server is shutting down.", code: "shutting_down"
+            ).response(requestID: request.requestID)
+            core.logCoreResponse(state: state, status: response.status)
+            return queue(response, requestID: request.requestID, on: connection, core: core)
+        }
+        Task.detached { [core, state] in
+            let response = await produce()
+            core.deliver(response, to: state)
+        }
+        return .YES
     }
 
     // MARK: Helpers
@@ -424,7 +450,7 @@ enum MicroHTTPDCallbacks {
         let response = HTTPError.contentTooLarge(limit: core.configuration.maxBodySize)
             .response(requestID: requestID)
         core.logCoreResponse(state: state, status: response.status)
-        state.handoff.withLock { $0.phase = .finished }
+        state.answered = true
         return queue(response, requestID: requestID, on: connection, core: core)
     }
 
@@ -438,11 +464,12 @@ enum MicroHTTPDCallbacks {
             body: state.body,
             remoteAddress: CMicroHTTPD_connection_client_address(connection).flatMap(SocketAddress.describe),
             requestID: nil,
-            version: version.map { String(cString: $0) } ?? "HTTP/1.1")
+            version: version.map { strcmp($0, "HTTP/1.1") == 0 ? "HTTP/1.1" : String(cString: $0) } ?? "HTTP/1.1")
     }
 
     static func headers(of connection: OpaquePointer) -> HTTPHeaders {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
             _ = MHD_get_connection_values(
                 connection, .HEADER_KIND,
@@ -527,12 +554,36 @@ struct SocketAddress {
     /// `host:port` (`[v6]:port`) for a peer address, or nil for other families.
     static func describe(_ address: UnsafePointer<sockaddr>) -> String? {
         let family = Int32(address.pointee.sa_family)
-        let length: Int
         switch family {
-        case AF_INET: length = MemoryLayout<sockaddr_in>.size
-        case AF_INET6: length = MemoryLayout<sockaddr_in6>.size
+        case AF_INET:
+            // Formatted here rather than by getnameinfo: this runs for every request.
+            let (ip, port) = UnsafeRawPointer(address).withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                (UInt32(bigEndian: $0.pointee.sin_addr.s_addr), UInt16(bigEndian: $0.pointee.sin_port))
+            }
+            // "255.255.255.255:65535" is 21 bytes.
+            return String(unsafeUninitializedCapacity: 21) { buffer in
+                var index = 0
+                func decimal(_ value: Int) {
+                    var divisor = 1
+                    while divisor * 10 <= value { divisor *= 10 }
+                    while divisor > 0 {
+                        buffer[index] = UInt8(ascii: "0") + UInt8(value / divisor % 10)
+                        index += 1
+                        divisor /= 10
+                    }
+                }
+                for shift in stride(from: 24, through: 0, by: -8) {
+                    decimal(Int(ip >> UInt32(shift) & 0xFF))
+                    buffer[index] = UInt8(ascii: shift == 0 ? ":" : ".")
+                    index += 1
+                }
+                decimal(Int(port))
+                return index
+            }
+        case AF_INET6: break
         default: return nil
         }
+        let length = MemoryLayout<sockaddr_in6>.size
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let status = getnameinfo(

@@ -203,6 +203,17 @@ import Testing
         await server.stop()
     }
 
+    @Test func peerAddressesAreFormatted() throws {
+        func describe(_ host: String, _ port: UInt16) throws -> String? {
+            var address = try SocketAddress(host: host, port: port)
+            return address.withSockaddr { SocketAddress.describe($0) }
+        }
+        #expect(try describe("127.0.0.1", 54321) == "127.0.0.1:54321")
+        #expect(try describe("255.255.255.255", 65535) == "255.255.255.255:65535")
+        #expect(try describe("10.0.100.1", 0) == "10.0.100.1:0")
+        #expect(try describe("::1", 8080) == "[::1]:8080")
+    }
+
     @Test func invalidHostIsRejected() {
         #expect(throws: HTTPServerError.self) {
             _ = try HTTPServer(configuration: HTTPServer.Configuration(host: "not a host")) { _ in HTTPResponse() }
