@@ -46,6 +46,28 @@ public final class AppRuntimes: Sendable {
         } catch {
             throw IngestionError.store(error)
         }
+        return try remember(record, appId: appId, cached: cached, checkedAt: now)
+    }
+
+    /// `runtime(appId:)` on the calling thread (`Store.readBlocking` when the cache is stale):
+    /// for the HTTP server's threads, never Swift's cooperative pool.
+    public func runtimeBlocking(appId: String) throws(IngestionError) -> AppRuntime {
+        let now = ContinuousClock.now
+        let cached = entries.withLock { $0[appId] }
+        if let cached, now - cached.checkedAt < refreshInterval { return cached.runtime }
+        let record: AppRecord?
+        do {
+            record = try store.readBlocking { reader in try reader.app(id: appId) }
+        } catch {
+            throw IngestionError.store(error)
+        }
+        return try remember(record, appId: appId, cached: cached, checkedAt: now)
+    }
+
+    /// Keeps the cached runtime when the record is unchanged, else builds a new one.
+    private func remember(_ record: AppRecord?, appId: String, cached: Entry?, checkedAt: ContinuousClock.Instant)
+        throws(IngestionError) -> AppRuntime
+    {
         guard let record else {
             entries.withLock { _ = $0.removeValue(forKey: appId) }
             throw IngestionError.appNotFound
@@ -56,7 +78,7 @@ public final class AppRuntimes: Sendable {
         } else {
             runtime = try AppRuntime(record: record, clock: clock, connections: connections)
         }
-        entries.withLock { $0[appId] = Entry(runtime: runtime, checkedAt: now) }
+        entries.withLock { $0[appId] = Entry(runtime: runtime, checkedAt: checkedAt) }
         return runtime
     }
 

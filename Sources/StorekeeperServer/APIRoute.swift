@@ -17,11 +17,33 @@ public struct APIRoute: Sendable {
     public var responses: [Int: String?]
     /// Query parameters (all optional strings).
     public var query: [String]
-    public var handler: Router.Handler
+    /// Async (on the task pool), or immediate: answered on the HTTP thread that received the
+    /// request, for reads that wait on nothing but a short local store read.
+    public var handler: RouteHandler
 
     public init(
         _ method: HTTPMethod, _ path: String, access: RouteAccess, operationId: String, summary: String, tag: String,
         request: String? = nil, responses: [Int: String?], query: [String] = [], handler: @escaping Router.Handler
+    ) {
+        self.init(
+            method, path, access: access, operationId: operationId, summary: summary, tag: tag, request: request,
+            responses: responses, query: query, route: .async(handler))
+    }
+
+    /// A route answered on the HTTP thread (see `Router.addImmediate`).
+    public init(
+        _ method: HTTPMethod, _ path: String, access: RouteAccess, operationId: String, summary: String, tag: String,
+        request: String? = nil, responses: [Int: String?], query: [String] = [],
+        immediate handler: @escaping Router.ImmediateHandler
+    ) {
+        self.init(
+            method, path, access: access, operationId: operationId, summary: summary, tag: tag, request: request,
+            responses: responses, query: query, route: .immediate(handler))
+    }
+
+    private init(
+        _ method: HTTPMethod, _ path: String, access: RouteAccess, operationId: String, summary: String, tag: String,
+        request: String?, responses: [Int: String?], query: [String], route handler: RouteHandler
     ) {
         self.method = method
         self.path = path

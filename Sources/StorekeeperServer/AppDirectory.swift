@@ -20,6 +20,30 @@ struct AppDirectory: Sendable {
         }
     }
 
+    /// `app(_:)` on the HTTP thread (immediate routes).
+    func appBlocking(_ context: RequestContext) throws -> AppRuntime {
+        let appId = try context.parameter("appId")
+        do {
+            return try runtimes.runtimeBlocking(appId: appId)
+        } catch {
+            throw ErrorMapping.ingestionFailure(error)
+        }
+    }
+
+    /// `read(_:)` on the HTTP thread (immediate routes): a short local read, no hop.
+    func readBlocking<R>(_ body: (any StoreReader) throws -> R) throws -> R {
+        let started = ContinuousClock.now
+        defer {
+            let (seconds, attoseconds) = (ContinuousClock.now - started).components
+            metrics.recordDatabase(operation: "read", seconds: Double(seconds) + Double(attoseconds) / 1e18)
+        }
+        do {
+            return try store.readBlocking(body)
+        } catch {
+            throw ErrorMapping.storeFailure(error)
+        }
+    }
+
     /// The app's stored record, read now (admin routes show and change the truth, not a cache).
     func record(_ context: RequestContext) async throws -> AppRecord {
         let appId = try context.parameter("appId")

@@ -67,7 +67,7 @@ public struct StorekeeperApplication: Sendable {
             AuthenticationMiddleware(
                 access: Dictionary(routes.map { ($0.accessKey, $0.access) }, uniquingKeysWith: { first, _ in first }),
                 store: store, adminKey: configuration.adminKey))
-        for route in routes { router.add(route.method, route.path, handler: route.handler) }
+        for route in routes { router.add(route.method, route.path, route.handler) }
         responder = router.buildResponder()
 
         var settings = webhookSettings ?? WebhookDeliverer.Settings()

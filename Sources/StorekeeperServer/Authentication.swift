@@ -77,7 +77,7 @@ public enum APIKeys {
 /// 401 `unauthorized` when a required key is missing, unknown or revoked; 403 `forbidden`
 /// when the key is valid but not for this route or app.
 /// - Note: Immutable and `Sendable`.
-public struct AuthenticationMiddleware: Middleware {
+public struct AuthenticationMiddleware: ImmediateMiddleware {
     private let access: [String: RouteAccess]
     private let store: any Store
     private let adminKeyHash: [UInt8]?
@@ -90,33 +90,77 @@ public struct AuthenticationMiddleware: Middleware {
     }
 
     public func handle(_ request: HTTPRequest, context: RequestContext, next: Next) async throws -> HTTPResponse {
-        guard let route = context.route else { return try await next(request, context) }
-        let method = request.method == .head ? HTTPMethod.get : request.method
-        let required = access["\(method.rawValue) \(route)"] ?? .admin
-        if required == .open || required == .appStore { return try await next(request, context) }
-        let principal = try await authenticate(request)
+        guard let required = requirement(request, context) else { return try await next(request, context) }
+        let key = try presentedKey(request)
+        let principal: Principal
+        if let admin = configuredAdmin(key) {
+            principal = admin
+        } else {
+            let hash = APIKeys.hash(key)
+            let record: APIKeyRecord?
+            do {
+                record = try await store.read { reader in try reader.apiKey(hash: hash) }
+            } catch {
+                throw ErrorMapping.storeFailure(error)
+            }
+            principal = try Self.principal(record, hash: hash)
+        }
         try authorize(principal, required: required, appId: context.parameters["appId"])
         var context = context
         context[PrincipalKey.self] = principal
         return try await next(request, context)
     }
 
-    private func authenticate(_ request: HTTPRequest) async throws -> Principal {
+    /// The same on the HTTP thread: the key's row is read there (one indexed read, no hop).
+    public func handleImmediately(_ request: HTTPRequest, context: RequestContext, next: ImmediateNext) throws
+        -> HTTPResponse?
+    {
+        guard let required = requirement(request, context) else { return try next(request, context) }
+        let key = try presentedKey(request)
+        let principal: Principal
+        if let admin = configuredAdmin(key) {
+            principal = admin
+        } else {
+            let hash = APIKeys.hash(key)
+            let record: APIKeyRecord?
+            do {
+                record = try store.readBlocking { reader in try reader.apiKey(hash: hash) }
+            } catch {
+                throw ErrorMapping.storeFailure(error)
+            }
+            principal = try Self.principal(record, hash: hash)
+        }
+        try authorize(principal, required: required, appId: context.parameters["appId"])
+        var context = context
+        context[PrincipalKey.self] = principal
+        return try next(request, context)
+    }
+
+    /// What the matched route asks for; `nil` when it needs no key.
+    private func requirement(_ request: HTTPRequest, _ context: RequestContext) -> RouteAccess? {
+        guard let route = context.route else { return nil }
+        let method = request.method == .head ? HTTPMethod.get : request.method
+        let required = access["\(method.rawValue) \(route)"] ?? .admin
+        return required == .open || required == .appStore ? nil : required
+    }
+
+    private func presentedKey(_ request: HTTPRequest) throws -> String {
         guard let header = request.headers["Authorization"], header.hasPrefix("Bearer ") else {
             throw HTTPError.unauthorized("An API key is required: Authorization: Bearer <key>.")
         }
         let key = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
         guard !key.isEmpty, key.utf8.count <= 256 else { throw HTTPError.unauthorized("The API key is not valid.") }
-        let hash = APIKeys.hash(key)
-        if let adminKeyHash, Digest.constantTimeEqual(adminKeyHash, Array(hash.utf8)) {
-            return .admin(keyId: "config-admin")
+        return key
+    }
+
+    private func configuredAdmin(_ key: String) -> Principal? {
+        guard let adminKeyHash, Digest.constantTimeEqual(adminKeyHash, Array(APIKeys.hash(key).utf8)) else {
+            return nil
         }
-        let record: APIKeyRecord?
-        do {
-            record = try await store.read { reader in try reader.apiKey(hash: hash) }
-        } catch {
-            throw ErrorMapping.storeFailure(error)
-        }
+        return .admin(keyId: "config-admin")
+    }
+
+    private static func principal(_ record: APIKeyRecord?, hash: String) throws -> Principal {
         guard let record, record.revokedAt == nil, Digest.constantTimeEqual(Array(record.hash.utf8), Array(hash.utf8))
         else { throw HTTPError.unauthorized("The API key is not valid.") }
         switch record.kind {

@@ -21,7 +21,7 @@ struct CustomersController: Sendable {
                 .get, "/v1/apps/{appId}/customers/{appUserId}", access: .appPublic, operationId: "getCustomer",
                 summary: "The customer's CustomerInfo; ETag and If-None-Match (304).", tag: "customers",
                 responses: errors.merging([200: "CustomerInfo", 304: nil]) { $1 }, query: ["environment"],
-                handler: getCustomer),
+                immediate: getCustomer),
             APIRoute(
                 .get, "/v1/apps/{appId}/customers/{appUserId}/events", access: .appSecret,
                 operationId: "listCustomerEvents", summary: "Lifecycle events, oldest first, paged by cursor.",
@@ -45,15 +45,16 @@ struct CustomersController: Sendable {
 
     // MARK: Handlers
 
-    @Sendable func getCustomer(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        let app = try await apps.app(context)
+    /// Answered on the HTTP thread: a cached app, one indexed read, the committed bytes.
+    @Sendable func getCustomer(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let app = try apps.appBlocking(context)
         let appUserId = try Self.appUserId(context)
         let environment = try Self.environment(request.queryValue("environment")) ?? Self.defaultEnvironment(app)
         let now = clock.now()
         let appId = app.id
         // The committed JSON is the answer until its next scheduled change: no decoding, no
         // engine, no encoding. Only a state that time has overtaken is evaluated afresh.
-        let body = try await apps.read { reader -> Data in
+        let body = try apps.readBlocking { reader -> Data in
             let lookup = try reader.customerState(appId: appId, knownAs: appUserId, environment: environment)
             if case .state(_, let json, let validUntil) = lookup, now.millisecondsSince1970 < validUntil {
                 return Data(json.utf8)

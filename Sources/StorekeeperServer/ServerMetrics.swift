@@ -138,7 +138,7 @@ public final class ServerMetrics: IngestionMetrics {
 
 /// Counts every request the router answers by route pattern, method and status, with latency.
 /// - Note: Immutable and `Sendable`.
-public struct MetricsMiddleware: Middleware {
+public struct MetricsMiddleware: ImmediateMiddleware {
     let metrics: ServerMetrics
 
     public init(metrics: ServerMetrics) { self.metrics = metrics }
@@ -148,6 +148,23 @@ public struct MetricsMiddleware: Middleware {
         let route = context.route ?? "unmatched"
         do {
             let response = try await next(request, context)
+            record(route, request, response.status.code, started)
+            return response
+        } catch {
+            record(route, request, HTTPError.from(error).status.code, started)
+            throw error
+        }
+    }
+
+    /// The same on the HTTP thread; a deferred request (`nil`) is counted when the async path
+    /// answers it, never twice.
+    public func handleImmediately(_ request: HTTPRequest, context: RequestContext, next: ImmediateNext) throws
+        -> HTTPResponse?
+    {
+        let started = ContinuousClock.now
+        let route = context.route ?? "unmatched"
+        do {
+            guard let response = try next(request, context) else { return nil }
             record(route, request, response.status.code, started)
             return response
         } catch {

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreTrust
 import Foundation
+import HTTPServer
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
@@ -95,6 +96,48 @@ struct AppRuntimeTests {
         let view = try await harness.request("GET", "/v1/admin/apps/\(appId)", key: ServerHarness.adminKey)
         #expect(view.status == 409)
         #expect(view.errorCode == "app_not_configured")
+        await harness.stop()
+    }
+}
+
+/// The reads that wait on nothing but the local store are answered on the HTTP thread.
+@Suite(.serialized)
+struct ImmediateRouteTests {
+    static func onThread<R: Sendable>(_ body: @escaping @Sendable () -> R) async -> R {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
+    @Test("health and CustomerInfo are answered without a hop; posting defers to the task pool")
+    func immediateRoutes() async throws {
+        let harness = try await ServerHarness()
+        let app = try await harness.createApp()
+        let responder = harness.application.responder
+        #expect(responder.answersImmediately)
+        let health = await Self.onThread {
+            responder.respondImmediately(to: HTTPRequest(method: .get, path: "/healthz"))
+        }
+        #expect(health?.status.code == 200)
+        #expect(health.map { String(decoding: $0.body, as: UTF8.self) } == #"{"status":"ok"}"#)
+        let path = "/v1/apps/\(app.appId)/customers/u1"
+        let headers: HTTPHeaders = ["Authorization": "Bearer \(app.publicKey)"]
+        let immediate = await Self.onThread {
+            responder.respondImmediately(to: HTTPRequest(method: .get, path: path, headers: headers))
+        }
+        let viaPool = try await harness.request("GET", path, key: app.publicKey)
+        #expect(immediate?.status.code == 200)
+        #expect(immediate?.body == viaPool.body)
+        #expect(immediate?.headers["ETag"] == viaPool.header("ETag"))
+        let unauthorized = await Self.onThread {
+            responder.respondImmediately(to: HTTPRequest(method: .get, path: path))
+        }
+        #expect(unauthorized?.status.code == 401)
+        let post = await Self.onThread {
+            responder.respondImmediately(
+                to: HTTPRequest(method: .post, path: "/v1/apps/\(app.appId)/notifications/appstore"))
+        }
+        #expect(post == nil)
         await harness.stop()
     }
 }
