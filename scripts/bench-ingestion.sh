@@ -22,7 +22,8 @@
 # Environment: BENCH_DURATION (per run, default 10s), BENCH_THREADS (default 2),
 # BENCH_CONNECTIONS (default 32), BENCH_NOTIFICATIONS (default: BENCH_POST_CEILING requests/s,
 # default 5000, times the duration), BENCH_CUSTOMERS (default 10000), BENCH_LARGE_CUSTOMERS
-# (default 100000; 0 skips), BENCH_POSTGRES=0 skips PostgreSQL. Exit status 1 when the server
+# (default 100000; 0 skips), BENCH_POSTGRES=0 skips PostgreSQL, BENCH_KEEP=1 keeps the work
+# directory (stores, server logs, wrk outputs). Exit status 1 when the server
 # fails or dies, not when a target is missed. Run it under the build lock so compiles do not
 # perturb it.
 set -euo pipefail
@@ -86,7 +87,7 @@ cleanup() {
     stop_process "$server_pid"
     stop_process "$nginx_pid"
     if [ -n "$postgres_started" ]; then "$here/postgres-test.sh" stop "$work/postgres" || true; fi
-    rm -rf "$work"
+    if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench-ingestion: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -130,6 +131,7 @@ start_server() {
         exit 1
     fi
 }
+# stop_server LOG: stops it; a server that died fails the bench; errors it logged are noted.
 stop_server() {
     if ! kill -0 "$server_pid" 2>/dev/null; then
         echo "bench-ingestion: the server died during the benchmark" >&2
@@ -138,6 +140,11 @@ stop_server() {
     fi
     stop_process "$server_pid"
     server_pid=""
+    local count
+    count=$(grep -ci 'error' "$1" || true)
+    if [ "$count" -gt 0 ]; then
+        notes+=("server log $(basename "$1"): $count lines mention an error; first: $(grep -i -m1 'error' "$1" | cut -c1-300)")
+    fi
 }
 
 # nginx answers every customer path with one file the size of a CustomerInfo (www/customer.json,
@@ -179,6 +186,7 @@ fi
 
 results=()
 references=()
+notes=()
 # run LABEL URL REFERENCE_NAME REFERENCE_VALUE MIN_RATIO MAX_P99_MS WRK_OPTION… [-- SCRIPT_ARGUMENT…]
 # One wrk run; keeps a summary line. REFERENCE_VALUE "wrk:LABEL" takes another run's requests/s;
 # MIN_RATIO and MAX_P99_MS "-" mean no target.
@@ -320,5 +328,6 @@ printf '%-34s %8s %9s %9s %26s %6s %16s %4s %7s\n' "run" "req/s" "p50" "p99" "re
     "non200"
 printf '%s\n' "${results[@]}"
 printf '%s\n' "${references[@]}"
+[ ${#notes[@]} -gt 0 ] && printf '%s\n' "${notes[@]}"
 echo "(CustomerInfo $small_size bytes at $customers customers${large_size:+, $large_size bytes at $large_customers};" \
     "POSTs are DID_RENEW notifications, each distinct, spread over the customers)"
