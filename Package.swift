@@ -57,7 +57,10 @@ let package = Package(
         .executableTarget(name: "HTTPCoreBench", dependencies: ["HTTPServer"], swiftSettings: strict),
         .executableTarget(
             name: "StorekeeperBench",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],
+            dependencies: [
+                "AppStoreModels", "AppStoreTrust", "Entitlements", "Storage", "StorekeeperIngestion", "CSQLite",
+                "CLibPQ",
+            ],
             swiftSettings: strict),
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access, workloads.
         .target(

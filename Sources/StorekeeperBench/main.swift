@@ -176,6 +176,12 @@ func benchStorage() async throws {
     }
 }
 
+// `StorekeeperBench prepare-http …` / `raw-commits …`: scripts/bench-ingestion.sh (HTTPWorkload.swift).
+if CommandLine.arguments.count > 1 {
+    let arguments = CommandLine.arguments
+    exit(await HTTPWorkload.run(command: arguments[1], arguments: Array(arguments.dropFirst(2))))
+}
+
 // BENCH_ONLY=verification|engine|storage runs one part (for profiling, and storage sizes in
 // separate processes so each peak RSS belongs to one size).
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
