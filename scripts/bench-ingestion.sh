@@ -87,7 +87,7 @@ cleanup() {
     stop_process "$server_pid"
     stop_process "$nginx_pid"
     if [ -n "$postgres_started" ]; then "$here/postgres-test.sh" stop "$work/postgres" || true; fi
-    if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench-ingestion: kept $work" >&2; else rm -rf "$work"; fi
+    if [ "${BENCH_KEEP:-0}" = 1 ] || [ "${BENCH_PERF:-0}" = 1 ]; then echo "bench-ingestion: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -200,9 +200,17 @@ run() {
         shift
     done
     [ $# -gt 0 ] && script_arguments=("$@")
-    local output file
+    local output file perf_pid=""
+    # BENCH_PERF=1: a call-graph profile of the server during each of its runs, kept beside the
+    # wrk outputs (implies BENCH_KEEP=1), for `perf report -i FILE`.
+    if [ "${BENCH_PERF:-0}" = 1 ] && [ -n "$server_pid" ] && [[ $url != *":$nginx_port"* ]]; then
+        perf record -q -F 499 -g -p "$server_pid" -o "$work/perf-$(echo "$label" | tr -c 'a-zA-Z0-9' '_').data" \
+            -- sleep "${duration%s}" >/dev/null 2>&1 &
+        perf_pid=$!
+    fi
     output=$(wrk --latency -t "$threads" -c "$connections" -d "$duration" "${options[@]}" "$url" \
         "${script_arguments[@]}")
+    if [ -n "$perf_pid" ]; then wait "$perf_pid" || true; fi
     file="$work/wrk-$(echo "$label" | tr -c 'a-zA-Z0-9' '_').txt"
     echo "$output" >"$file"
     if [[ $reference == wrk:* ]]; then reference=${rates[${reference#wrk:}]:-0}; fi

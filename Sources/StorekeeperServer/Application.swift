@@ -49,7 +49,9 @@ public struct StorekeeperApplication: Sendable {
         let documentBox = DocumentBox()
         var routes: [APIRoute] = []
         routes +=
-            OperationsController(store: store, metrics: metrics, clock: clock, openAPI: { documentBox.value }).routes
+            OperationsController(
+                store: store, metrics: metrics, clock: clock, writer: ingestion.writer, openAPI: { documentBox.value }
+            ).routes
         routes += NotificationsController(apps: apps, ingestor: notifications).routes
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
         routes += CustomersController(apps: apps, aliases: ingestion.aliases, clock: clock).routes

@@ -9,6 +9,8 @@ struct OperationsController: Sendable {
     let store: any Store
     let metrics: ServerMetrics
     let clock: ServerClock
+    /// Its group-commit counters are reported with the metrics.
+    let writer: IngestionWriter
     /// Set once the routes are known (the document describes every route, this one included).
     let openAPI: @Sendable () -> JSONValue
 
@@ -90,6 +92,19 @@ struct OperationsController: Sendable {
 
                 """
         }
+        let grouping = writer.statistics
+        text += """
+            # HELP storekeeper_ingestion_batches_total Ingestions committed (or refused) by the group-commit writer.
+            # TYPE storekeeper_ingestion_batches_total counter
+            storekeeper_ingestion_batches_total \(grouping.batches)
+            # HELP storekeeper_ingestion_groups_total Database transactions the writer ran for them.
+            # TYPE storekeeper_ingestion_groups_total counter
+            storekeeper_ingestion_groups_total \(grouping.groups)
+            # HELP storekeeper_ingestion_largest_group Most ingestions one transaction held.
+            # TYPE storekeeper_ingestion_largest_group gauge
+            storekeeper_ingestion_largest_group \(grouping.largestGroup)
+
+            """
         var response = HTTPResponse.text(text)
         response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         return response

@@ -86,6 +86,9 @@ struct GroupCommitTests {
         #expect(after.groups - before.groups < 120, "no two ingestions shared a commit")
         let count = try await harness.store.read { try $0.notificationCount(appId: app.appId) }
         #expect(count == 60)
+        let metrics = try await harness.request("GET", "/metrics").text
+        #expect(metrics.contains("\nstorekeeper_ingestion_batches_total 120\n"))
+        #expect(metrics.contains("\nstorekeeper_ingestion_groups_total \(after.groups)\n"))
         await harness.stop()
     }
 }
