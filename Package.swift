@@ -49,7 +49,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "StorekeeperBench",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],
+            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage", "CSQLite", "CLibPQ"],
             swiftSettings: strict),
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access, workloads.
         .target(

@@ -52,11 +52,11 @@ public enum StoreBenchmark {
 
     /// Imports `transactions` transactions spread over `customers` customers (monthly renewal
     /// chains, `customersPerCommit` customers per transaction, each with its evaluated
-    /// CustomerInfo), then runs `lookups` CustomerInfo reads and `commits` full ingestions with
+    /// CustomerInfo; the transactions of one commit go in one `insertTransactions`), then runs `lookups` CustomerInfo reads and `commits` full ingestions with
     /// `concurrency` tasks each.
     public static func run(
         store: any Store, transactions: Int, customers: Int, lookups: Int = 20_000, commits: Int = 2_000,
-        concurrency: Int = 8, customersPerCommit: Int = 200
+        concurrency: Int = 8, customersPerCommit: Int = 300
     ) async throws -> Result {
         let now = Timestamp(millisecondsSince1970: base + 3_650 * day)
         try await store.write { tx in
@@ -72,9 +72,12 @@ public enum StoreBenchmark {
             let range = next..<min(customers, next + customersPerCommit)
             next = range.upperBound
             try await store.write(retries: 5) { tx in
+                var batch: [NewTransaction] = []
+                batch.reserveCapacity(range.count * perCustomer)
                 for customer in range {
-                    try importCustomer(customer, transactions: perCustomer, now: now, tx)
+                    batch += try importCustomer(customer, transactions: perCustomer, now: now, tx)
                 }
+                try tx.insertTransactions(batch)
             }
         }
         let importSeconds = seconds(clock.now - importStart)
@@ -129,11 +132,16 @@ public enum StoreBenchmark {
             commitSeconds: commitSeconds, peakResidentBytes: peakResidentBytes())
     }
 
-    static func importCustomer(_ customer: Int, transactions: Int, now: Timestamp, _ tx: any StoreTransaction) throws {
+    /// Creates the customer, claims its renewal chain and saves its evaluated state; returns
+    /// its transactions for the transaction's bulk insert.
+    static func importCustomer(_ customer: Int, transactions: Int, now: Timestamp, _ tx: any StoreTransaction) throws
+        -> [NewTransaction]
+    {
         let record = try tx.ensureCustomer(appId: appId, appUserId: "bench-user-\(customer)", at: now)
         let original = "bench-o\(customer)"
         try tx.claimOriginalTransaction(original, customerId: record.id, at: now)
         var facts: [Fact] = []
+        var rows: [NewTransaction] = []
         for period in 0..<transactions {
             let start = base + Int64(period) * 30 * day
             let fact = TransactionFact(
@@ -142,7 +150,7 @@ public enum StoreBenchmark {
                 expiresDate: Timestamp(millisecondsSince1970: start + 30 * day),
                 signedDate: Timestamp(millisecondsSince1970: start), environment: .production, price: 9990,
                 currency: "USD", transactionReason: period == 0 ? .purchase : .renewal)
-            _ = try tx.insertTransaction(
+            rows.append(
                 NewTransaction(
                     appId: appId, jws: "bench.\(fact.transactionId)", fact: fact, source: "import", receivedAt: now))
             facts.append(.transaction(fact))
@@ -154,6 +162,7 @@ public enum StoreBenchmark {
         _ = try tx.saveCustomerInfo(
             evaluation.customerInfo, customerId: record.id, expectedVersion: previous?.version, at: now)
         _ = try tx.appendEvents(evaluation.newEvents, customerId: record.id, at: now)
+        return rows
     }
 
     /// One notification-driven ingestion, as the server does it.
