@@ -21,7 +21,7 @@ struct ColumnJSONTests {
     static let awkward = "quote \" backslash \\ slash / controls \u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1F} é ü 😀 \u{7F}"
 
     @Test("transaction, renewal and notification facts, all fields and none")
-    func facts() {
+    func facts() throws {
         let full = TransactionFact(
             transactionId: "t-\(Self.awkward)", originalTransactionId: "o/1", productId: "p",
             productKind: .autoRenewable,
@@ -31,6 +31,11 @@ struct ColumnJSONTests {
             ownership: .familyShared, environment: .sandbox, price: -9_990, currency: "EUR", quantity: 3,
             transactionReason: .renewal)
         Self.same(full)
+        // The hand-written member list covers every stored property of TransactionFact.
+        let members = try #require(
+            try JSONSerialization.jsonObject(with: Data(ColumnJSON.transaction(full).utf8)) as? [String: Any])
+        #expect(Set(members.keys) == Set(Mirror(reflecting: full).children.compactMap(\.label)))
+        #expect(ColumnJSON.transaction(full) == ColumnJSON.encode(full))
         Self.same(
             TransactionFact(
                 transactionId: "t", originalTransactionId: "o", productId: "p", purchaseDate: F.at(0),
