@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import Foundation
+import Synchronization
 
 /// `StoreReader` and `StoreTransaction` on one SQL connection; the same statements serve
 /// SQLite and PostgreSQL except where a `switch dialect` shows the difference.
@@ -64,12 +65,29 @@ final class SQLStoreTransaction: StoreTransaction {
                 precondition(row.count == width, "a bulk row has the wrong number of columns")
                 arguments += row
             }
-            inserted += try connection.execute(
-                Self.multiRowStatement(insert, onConflict: onConflict, width: width, rows: count), arguments)
+            let shape = BulkShape(insert: insert, onConflict: onConflict, width: width, rows: count)
+            let sql = Self.bulkStatements.withLock { cache in
+                if let sql = cache[shape] { return sql }
+                let sql = Self.multiRowStatement(insert, onConflict: onConflict, width: width, rows: count)
+                cache[shape] = sql
+                return sql
+            }
+            inserted += try connection.execute(sql, arguments)
             next += count
         }
         return inserted
     }
+
+    struct BulkShape: Hashable {
+        var insert: String
+        var onConflict: String
+        var width: Int
+        var rows: Int
+    }
+
+    /// Bulk statement texts built so far: a handful per table (full statements and the
+    /// power-of-two tails), shared by every connection.
+    static let bulkStatements = Mutex<[BulkShape: String]>([:])
 
     /// `insert VALUES ($1, …, $width), ($width+1, …), … onConflict`: placeholders only, the
     /// values stay bound.
@@ -112,8 +130,9 @@ final class SQLStoreTransaction: StoreTransaction {
 
     // MARK: - JSON columns
 
+    /// What `AppStoreJSON.encode` writes, written faster (`ColumnJSON`).
     static func json<T: Encodable>(_ value: T) -> SQLValue {
-        .text(String(decoding: AppStoreJSON.encode(value), as: UTF8.self))
+        .text(ColumnJSON.encode(value))
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String, column: String) throws(StoreError) -> T {

@@ -3,8 +3,8 @@ import Entitlements
 import Foundation
 import Storage
 
-/// Storage figures for `make bench`: bulk import, CustomerInfo lookups (rate, p50/p99), and
-/// durable ingestion commits, against any `Store`.
+/// Storage figures for `make bench`: bulk import, state derivation, CustomerInfo lookups
+/// (rate, p50/p99), and durable ingestion commits, against any `Store`.
 ///
 /// Uses its own app (`bench`) and fixed instants, so it can run on a fresh or a used database.
 /// - Note: Stateless; run one benchmark per store at a time.
@@ -16,6 +16,8 @@ public enum StoreBenchmark {
         public var transactions: Int
         public var customers: Int
         public var importSeconds: Double
+        /// Deriving every customer's CustomerInfo and events after the import.
+        public var deriveSeconds: Double
         public var lookups: Int
         public var lookupSeconds: Double
         public var lookupP50Microseconds: Double
@@ -26,6 +28,7 @@ public enum StoreBenchmark {
         public var peakResidentBytes: Int?
 
         public var importRowsPerSecond: Double { Double(transactions) / importSeconds }
+        public var derivedCustomersPerSecond: Double { Double(customers) / deriveSeconds }
         public var lookupsPerSecond: Double { Double(lookups) / lookupSeconds }
         public var commitsPerSecond: Double { Double(commits) / commitSeconds }
 
@@ -34,6 +37,7 @@ public enum StoreBenchmark {
             return """
                 storage \(engine.rawValue): import \(transactions) transactions / \(customers) customers in \
                 \(String(format: "%.2f", importSeconds)) s (\(f(importRowsPerSecond)) rows/s); \
+                states derived in \(String(format: "%.2f", deriveSeconds)) s (\(f(derivedCustomersPerSecond)) customers/s); \
                 CustomerInfo lookups \(f(lookupsPerSecond))/s p50 \(f(lookupP50Microseconds)) µs \
                 p99 \(f(lookupP99Microseconds)) µs; durable ingestion commits \(f(commitsPerSecond))/s; \
                 peak RSS \(peakResidentBytes.map { "\($0 / 1_048_576) MiB" } ?? "n/a")
@@ -51,12 +55,14 @@ public enum StoreBenchmark {
     ])
 
     /// Imports `transactions` transactions spread over `customers` customers (monthly renewal
-    /// chains, `customersPerCommit` customers per transaction, each with its evaluated
-    /// CustomerInfo), then runs `lookups` CustomerInfo reads and `commits` full ingestions with
-    /// `concurrency` tasks each.
+    /// chains): customers, their ownership and their transactions (one `insertTransactions`)
+    /// in one commit per `customersPerCommit` customers; then derives every customer's
+    /// CustomerInfo and events (the engine) in commits of the same size; then runs `lookups`
+    /// CustomerInfo reads and `commits` full ingestions. Each phase keeps `concurrency` tasks
+    /// (commits) in flight: PostgreSQL runs them side by side, SQLite's single writer in turn.
     public static func run(
         store: any Store, transactions: Int, customers: Int, lookups: Int = 20_000, commits: Int = 2_000,
-        concurrency: Int = 8, customersPerCommit: Int = 200
+        concurrency: Int = 8, customersPerCommit: Int = 300
     ) async throws -> Result {
         let now = Timestamp(millisecondsSince1970: base + 3_650 * day)
         try await store.write { tx in
@@ -67,17 +73,48 @@ public enum StoreBenchmark {
         let perCustomer = max(1, transactions / max(1, customers))
 
         let importStart = clock.now
-        var next = 0
-        while next < customers {
-            let range = next..<min(customers, next + customersPerCommit)
-            next = range.upperBound
+        let ids = try await inBatches(
+            customers: customers, size: customersPerCommit, concurrency: concurrency
+        ) { range in
             try await store.write(retries: 5) { tx in
+                var rows: [NewTransaction] = []
+                rows.reserveCapacity(range.count * perCustomer)
+                var ids: [Int64] = []
                 for customer in range {
-                    try importCustomer(customer, transactions: perCustomer, now: now, tx)
+                    let record = try tx.ensureCustomer(appId: appId, appUserId: "bench-user-\(customer)", at: now)
+                    try tx.claimOriginalTransaction(original(customer), customerId: record.id, at: now)
+                    ids.append(record.id)
+                    for fact in transactionFacts(customer, count: perCustomer) {
+                        rows.append(
+                            NewTransaction(
+                                appId: appId, jws: "bench.\(fact.transactionId)", fact: fact, source: "import",
+                                receivedAt: now))
+                    }
                 }
+                try tx.insertTransactions(rows)
+                return ids
             }
         }
         let importSeconds = seconds(clock.now - importStart)
+
+        let deriveStart = clock.now
+        _ = try await inBatches(customers: customers, size: customersPerCommit, concurrency: concurrency) { range in
+            try await store.write(retries: 5) { tx in
+                // Nothing else writes these customers while they are derived: no lock needed.
+                for customer in range {
+                    let facts = transactionFacts(customer, count: perCustomer).map(Fact.transaction)
+                    let previous = try tx.customerInfo(customerId: ids[customer], environment: .production)
+                    let evaluation = EntitlementEngine.evaluate(
+                        customerId: "bench-user-\(customer)", environment: .production, facts: facts,
+                        catalog: catalog, now: now, previous: previous?.info)
+                    _ = try tx.saveCustomerInfo(
+                        evaluation.customerInfo, customerId: ids[customer], expectedVersion: previous?.version, at: now)
+                    _ = try tx.appendEvents(evaluation.newEvents, customerId: ids[customer], at: now)
+                }
+                return [Int64]()
+            }
+        }
+        let deriveSeconds = seconds(clock.now - deriveStart)
 
         let lookupStart = clock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -124,36 +161,50 @@ public enum StoreBenchmark {
         }
         return Result(
             engine: store.engine, transactions: perCustomer * customers, customers: customers,
-            importSeconds: importSeconds, lookups: lookups, lookupSeconds: lookupSeconds,
+            importSeconds: importSeconds, deriveSeconds: deriveSeconds, lookups: lookups, lookupSeconds: lookupSeconds,
             lookupP50Microseconds: percentile(0.50), lookupP99Microseconds: percentile(0.99), commits: commits,
             commitSeconds: commitSeconds, peakResidentBytes: peakResidentBytes())
     }
 
-    static func importCustomer(_ customer: Int, transactions: Int, now: Timestamp, _ tx: any StoreTransaction) throws {
-        let record = try tx.ensureCustomer(appId: appId, appUserId: "bench-user-\(customer)", at: now)
-        let original = "bench-o\(customer)"
-        try tx.claimOriginalTransaction(original, customerId: record.id, at: now)
-        var facts: [Fact] = []
-        for period in 0..<transactions {
+    /// Creates the customer, claims its renewal chain and saves its evaluated state; returns
+    /// its transactions for the transaction's bulk insert.
+    static func original(_ customer: Int) -> String { "bench-o\(customer)" }
+
+    /// The customer's monthly renewal chain.
+    static func transactionFacts(_ customer: Int, count: Int) -> [TransactionFact] {
+        (0..<count).map { period in
             let start = base + Int64(period) * 30 * day
-            let fact = TransactionFact(
-                transactionId: "\(original)-t\(period)", originalTransactionId: original, productId: "monthly",
-                purchaseDate: Timestamp(millisecondsSince1970: start),
+            return TransactionFact(
+                transactionId: "\(original(customer))-t\(period)", originalTransactionId: original(customer),
+                productId: "monthly", purchaseDate: Timestamp(millisecondsSince1970: start),
                 expiresDate: Timestamp(millisecondsSince1970: start + 30 * day),
                 signedDate: Timestamp(millisecondsSince1970: start), environment: .production, price: 9990,
                 currency: "USD", transactionReason: period == 0 ? .purchase : .renewal)
-            _ = try tx.insertTransaction(
-                NewTransaction(
-                    appId: appId, jws: "bench.\(fact.transactionId)", fact: fact, source: "import", receivedAt: now))
-            facts.append(.transaction(fact))
         }
-        let previous = try tx.customerInfo(customerId: record.id, environment: .production)
-        let evaluation = EntitlementEngine.evaluate(
-            customerId: record.appUserId, environment: .production, facts: facts, catalog: catalog, now: now,
-            previous: previous?.info)
-        _ = try tx.saveCustomerInfo(
-            evaluation.customerInfo, customerId: record.id, expectedVersion: previous?.version, at: now)
-        _ = try tx.appendEvents(evaluation.newEvents, customerId: record.id, at: now)
+    }
+
+    /// Runs `body` for consecutive ranges of `size` customers, `concurrency` at a time; returns
+    /// what the bodies returned (one id per customer), in customer order.
+    static func inBatches(
+        customers: Int, size: Int, concurrency: Int, _ body: @escaping @Sendable (Range<Int>) async throws -> [Int64]
+    ) async throws -> [Int64] {
+        var ids = [Int64](repeating: 0, count: customers)
+        try await withThrowingTaskGroup(of: (Range<Int>, [Int64]).self) { group in
+            var next = 0
+            var inFlight = 0
+            while next < customers || inFlight > 0 {
+                while inFlight < max(1, concurrency), next < customers {
+                    let range = next..<min(customers, next + max(1, size))
+                    next = range.upperBound
+                    group.addTask { (range, try await body(range)) }
+                    inFlight += 1
+                }
+                guard let (range, result) = try await group.next() else { break }
+                inFlight -= 1
+                for (customer, id) in zip(range, result) { ids[customer] = id }
+            }
+        }
+        return ids
     }
 
     /// One notification-driven ingestion, as the server does it.

@@ -170,7 +170,18 @@ func benchStorage() async throws {
     if environment["BENCH_STORAGE_ENGINE"] != "sqlite", let url = environment["STOREKEEPER_BENCH_POSTGRES_URL"] {
         stores.append(("postgres", try await PostgresStore.open(url: url)))
     }
-    for (_, store) in stores {
+    for (engine, store) in stores {
+        if environment["BENCH_NO_REFERENCE"] == nil {
+            // The physical references: durable single-row commits with nothing of ours in the way.
+            let reference: Double
+            if engine == "sqlite" {
+                reference = try RawCommitReference.sqlite(directory: directory)
+                print("raw SQLite commits (WAL, synchronous=FULL, 1 INSERT each): \(format(reference)) commits/s")
+            } else {
+                reference = try RawCommitReference.postgres(url: environment["STOREKEEPER_BENCH_POSTGRES_URL"] ?? "")
+                print("raw PostgreSQL commits (1 libpq client, 1 INSERT each)   : \(format(reference)) commits/s")
+            }
+        }
         print(try await StoreBenchmark.run(store: store, transactions: transactions, customers: customers))
         await store.close()
     }

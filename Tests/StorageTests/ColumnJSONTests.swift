@@ -1,0 +1,110 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import StorekeeperTesting
+import Testing
+
+@testable import Storage
+
+private typealias F = IngestionFixture
+
+/// `ColumnJSON` must write exactly what `AppStoreJSON.encode` writes, for every stored model.
+@Suite("Column JSON")
+struct ColumnJSONTests {
+    static func same<T: Encodable>(_ value: T, _ comment: Comment? = nil, fast: Bool = true) {
+        let expected = String(decoding: AppStoreJSON.encode(value), as: UTF8.self)
+        #expect(ColumnJSON.encode(value) == expected, comment)
+        // Whether the value is written by ColumnJSON itself or left to Foundation.
+        #expect((ColumnJSONWriter().encodeDocument(value) != nil) == fast, comment)
+    }
+
+    static let awkward = "quote \" backslash \\ slash / controls \u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1F} é ü 😀 \u{7F}"
+
+    @Test("transaction, renewal and notification facts, all fields and none")
+    func facts() throws {
+        let full = TransactionFact(
+            transactionId: "t-\(Self.awkward)", originalTransactionId: "o/1", productId: "p",
+            productKind: .autoRenewable,
+            subscriptionGroup: "g", purchaseDate: F.at(1), originalPurchaseDate: F.at(0), expiresDate: F.at(31),
+            signedDate: F.at(2), revocationDate: F.at(3), revocationReason: 1, revocationType: .refundFull,
+            revocationPercentage: 50_000, isUpgraded: true, periodType: .intro, offerIdentifier: "offer",
+            ownership: .familyShared, environment: .sandbox, price: -9_990, currency: "EUR", quantity: 3,
+            transactionReason: .renewal)
+        Self.same(full)
+        // The hand-written member list covers every stored property of TransactionFact.
+        let members = try #require(
+            try JSONSerialization.jsonObject(with: Data(ColumnJSON.transaction(full).utf8)) as? [String: Any])
+        #expect(Set(members.keys) == Set(Mirror(reflecting: full).children.compactMap(\.label)))
+        #expect(ColumnJSON.transaction(full) == ColumnJSON.encode(full))
+        Self.same(
+            TransactionFact(
+                transactionId: "t", originalTransactionId: "o", productId: "p", purchaseDate: F.at(0),
+                signedDate: F.at(0), environment: .production))
+        Self.same(
+            RenewalFact(
+                originalTransactionId: "o", productId: "p", autoRenewProductId: "q", autoRenewEnabled: false,
+                expirationIntent: 2, isInBillingRetryPeriod: true, gracePeriodExpiresDate: F.at(9),
+                priceIncreaseStatus: 0, signedDate: F.at(4), environment: .xcode))
+        Self.same(RenewalFact(originalTransactionId: "o", productId: "p", signedDate: F.at(4), environment: .sandbox))
+        Self.same(
+            NotificationFact(
+                notificationId: "n", type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedDate: F.at(5),
+                environment: .production, originalTransactionId: "o", transactionId: "t", productId: "p"))
+        Self.same(Fact.transaction(full), "an enum with associated values is left to Foundation", fast: false)
+    }
+
+    @Test("customer states and lifecycle events the engine derives")
+    func derived() {
+        let notifications = F.notifications(customers: 10, perCustomer: 10)
+        var events = 0
+        for (appUserId, own) in Dictionary(grouping: notifications, by: \.appUserId) {
+            let evaluation = EntitlementEngine.evaluate(
+                customerId: appUserId, environment: .production, facts: own.flatMap(\.facts), catalog: F.catalog,
+                now: F.now)
+            Self.same(evaluation.customerInfo, "\(appUserId)")
+            for event in evaluation.allEvents { Self.same(event, "\(appUserId) \(event.id)") }
+            events += evaluation.allEvents.count
+        }
+        #expect(events > 0)
+    }
+
+    @Test("configuration, audit details and plain values")
+    func configuration() {
+        Self.same(F.catalog)
+        Self.same(JSONValue.object([:]))
+        Self.same(
+            JSONValue.object([
+                "z": .string(Self.awkward),
+                "a": .array([.null, .bool(true), .integer(-3), .object(["k": .bool(false)])]),
+                "é": .integer(1), "B": .string(""), "aa": .null, "": .array([]),
+            ]))
+        Self.same(JSONValue.object(["n": .number(1.5)]), "floating point is left to Foundation", fast: false)
+        Self.same(["b": 2, "a": 1, "A": 0, "ab": 3, "a\u{0}": 4])
+        Self.same([Int?.none, 1, nil])
+        Self.same([[String]]())
+        Self.same(Self.awkward)
+        Self.same(Int64.min)
+        Self.same(UInt64.max)
+        Self.same([Int8(-1): "x"], "integer-keyed dictionaries")
+        Self.same(Date(timeIntervalSince1970: 0), fast: false)
+        Self.same(Data([1, 2, 3]), fast: false)
+        Self.same(Twice(), "a key written twice keeps its last value")
+    }
+
+    struct Twice: Encodable {
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(1, forKey: Key(stringValue: "b"))
+            try container.encode("first", forKey: Key(stringValue: "a"))
+            var again = encoder.container(keyedBy: Key.self)
+            try again.encode("second", forKey: Key(stringValue: "a"))
+        }
+    }
+}
