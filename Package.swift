@@ -67,10 +67,13 @@ let package = Package(
             name: "StorekeeperTesting",
             dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],
             swiftSettings: strict),
-        // Child processes the storage tests spawn (crash, multi-process ingestion); not a product.
+        // Child processes the storage tests spawn (crash, group-commit crash, multi-process ingestion); not a product.
         .executableTarget(
             name: "StorekeeperTestProbes",
-            dependencies: ["AppStoreModels", "Entitlements", "Storage", "StorekeeperTesting"],
+            dependencies: [
+                "AppStoreModels", "AppStoreTrust", "Entitlements", "Storage", "StorekeeperIngestion",
+                "StorekeeperTesting",
+            ],
             swiftSettings: strict),
 
         .testTarget(

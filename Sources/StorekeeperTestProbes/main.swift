@@ -5,13 +5,16 @@ import Foundation
 ///
 ///     StorekeeperTestProbes crash --database URL --prefix P [--count N]
 ///     StorekeeperTestProbes ingest --database URL [--customers N] …
+///     StorekeeperTestProbes group-commit [--setup] --database URL --app ID --ca DIR …
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 // Killed with SIGKILL by StorageTests' crash-recovery test.
 case "crash": exit(StoreCrashProbe.run(Array(arguments.dropFirst())))
 // One of the processes of StorageTests' multi-process ingestion test.
 case "ingest": exit(StoreIngestionProbe.run(Array(arguments.dropFirst())))
+// Killed with SIGKILL by StorageTests' group-commit crash test, while ingesting through `Ingestion`.
+case "group-commit": exit(GroupCommitCrashProbe.run(Array(arguments.dropFirst())))
 default:
-    FileHandle.standardError.write(Data("usage: StorekeeperTestProbes crash|ingest OPTIONS\n".utf8))
+    FileHandle.standardError.write(Data("usage: StorekeeperTestProbes crash|ingest|group-commit OPTIONS\n".utf8))
     exit(2)
 }
