@@ -113,7 +113,12 @@ final class SQLStoreTransaction: StoreTransaction {
     // MARK: - JSON columns
 
     static func json<T: Encodable>(_ value: T) -> SQLValue {
-        .text(String(decoding: AppStoreJSON.encode(value), as: UTF8.self))
+        .text(jsonText(value))
+    }
+
+    /// The JSON stored for `value`: canonical (`AppStoreJSON.encode`), as text.
+    static func jsonText<T: Encodable>(_ value: T) -> String {
+        String(decoding: AppStoreJSON.encode(value), as: UTF8.self)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String, column: String) throws(StoreError) -> T {
