@@ -55,7 +55,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "StorekeeperBench",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage"],
+            dependencies: ["AppStoreModels", "AppStoreTrust", "Entitlements", "Storage", "StorekeeperIngestion"],
             swiftSettings: strict),
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access, workloads.
         .target(
