@@ -29,6 +29,8 @@ public final class CustomerEvaluationCache: Sendable {
     private struct Entries {
         var facts: [Int64: [FactKind: [Decoded<Fact>]]] = [:]
         var states: [Key: Decoded<CustomerInfo>] = [:]
+        /// How each state was last encoded here, for the next encoding to reuse.
+        var encodings: [Key: CustomerInfoEncoding] = [:]
         /// Customers by last use, for eviction.
         var lastUse: [Int64: UInt64] = [:]
         var clock: UInt64 = 0
@@ -110,6 +112,24 @@ public final class CustomerEvaluationCache: Sendable {
         }
     }
 
+    /// Records `info`, encoded as `encoding` (and stored as `encoding.json`), as the customer's
+    /// state in its environment.
+    public func remember(_ info: CustomerInfo, encoding: CustomerInfoEncoding, customerId: Int64) {
+        guard capacity > 0 else { return }
+        let key = Key(customerId: customerId, environment: info.environment)
+        entries.withLock { entries in
+            entries.states[key] = Decoded(json: encoding.json, value: info)
+            entries.encodings[key] = encoding
+            touch(customerId, &entries)
+        }
+    }
+
+    /// The last encoding made here of the customer's state in `environment`, whether or not it
+    /// was committed: only its encoded parts are reused, each for an equal value.
+    public func encoding(customerId: Int64, environment: AppStoreEnvironment) -> CustomerInfoEncoding? {
+        entries.withLock { $0.encodings[Key(customerId: customerId, environment: environment)] }
+    }
+
     /// Forgets everything (tests, and a store swapped under a running process).
     public func removeAll() {
         entries.withLock { $0 = Entries() }
@@ -137,6 +157,7 @@ public final class CustomerEvaluationCache: Sendable {
             entries.lastUse[oldest] = nil
             for environment in AppStoreEnvironment.allCases {
                 entries.states[Key(customerId: oldest, environment: environment)] = nil
+                entries.encodings[Key(customerId: oldest, environment: environment)] = nil
             }
         }
     }

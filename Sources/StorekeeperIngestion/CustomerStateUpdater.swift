@@ -41,12 +41,14 @@ public enum CustomerStateUpdater {
         let evaluation = EntitlementEngine.evaluate(
             customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
             previous: previous?.info)
-        let json = String(decoding: AppStoreJSON.encode(evaluation.customerInfo), as: UTF8.self)
+        let encoding = CustomerInfoEncoding(
+            evaluation.customerInfo, reusing: cache.encoding(customerId: customer.id, environment: environment))
         let version = try transaction.saveCustomerInfo(
-            evaluation.customerInfo, json: json, customerId: customer.id, expectedVersion: previous?.version, at: now)
+            evaluation.customerInfo, json: encoding.json, customerId: customer.id,
+            expectedVersion: previous?.version, at: now)
         // Remembered before the commit: if this transaction rolls back, the stored text differs
-        // from `json` and the next evaluation decodes what is really there.
-        cache.remember(evaluation.customerInfo, json: json, customerId: customer.id)
+        // from `encoding.json` and the next evaluation decodes what is really there.
+        cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id)
         let appended = try transaction.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
         if !appended.isEmpty {
             try transaction.enqueueDeliveries(of: appended, appId: customer.appId, at: now)
