@@ -58,7 +58,10 @@ struct FactLedger {
                     ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
             }
         }
-        transactions = versionsByTransactionId.values.map { $0.last! }.sorted(by: Self.byPurchase)
+        // Winners have distinct transaction ids, so `byPurchase` is a total order; indices are
+        // sorted rather than the (large) facts themselves.
+        let winners = versionsByTransactionId.values.map { $0.last! }
+        transactions = winners.indices.sorted { Self.byPurchase(winners[$0], winners[$1]) }.map { winners[$0] }
 
         for renewal in renewalSet {
             renewalsByOriginalTransactionId[renewal.originalTransactionId, default: []].append(renewal)
