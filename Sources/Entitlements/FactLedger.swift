@@ -67,10 +67,13 @@ struct FactLedger {
             renewalsByOriginalTransactionId[renewal.originalTransactionId, default: []].append(renewal)
         }
         for (id, renewals) in renewalsByOriginalTransactionId {
-            renewalsByOriginalTransactionId[id] = renewals.sorted { lhs, rhs in
-                lhs.signedDate != rhs.signedDate
+            // Distinct snapshots, so the order is total; indices are sorted, not the snapshots.
+            renewalsByOriginalTransactionId[id] = renewals.indices.sorted { left, right in
+                let lhs = renewals[left]
+                let rhs = renewals[right]
+                return lhs.signedDate != rhs.signedDate
                     ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
-            }
+            }.map { renewals[$0] }
         }
         for notification in notificationsById.values {
             guard let originalTransactionId = notification.originalTransactionId else { continue }

@@ -92,9 +92,13 @@ import Testing
                 #expect(
                     actual.states == expected.states,
                     "seed \(Self.seed): customer \(customer) step \(step): stored state differs")
+                let firstDifference = zip(actual.events, expected.events).first { $0 != $1 }.map { $0.0.id }
                 #expect(
                     actual.events == expected.events,
-                    "seed \(Self.seed): customer \(customer) step \(step): events differ")
+                    """
+                    seed \(Self.seed): customer \(customer) step \(step): events differ \
+                    (\(actual.events.count) vs \(expected.events.count), first at \(firstDifference ?? "the end"))
+                    """)
                 step += 1
             }
             await cached.close()
