@@ -83,7 +83,9 @@ let package = Package(
         .testTarget(
             name: "AppStoreClientTests", dependencies: ["AppStoreClient", "StorekeeperTesting", "HTTPServer"],
             swiftSettings: strict),
-        .testTarget(name: "EntitlementsTests", dependencies: ["Entitlements"], swiftSettings: strict),
+        .testTarget(
+            name: "EntitlementsTests", dependencies: ["Entitlements", "Storage", "StorekeeperIngestion"],
+            swiftSettings: strict),
         .testTarget(
             name: "AppStoreSimulatorTests",
             dependencies: ["AppStoreSimulator", "StorekeeperTesting", "AppStoreClient", "HTTPServer"],

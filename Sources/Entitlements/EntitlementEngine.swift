@@ -94,7 +94,12 @@ public enum EntitlementEngine {
         // One event per id: a cause is reported once even when two facts describe it.
         var eventsById: [String: LifecycleEvent] = [:]
         for event in events where eventsById[event.id] == nil { eventsById[event.id] = event }
-        let allEvents = eventsById.values.sorted(by: LifecycleEvent.chronological)
+        // Indices are sorted, not the events: moving large values dominated the sort. Ids are
+        // unique here, so `chronological` is a total order and the result is the same.
+        let unique = Array(eventsById.values)
+        let allEvents = unique.indices.sorted { LifecycleEvent.chronological(unique[$0], unique[$1]) }.map {
+            unique[$0]
+        }
         let previousIds: Set<String> =
             previous.map { $0.customerId == customerId && $0.environment == environment ? Set($0.eventIds) : [] } ?? []
 

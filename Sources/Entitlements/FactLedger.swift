@@ -58,16 +58,22 @@ struct FactLedger {
                     ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
             }
         }
-        transactions = versionsByTransactionId.values.map { $0.last! }.sorted(by: Self.byPurchase)
+        // Winners have distinct transaction ids, so `byPurchase` is a total order; indices are
+        // sorted rather than the (large) facts themselves.
+        let winners = versionsByTransactionId.values.map { $0.last! }
+        transactions = winners.indices.sorted { Self.byPurchase(winners[$0], winners[$1]) }.map { winners[$0] }
 
         for renewal in renewalSet {
             renewalsByOriginalTransactionId[renewal.originalTransactionId, default: []].append(renewal)
         }
         for (id, renewals) in renewalsByOriginalTransactionId {
-            renewalsByOriginalTransactionId[id] = renewals.sorted { lhs, rhs in
-                lhs.signedDate != rhs.signedDate
+            // Distinct snapshots, so the order is total; indices are sorted, not the snapshots.
+            renewalsByOriginalTransactionId[id] = renewals.indices.sorted { left, right in
+                let lhs = renewals[left]
+                let rhs = renewals[right]
+                return lhs.signedDate != rhs.signedDate
                     ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
-            }
+            }.map { renewals[$0] }
         }
         for notification in notificationsById.values {
             guard let originalTransactionId = notification.originalTransactionId else { continue }

@@ -19,13 +19,20 @@ extension SQLStoreTransaction {
     func saveCustomerInfo(_ info: CustomerInfo, customerId: Int64, expectedVersion: Int64?, at: Timestamp) throws
         -> Int64
     {
+        try saveCustomerInfo(
+            info, json: Self.jsonText(info), customerId: customerId, expectedVersion: expectedVersion, at: at)
+    }
+
+    func saveCustomerInfo(
+        _ info: CustomerInfo, json: String, customerId: Int64, expectedVersion: Int64?, at: Timestamp
+    ) throws -> Int64 {
         guard let expectedVersion else {
             let inserted = try execute(
                 """
                 INSERT INTO customer_states (customer_id, environment, version, info_json, updated_at, valid_until)
                 VALUES ($1, $2, 1, $3, $4, $5)
                 ON CONFLICT (customer_id, environment) DO NOTHING
-                """, .integer(customerId), .text(info.environment.rawValue), Self.json(info), SQLValue(at),
+                """, .integer(customerId), .text(info.environment.rawValue), .text(json), SQLValue(at),
                 .integer(Self.validUntil(info)))
             guard inserted == 1 else {
                 throw StoreError(.versionConflict, "customer \(customerId) already has a stored state")
@@ -36,7 +43,7 @@ extension SQLStoreTransaction {
             """
             UPDATE customer_states SET version = version + 1, info_json = $3, updated_at = $4, valid_until = $6
             WHERE customer_id = $1 AND environment = $2 AND version = $5
-            """, .integer(customerId), .text(info.environment.rawValue), Self.json(info), SQLValue(at),
+            """, .integer(customerId), .text(info.environment.rawValue), .text(json), SQLValue(at),
             .integer(expectedVersion), .integer(Self.validUntil(info)))
         guard updated == 1 else {
             throw StoreError(

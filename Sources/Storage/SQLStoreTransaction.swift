@@ -132,7 +132,12 @@ final class SQLStoreTransaction: StoreTransaction {
 
     /// What `AppStoreJSON.encode` writes, written faster (`ColumnJSON`).
     static func json<T: Encodable>(_ value: T) -> SQLValue {
-        .text(ColumnJSON.encode(value))
+        .text(jsonText(value))
+    }
+
+    /// The JSON stored for `value`: canonical (what `AppStoreJSON.encode` writes), as text.
+    static func jsonText<T: Encodable>(_ value: T) -> String {
+        ColumnJSON.encode(value)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String, column: String) throws(StoreError) -> T {

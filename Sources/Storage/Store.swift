@@ -86,6 +86,8 @@ public protocol StoreReader {
     /// Every fact of the customer (transactions, renewal infos and notifications of the
     /// original transactions it owns), ready for `EntitlementEngine.evaluate`.
     func facts(customerId: Int64) throws -> [Fact]
+    /// The same facts as `facts(customerId:)`, in the same order, as their stored JSON.
+    func factJSON(customerId: Int64) throws -> [FactJSON]
     /// Stored facts of one kind with their raw JWS, oldest first, after the cursor `after`.
     func storedFacts(customerId: Int64, kind: FactKind, after: Int64?, limit: Int) throws -> [StoredFact]
     func notification(uuid: String) throws -> NotificationRecord?
@@ -93,6 +95,8 @@ public protocol StoreReader {
 
     // Derived state.
     func customerInfo(customerId: Int64, environment: AppStoreEnvironment) throws -> StoredCustomerInfo?
+    /// `customerInfo(customerId:environment:)` undecoded: the stored JSON and its version.
+    func customerInfoJSON(customerId: Int64, environment: AppStoreEnvironment) throws -> StoredCustomerInfoJSON?
     /// The stored CustomerInfo JSON (as committed, canonical) of the customer known as
     /// `appUserId` directly or as an alias, without decoding it: the read path of a GET.
     func customerState(appId: String, knownAs appUserId: String, environment: AppStoreEnvironment) throws
@@ -174,6 +178,10 @@ public protocol StoreTransaction: StoreReader {
     /// none stored yet) and returns the new version; `versionConflict` otherwise.
     func saveCustomerInfo(
         _ info: CustomerInfo, customerId: Int64, expectedVersion: Int64?, at: Timestamp
+    ) throws -> Int64
+    /// `saveCustomerInfo` with `info` already encoded: `json` must be `AppStoreJSON.encode(info)` as UTF-8 text.
+    func saveCustomerInfo(
+        _ info: CustomerInfo, json: String, customerId: Int64, expectedVersion: Int64?, at: Timestamp
     ) throws -> Int64
     /// Appends the events whose ids the customer does not have yet; returns those.
     func appendEvents(_ events: [LifecycleEvent], customerId: Int64, at: Timestamp) throws -> [StoredEvent]

@@ -3,7 +3,7 @@ import Entitlements
 import Storage
 
 /// The step every ingestion ends with, inside its `store.write` closure: load all facts of a
-/// customer, run the engine with the previously stored `CustomerInfo`, save the new state
+/// customer (decoded through `CustomerEvaluationCache`), run the engine with the previously stored `CustomerInfo`, save the new state
 /// (compare-and-set on its version), append the new lifecycle events and queue their webhook
 /// deliveries: all in the caller's transaction, so they commit (or not) with the facts.
 /// - Note: Stateless; runs on the store's thread inside a write body.
@@ -28,19 +28,27 @@ public enum CustomerStateUpdater {
     }
 
     /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
+    /// Facts and the previous state are read as stored text and decoded only where `cache`
+    /// has not decoded those exact bytes before, so a long history costs little to re-read.
     @discardableResult
     static func update(
         customer: CustomerRecord, environment: AppStoreEnvironment, in transaction: any StoreTransaction,
-        now: Timestamp
+        now: Timestamp, cache: CustomerEvaluationCache = .shared
     ) throws -> Outcome {
-        let facts = try transaction.facts(customerId: customer.id)
+        let facts = try cache.facts(customerId: customer.id, in: transaction)
         let catalog = try transaction.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
-        let previous = try transaction.customerInfo(customerId: customer.id, environment: environment)
+        let previous = try cache.customerInfo(customerId: customer.id, environment: environment, in: transaction)
         let evaluation = EntitlementEngine.evaluate(
             customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
             previous: previous?.info)
+        let encoding = CustomerInfoEncoding(
+            evaluation.customerInfo, reusing: cache.encoding(customerId: customer.id, environment: environment))
         let version = try transaction.saveCustomerInfo(
-            evaluation.customerInfo, customerId: customer.id, expectedVersion: previous?.version, at: now)
+            evaluation.customerInfo, json: encoding.json, customerId: customer.id,
+            expectedVersion: previous?.version, at: now)
+        // Remembered before the commit: if this transaction rolls back, the stored text differs
+        // from `encoding.json` and the next evaluation decodes what is really there.
+        cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id)
         let appended = try transaction.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
         if !appended.isEmpty {
             try transaction.enqueueDeliveries(of: appended, appId: customer.appId, at: now)

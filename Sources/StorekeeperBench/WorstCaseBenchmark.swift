@@ -1,0 +1,228 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import Storage
+import StorekeeperIngestion
+
+/// `BENCH_ONLY=worstcase`: the cost of one more fact for a customer with a long history.
+///
+/// One customer holds a monthly subscription renewed `periods` times (each period a
+/// transaction, a renewal info and a `DID_RENEW` notification) in a fresh SQLite store; then
+/// more renewals arrive one at a time through the real path (`IngestionWriter.commit` of a
+/// `FactBatch` with `.existingOwner`, durable commit included) and each latency is kept. The
+/// reference is the same ingestion for customers with a one-period history, measured in the
+/// same run. A breakdown then times the steps of one re-evaluation of the long customer.
+/// - Note: Runs alone; single-threaded apart from the store's own writer thread.
+enum WorstCaseBenchmark {
+    static let appId = "worstcase"
+    static let base: Int64 = 1_600_000_000_000
+    static let day: Int64 = 86_400_000
+    static let catalog = ProductCatalog(products: [
+        CatalogProduct(
+            productId: "monthly", kind: .autoRenewable, subscriptionGroup: "premium", groupLevel: 1,
+            duration: SubscriptionPeriod(value: 1, unit: .month), entitlementIds: ["pro"],
+            referencePrice: Money(milliunits: 9990, currency: "USD"))
+    ])
+
+    static func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let periods = Int(environment["BENCH_WORSTCASE_PERIODS"] ?? "") ?? 1_000
+        let ingestions = Int(environment["BENCH_WORSTCASE_INGESTIONS"] ?? "") ?? 50
+        print("\n== Worst case: one more fact for a customer with a long history (SQLite, durable) ==")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-worstcase-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try await SQLiteStore.open(path: directory.appendingPathComponent("bench.sqlite").path)
+        let start = Timestamp(millisecondsSince1970: base)
+        try await store.write { tx in
+            try tx.saveApp(
+                AppRecord(id: appId, bundleId: "com.example.worstcase", environments: [.production]), at: start)
+            try tx.saveCatalog(appId: appId, catalog, at: start)
+            try tx.saveWebhookEndpoint(
+                WebhookEndpoint(id: "hook", appId: appId, url: "http://127.0.0.1:9/hook", secret: "s"), at: start)
+        }
+        let writer = IngestionWriter(store: store)
+
+        // The long customer, imported in one write (its history did not need the ingestion path).
+        let longOriginal = "4000000000"
+        let customerId = try await importHistory(
+            store: store, appUserId: "long", original: longOriginal, periods: periods)
+        print(
+            "history: \(periods) periods = \(periods) transactions + \(periods) renewal infos + \(periods) notifications"
+        )
+
+        var long: [Double] = []
+        for index in 0..<ingestions {
+            let batch = renewal(original: longOriginal, period: periods + index)
+            long.append(try await milliseconds { _ = try await writer.commit(batch, operation: "bench") })
+        }
+        // Reference: customers whose history is one period, the same ingestion.
+        var short: [Double] = []
+        for index in 0..<ingestions {
+            let original = String(5_000_000_000 + index)
+            _ = try await importHistory(store: store, appUserId: "short-\(index)", original: original, periods: 1)
+            let batch = renewal(original: original, period: 1)
+            short.append(try await milliseconds { _ = try await writer.commit(batch, operation: "bench") })
+        }
+        print(
+            String(
+                format:
+                    "period %5d..%-5d ingested one by one  : first %7.2f ms  median %7.2f ms  worst %7.2f ms  (target < 5 ms)",
+                periods + 1, periods + ingestions, long[0], median(long), long.max()!))
+        print(
+            String(
+                format:
+                    "same ingestion, 1-period history      : first %7.2f ms  median %7.2f ms  worst %7.2f ms  (reference)",
+                short[0], median(short), short.max()!))
+
+        let steps = try await breakdown(store: store, customerId: customerId, repetitions: 20)
+        print("one re-evaluation of the long customer, median of 20 (inside one write):")
+        for (name, values) in steps {
+            print(
+                "  " + name.padding(toLength: 42, withPad: " ", startingAt: 0)
+                    + String(format: ": %8.2f ms", median(values)))
+        }
+        await store.close()
+    }
+
+    /// Imports `periods` monthly periods for a new customer, evaluates and saves its state.
+    static func importHistory(store: any Store, appUserId: String, original: String, periods: Int) async throws
+        -> Int64
+    {
+        try await store.write { tx in
+            let now = Timestamp(millisecondsSince1970: base + Int64(periods) * 30 * day - 60_000)
+            let record = try tx.ensureCustomer(appId: appId, appUserId: appUserId, at: now)
+            try tx.claimOriginalTransaction(original, customerId: record.id, at: now)
+            for period in 0..<periods {
+                let batch = renewal(original: original, period: period)
+                if let notification = batch.notification { _ = try tx.insertNotification(notification) }
+                for fact in batch.transactions { _ = try tx.insertTransaction(fact) }
+                for fact in batch.renewals { _ = try tx.insertRenewalInfo(fact) }
+            }
+            let evaluation = EntitlementEngine.evaluate(
+                customerId: appUserId, environment: .production, facts: try tx.facts(customerId: record.id),
+                catalog: catalog, now: now)
+            _ = try tx.saveCustomerInfo(evaluation.customerInfo, customerId: record.id, expectedVersion: nil, at: now)
+            _ = try tx.appendEvents(evaluation.newEvents, customerId: record.id, at: now)
+            return record.id
+        }
+    }
+
+    /// Period `period` of `original` as App Store facts: the `DID_RENEW` (or `SUBSCRIBED`)
+    /// notification with its signed transaction and renewal info, received a minute after.
+    static func renewal(original: String, period: Int) -> FactBatch {
+        let purchase = Timestamp(millisecondsSince1970: base + Int64(period) * 30 * day)
+        let received = purchase.adding(milliseconds: 60_000)
+        let transactionId = period == 0 ? original : "\(original)\(String(format: "%05d", period))"
+        let transaction = TransactionFact(
+            transactionId: transactionId, originalTransactionId: original, productId: "monthly",
+            subscriptionGroup: "premium", purchaseDate: purchase,
+            originalPurchaseDate: Timestamp(millisecondsSince1970: base),
+            expiresDate: purchase.adding(milliseconds: 30 * day), signedDate: purchase, environment: .production,
+            price: 9990, currency: "USD", transactionReason: period == 0 ? .purchase : .renewal)
+        let renewalInfo = RenewalFact(
+            originalTransactionId: original, productId: "monthly", autoRenewProductId: "monthly",
+            autoRenewEnabled: true, signedDate: purchase, environment: .production)
+        let uuid = "\(original)-n\(period)"
+        let type = period == 0 ? NotificationTypeV2.subscribed.rawValue : NotificationTypeV2.didRenew.rawValue
+        let subtype = period == 0 ? Subtype.initialBuy.rawValue : nil
+        let notification = NewNotification(
+            appId: appId, notificationUUID: uuid, type: type, subtype: subtype, environment: .production,
+            originalTransactionId: original, signedDate: purchase, signedPayload: "bench.\(uuid)",
+            fact: NotificationFact(
+                notificationId: uuid, type: type, subtype: subtype, signedDate: purchase, environment: .production,
+                originalTransactionId: original, transactionId: transactionId, productId: "monthly"),
+            receivedAt: received)
+        var batch = FactBatch(
+            appId: appId, receivedAt: received, environment: .production, ownership: .existingOwner,
+            notification: notification)
+        batch.transactions = [
+            NewTransaction(
+                appId: appId, jws: "bench.\(transactionId)", fact: transaction, source: "notification",
+                receivedAt: received)
+        ]
+        batch.renewals = [
+            NewRenewalInfo(
+                appId: appId, jws: "bench.\(uuid).renewal", fact: renewalInfo, source: "notification",
+                receivedAt: received)
+        ]
+        return batch
+    }
+
+    /// The steps `CustomerStateUpdater.update` takes, timed one by one, `repetitions` times;
+    /// the uncached reads (what every ingestion did before the cache) are timed beside them.
+    static func breakdown(store: any Store, customerId: Int64, repetitions: Int) async throws
+        -> [(String, [Double])]
+    {
+        try await store.write { tx in
+            let cache = CustomerEvaluationCache.shared
+            var steps: [(String, [Double])] = [
+                ("load + decode all facts (uncached)", []), ("previous CustomerInfo decoded (uncached)", []),
+                ("facts through the cache", []), ("catalog + previous through the cache", []),
+                ("EntitlementEngine.evaluate", []), ("encode CustomerInfo (reusing parts)", []),
+                ("encode CustomerInfo (AppStoreJSON, before)", []), ("save CustomerInfo + events", []),
+            ]
+            for _ in 0..<repetitions {
+                guard let customer = try tx.customer(id: customerId) else { break }
+                steps[0].1.append(try milliseconds { _ = try tx.facts(customerId: customerId) })
+                steps[1].1.append(
+                    try milliseconds { _ = try tx.customerInfo(customerId: customerId, environment: .production) })
+                var facts: [Fact] = []
+                steps[2].1.append(try milliseconds { facts = try cache.facts(customerId: customerId, in: tx) })
+                var stored: (info: CustomerInfo, version: Int64)?
+                var catalog = ProductCatalog(products: [])
+                steps[3].1.append(
+                    try milliseconds {
+                        catalog = try tx.catalog(appId: appId) ?? catalog
+                        stored = try cache.customerInfo(customerId: customerId, environment: .production, in: tx)
+                    })
+                let now = stored!.info.evaluatedAt
+                var evaluation: EntitlementEvaluation?
+                steps[4].1.append(
+                    milliseconds {
+                        evaluation = EntitlementEngine.evaluate(
+                            customerId: customer.appUserId, environment: .production, facts: facts, catalog: catalog,
+                            now: now, previous: stored?.info)
+                    })
+                var encoding: CustomerInfoEncoding?
+                steps[5].1.append(
+                    milliseconds {
+                        encoding = CustomerInfoEncoding(
+                            evaluation!.customerInfo,
+                            reusing: cache.encoding(customerId: customerId, environment: .production))
+                    })
+                let json = encoding!.json
+                var canonical = Data()
+                steps[6].1.append(milliseconds { canonical = AppStoreJSON.encode(evaluation!.customerInfo) })
+                precondition(Data(json.utf8) == canonical, "CustomerInfoEncoding differs from AppStoreJSON.encode")
+                steps[7].1.append(
+                    try milliseconds {
+                        _ = try tx.saveCustomerInfo(
+                            evaluation!.customerInfo, json: json, customerId: customerId,
+                            expectedVersion: stored?.version, at: now)
+                        _ = try tx.appendEvents(evaluation!.newEvents, customerId: customerId, at: now)
+                    })
+                cache.remember(evaluation!.customerInfo, encoding: encoding!, customerId: customerId)
+            }
+            return steps
+        }
+    }
+
+    static func milliseconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+    }
+
+    static func milliseconds(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+}

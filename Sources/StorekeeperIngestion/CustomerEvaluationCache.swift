@@ -1,0 +1,177 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import Storage
+import Synchronization
+
+/// Decoded facts and states kept between evaluations, so that re-evaluating a customer with a
+/// long history decodes only what is new: its facts and its previous `CustomerInfo` are
+/// otherwise JSON-decoded from the store on every ingestion.
+///
+/// Checked by content, never trusted: every use reads the customer's facts and state as the
+/// stored JSON text (`factJSON`, `customerInfoJSON`) in the caller's transaction, and a decoded
+/// value is reused only for the very bytes it came from. Whatever another instance wrote, a
+/// rolled-back transaction left behind, or a transfer moved, the text read now is the truth,
+/// so the facts and state handed out are those a fresh decoding gives.
+/// - Note: Thread-safe: entries sit behind a `Mutex`; decoding and comparing happen outside it.
+public final class CustomerEvaluationCache: Sendable {
+    /// One decoded stored value and the exact text it was decoded from.
+    struct Decoded<Value: Sendable>: Sendable {
+        var json: String
+        var value: Value
+    }
+
+    struct Key: Hashable, Sendable {
+        var customerId: Int64
+        var environment: AppStoreEnvironment
+    }
+
+    private struct Entries {
+        var facts: [Int64: [FactKind: [Decoded<Fact>]]] = [:]
+        var states: [Key: Decoded<CustomerInfo>] = [:]
+        /// How each state was last encoded here, for the next encoding to reuse.
+        var encodings: [Key: CustomerInfoEncoding] = [:]
+        /// Customers by last use, for eviction.
+        var lastUse: [Int64: UInt64] = [:]
+        var clock: UInt64 = 0
+        var factCount = 0
+    }
+
+    /// The most facts kept, all customers together; least recently used customers go first.
+    public let capacity: Int
+    /// The most customers kept (their states count too).
+    static let maximumCustomers = 20_000
+    private let entries = Mutex(Entries())
+
+    public init(capacity: Int = 200_000) {
+        self.capacity = max(0, capacity)
+    }
+
+    /// The process-wide cache `CustomerStateUpdater` uses.
+    public static let shared = CustomerEvaluationCache()
+
+    /// The customer's facts, as `reader.facts(customerId:)` returns them.
+    public func facts(customerId: Int64, in reader: any StoreReader) throws -> [Fact] {
+        let stored = try reader.factJSON(customerId: customerId)
+        let known = entries.withLock { $0.facts[customerId] } ?? [:]
+        var fresh: [FactKind: [Decoded<Fact>]] = [:]
+        var facts: [Fact] = []
+        facts.reserveCapacity(stored.count)
+        var position: [FactKind: Int] = [:]
+        var indexByJSON: [FactKind: [String: Int]] = [:]
+        for row in stored {
+            let index = position[row.kind, default: 0]
+            position[row.kind] = index + 1
+            let cached = known[row.kind] ?? []
+            var fact: Fact?
+            // Rows come oldest first, so known rows keep their place and new ones follow them;
+            // anything else (a transfer, a rollback) is looked up by its text.
+            if index < cached.count, Self.sameBytes(cached[index].json, row.json) {
+                fact = cached[index].value
+            } else if !cached.isEmpty {
+                if indexByJSON[row.kind] == nil {
+                    indexByJSON[row.kind] = Dictionary(
+                        cached.indices.map { (cached[$0].json, $0) }, uniquingKeysWith: { first, _ in first })
+                }
+                if let match = indexByJSON[row.kind]?[row.json], Self.sameBytes(cached[match].json, row.json) {
+                    fact = cached[match].value
+                }
+            }
+            let decoded = try fact ?? row.decode()
+            facts.append(decoded)
+            fresh[row.kind, default: []].append(Decoded(json: row.json, value: decoded))
+        }
+        store(facts: fresh, count: stored.count, customerId: customerId)
+        return facts
+    }
+
+    /// The customer's stored state in `environment` and its version, as
+    /// `reader.customerInfo(customerId:environment:)` returns them.
+    public func customerInfo(customerId: Int64, environment: AppStoreEnvironment, in reader: any StoreReader) throws
+        -> (info: CustomerInfo, version: Int64)?
+    {
+        guard let stored = try reader.customerInfoJSON(customerId: customerId, environment: environment) else {
+            return nil
+        }
+        let key = Key(customerId: customerId, environment: environment)
+        if let cached = entries.withLock({ $0.states[key] }), Self.sameBytes(cached.json, stored.json) {
+            return (cached.value, stored.version)
+        }
+        let info = try stored.decode()
+        remember(info, json: stored.json, customerId: customerId)
+        return (info, stored.version)
+    }
+
+    /// Records `info`, stored as `json`, as the customer's state in its environment.
+    public func remember(_ info: CustomerInfo, json: String, customerId: Int64) {
+        guard capacity > 0 else { return }
+        entries.withLock { entries in
+            entries.states[Key(customerId: customerId, environment: info.environment)] = Decoded(
+                json: json, value: info)
+            touch(customerId, &entries)
+        }
+    }
+
+    /// Records `info`, encoded as `encoding` (and stored as `encoding.json`), as the customer's
+    /// state in its environment.
+    public func remember(_ info: CustomerInfo, encoding: CustomerInfoEncoding, customerId: Int64) {
+        guard capacity > 0 else { return }
+        let key = Key(customerId: customerId, environment: info.environment)
+        entries.withLock { entries in
+            entries.states[key] = Decoded(json: encoding.json, value: info)
+            entries.encodings[key] = encoding
+            touch(customerId, &entries)
+        }
+    }
+
+    /// The last encoding made here of the customer's state in `environment`, whether or not it
+    /// was committed: only its encoded parts are reused, each for an equal value.
+    public func encoding(customerId: Int64, environment: AppStoreEnvironment) -> CustomerInfoEncoding? {
+        entries.withLock { $0.encodings[Key(customerId: customerId, environment: environment)] }
+    }
+
+    /// Forgets everything (tests, and a store swapped under a running process).
+    public func removeAll() {
+        entries.withLock { $0 = Entries() }
+    }
+
+    private func store(facts: [FactKind: [Decoded<Fact>]], count: Int, customerId: Int64) {
+        guard count <= capacity else { return }
+        entries.withLock { entries in
+            entries.factCount -= entries.facts[customerId]?.values.reduce(0) { $0 + $1.count } ?? 0
+            entries.facts[customerId] = facts
+            entries.factCount += count
+            touch(customerId, &entries)
+        }
+    }
+
+    private func touch(_ customerId: Int64, _ entries: inout Entries) {
+        entries.clock += 1
+        entries.lastUse[customerId] = entries.clock
+        guard entries.factCount > capacity || entries.lastUse.count > Self.maximumCustomers else { return }
+        // Over budget: the least recently used half goes at once, so eviction costs little per use.
+        let byAge = entries.lastUse.sorted { $0.value < $1.value }
+        for (oldest, _) in byAge.prefix(max(1, byAge.count / 2)) where oldest != customerId {
+            entries.factCount -= entries.facts[oldest]?.values.reduce(0) { $0 + $1.count } ?? 0
+            entries.facts[oldest] = nil
+            entries.lastUse[oldest] = nil
+            for environment in AppStoreEnvironment.allCases {
+                entries.states[Key(customerId: oldest, environment: environment)] = nil
+                entries.encodings[Key(customerId: oldest, environment: environment)] = nil
+            }
+        }
+    }
+
+    /// Byte equality: `String ==` compares canonical equivalence, which two different stored
+    /// texts can share.
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                left.count == right.count
+                    && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
+    }
+}

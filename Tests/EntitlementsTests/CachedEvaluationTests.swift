@@ -1,0 +1,179 @@
+import AppStoreModels
+import Foundation
+import Storage
+import Testing
+
+@testable import Entitlements
+@testable import StorekeeperIngestion
+
+/// The cached path of `CustomerStateUpdater` (decoded facts and state kept in a
+/// `CustomerEvaluationCache`, state encoded by `CustomerInfoEncoding`) against a full
+/// evaluation (every fact and the previous state decoded from the store, the state encoded by
+/// `AppStoreJSON`): the same stored bytes and the same events, over random histories arriving
+/// in random chunks, with rolled-back writes, a second instance writing the same customer, and
+/// caches emptied at random. Seeded: set ENTITLEMENTS_SEED to replay a failure.
+@Suite struct CachedEvaluationTests {
+    static let seed = OrderIndependenceTests.seed ^ 0xCAC4E
+
+    @Test func encodingReusingPartsIsAppStoreJSON() {
+        var random = SeededGenerator(seed: Self.seed)
+        for customer in 0..<200 {
+            let (facts, now) = RandomCustomer.facts(using: &random)
+            var known: [Fact] = []
+            var previous: CustomerInfoEncoding?
+            for fact in facts.shuffled(using: &random) {
+                known.append(fact)
+                let info = Fixture.evaluate(known, at: now).customerInfo
+                let encoding = CustomerInfoEncoding(info, reusing: random.chance(0.8) ? previous : nil)
+                #expect(
+                    Data(encoding.json.utf8) == AppStoreJSON.encode(info),
+                    "seed \(Self.seed): customer \(customer) encodes differently")
+                previous = encoding
+            }
+        }
+    }
+
+    @Test func cachedUpdatesMatchFullEvaluation() async throws {
+        var random = SeededGenerator(seed: Self.seed ^ 0x1)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-cached-evaluation-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Shared by every store: customer 1 of each store is a different history, so entries
+        // must be checked against the store, not trusted.
+        let caches = [CustomerEvaluationCache(), CustomerEvaluationCache()]
+        for customer in 0..<40 {
+            let (facts, nowDays) = RandomCustomer.facts(using: &random)
+            let cached = try await Self.open(directory, "cached-\(customer)", facts: facts)
+            let full = try await Self.open(directory, "full-\(customer)", facts: facts)
+            var arrival = facts.shuffled(using: &random)
+            for _ in 0..<Int.random(in: 0...3, using: &random) {
+                arrival.insert(
+                    facts.randomElement(using: &random)!, at: Int.random(in: 0...arrival.count, using: &random))
+            }
+            var step = 0
+            while !arrival.isEmpty {
+                let chunk = Array(arrival.prefix(Int.random(in: 1...4, using: &random)))
+                let now = Fixture.day(nowDays).adding(milliseconds: Int64(step))
+                let environments: [AppStoreEnvironment] = random.chance(0.2) ? [.production, .sandbox] : [.production]
+                let cache = caches[Int.random(in: 0...1, using: &random)]
+                if random.chance(0.1) { cache.removeAll() }
+                if random.chance(0.15) {
+                    // Evaluated, then rolled back: nothing of it may leak into a later evaluation.
+                    _ = try? await cached.write { tx -> Int in
+                        try Self.insert(chunk, in: tx)
+                        for environment in environments {
+                            try CustomerStateUpdater.update(
+                                customer: try tx.lockCustomer(id: 1), environment: environment, in: tx, now: now,
+                                cache: cache)
+                        }
+                        throw StoreError(.database, "rolled back on purpose")
+                    }
+                    step += 1
+                    continue
+                }
+                arrival.removeFirst(chunk.count)
+                try await cached.write { tx in
+                    try Self.insert(chunk, in: tx)
+                    for environment in environments {
+                        try CustomerStateUpdater.update(
+                            customer: try tx.lockCustomer(id: 1), environment: environment, in: tx, now: now,
+                            cache: cache)
+                    }
+                }
+                try await full.write { tx in
+                    try Self.insert(chunk, in: tx)
+                    for environment in environments {
+                        try Self.fullUpdate(environment: environment, in: tx, now: now)
+                    }
+                }
+                let expected = try await Self.observable(full)
+                let actual = try await Self.observable(cached)
+                #expect(
+                    actual.states == expected.states,
+                    "seed \(Self.seed): customer \(customer) step \(step): stored state differs")
+                let firstDifference = zip(actual.events, expected.events).first { $0 != $1 }.map { $0.0.id }
+                #expect(
+                    actual.events == expected.events,
+                    """
+                    seed \(Self.seed): customer \(customer) step \(step): events differ \
+                    (\(actual.events.count) vs \(expected.events.count), first at \(firstDifference ?? "the end"))
+                    """)
+                step += 1
+            }
+            await cached.close()
+            await full.close()
+        }
+    }
+
+    /// What an ingestion leaves for others to see: the stored state JSON per environment and
+    /// the appended events in order.
+    static func observable(_ store: SQLiteStore) async throws -> (states: [String?], events: [LifecycleEvent]) {
+        try await store.read { reader in
+            (
+                try AppStoreEnvironment.allCases.map {
+                    try reader.customerInfoJSON(customerId: 1, environment: $0)?.json
+                },
+                try reader.events(customerId: 1, after: nil, limit: 100_000).map(\.event)
+            )
+        }
+    }
+
+    /// The updater as it was before the cache: decode everything, encode everything.
+    static func fullUpdate(environment: AppStoreEnvironment, in tx: any StoreTransaction, now: Timestamp) throws {
+        let customer = try tx.lockCustomer(id: 1)
+        let previous = try tx.customerInfo(customerId: customer.id, environment: environment)
+        let evaluation = EntitlementEngine.evaluate(
+            customerId: customer.appUserId, environment: environment, facts: try tx.facts(customerId: customer.id),
+            catalog: try tx.catalog(appId: customer.appId) ?? ProductCatalog(products: []), now: now,
+            previous: previous?.info)
+        _ = try tx.saveCustomerInfo(
+            evaluation.customerInfo, customerId: customer.id, expectedVersion: previous?.version, at: now)
+        _ = try tx.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
+    }
+
+    static func open(_ directory: URL, _ name: String, facts: [Fact]) async throws -> SQLiteStore {
+        let store = try await SQLiteStore.open(path: directory.appendingPathComponent("\(name).sqlite").path)
+        let start = Fixture.day(0)
+        try await store.write { tx in
+            try tx.saveApp(
+                AppRecord(id: "app", bundleId: "com.example", environments: [.production, .sandbox]), at: start)
+            try tx.saveCatalog(appId: "app", Fixture.catalog, at: start)
+            let customer = try tx.ensureCustomer(appId: "app", appUserId: Fixture.customer, at: start)
+            precondition(customer.id == 1)
+            for original in Set(facts.compactMap(Self.originalTransactionId)).sorted() {
+                try tx.claimOriginalTransaction(original, customerId: customer.id, at: start)
+            }
+        }
+        return store
+    }
+
+    static func originalTransactionId(_ fact: Fact) -> String? {
+        switch fact {
+        case .transaction(let value): value.originalTransactionId
+        case .renewalInfo(let value): value.originalTransactionId
+        case .notification(let value): value.originalTransactionId
+        }
+    }
+
+    static func insert(_ facts: [Fact], in tx: any StoreTransaction) throws {
+        let at = Fixture.day(0)
+        for fact in facts {
+            switch fact {
+            case .transaction(let value):
+                _ = try tx.insertTransaction(
+                    NewTransaction(appId: "app", jws: nil, fact: value, source: "test", receivedAt: at))
+            case .renewalInfo(let value):
+                _ = try tx.insertRenewalInfo(
+                    NewRenewalInfo(appId: "app", jws: nil, fact: value, source: "test", receivedAt: at))
+            case .notification(let value):
+                _ = try tx.insertNotification(
+                    NewNotification(
+                        appId: "app", notificationUUID: value.notificationId, type: value.type,
+                        subtype: value.subtype, environment: value.environment,
+                        originalTransactionId: value.originalTransactionId, signedDate: value.signedDate,
+                        signedPayload: "test", fact: value, receivedAt: at))
+            }
+        }
+    }
+}
