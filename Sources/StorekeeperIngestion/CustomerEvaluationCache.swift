@@ -37,13 +37,14 @@ public final class CustomerEvaluationCache: Sendable {
         var factCount = 0
     }
 
-    /// The most facts kept, all customers together; least recently used customers go first.
+    /// The most facts kept, all customers together (50,000: about 35 MB); least recently used
+    /// customers go first.
     public let capacity: Int
     /// The most customers kept (their states count too).
     static let maximumCustomers = 20_000
     private let entries = Mutex(Entries())
 
-    public init(capacity: Int = 200_000) {
+    public init(capacity: Int = 50_000) {
         self.capacity = max(0, capacity)
     }
 
