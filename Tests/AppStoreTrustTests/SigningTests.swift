@@ -158,3 +158,12 @@ struct PromotionalOfferTests {
         }
     }
 }
+
+@Test("Digest.hex writes lowercase pairs, most significant nibble first")
+func digestHex() {
+    #expect(Digest.hex([UInt8]()) == "")
+    #expect(Digest.hex([0x00, 0x0F, 0xA5, 0xFF, 0x10]) == "000fa5ff10")
+    #expect(
+        Digest.hex(Digest.sha256(Array("abc".utf8)))
+            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+}
