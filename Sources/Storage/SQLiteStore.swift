@@ -39,38 +39,31 @@ public final class SQLiteStore: Store {
 
     public func read<R: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> R) async throws -> R {
         try await readers.withWorker { worker in
-            try await worker.run { connection in
-                try connection.executeScript("BEGIN")
-                do {
-                    let result = try body(SQLStoreTransaction(connection: connection))
-                    try connection.executeScript("COMMIT")
-                    return result
-                } catch {
-                    try? connection.executeScript("ROLLBACK")
-                    throw error
-                }
-            }
+            try await worker.run { connection in try Self.snapshot(connection, body) }
         }
     }
 
     public func readBlocking<R>(_ body: (any StoreReader) throws -> R) throws -> R {
         try readers.withWorkerBlocking { worker in
-            try worker.runBlocking { connection in
-                try connection.executeScript("BEGIN")
-                do {
-                    let result = try body(SQLStoreTransaction(connection: connection))
-                    try connection.executeScript("COMMIT")
-                    return result
-                } catch {
-                    try? connection.executeScript("ROLLBACK")
-                    throw error
-                }
-            }
+            try worker.runBlocking { connection in try Self.snapshot(connection, body) }
         }
     }
 
     public func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) throws -> R) async throws -> R {
         try await writer.run { connection in try Self.transaction(connection, body) }
+    }
+
+    /// A read transaction on a read-only connection: one WAL snapshot for the whole body.
+    static func snapshot<R>(_ connection: any SQLConnection, _ body: (any StoreReader) throws -> R) throws -> R {
+        try connection.executeScript("BEGIN")
+        do {
+            let result = try body(SQLStoreTransaction(connection: connection))
+            try connection.executeScript("COMMIT")
+            return result
+        } catch {
+            try? connection.executeScript("ROLLBACK")
+            throw error
+        }
     }
 
     static func transaction<R>(_ connection: any SQLConnection, _ body: (any StoreTransaction) throws -> R) throws -> R

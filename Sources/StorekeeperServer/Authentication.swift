@@ -91,12 +91,10 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
 
     public func handle(_ request: HTTPRequest, context: RequestContext, next: Next) async throws -> HTTPResponse {
         guard let required = requirement(request, context) else { return try await next(request, context) }
-        let key = try presentedKey(request)
         let principal: Principal
-        if let admin = configuredAdmin(key) {
-            principal = admin
-        } else {
-            let hash = APIKeys.hash(key)
+        switch try check(request) {
+        case .known(let known): principal = known
+        case .stored(let hash):
             let record: APIKeyRecord?
             do {
                 record = try await store.read { reader in try reader.apiKey(hash: hash) }
@@ -105,10 +103,7 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
             }
             principal = try Self.principal(record, hash: hash)
         }
-        try authorize(principal, required: required, appId: context.parameters["appId"])
-        var context = context
-        context[PrincipalKey.self] = principal
-        return try await next(request, context)
+        return try await next(request, try authorized(principal, required, context))
     }
 
     /// The same on the HTTP thread: the key's row is read there (one indexed read, no hop).
@@ -116,12 +111,10 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
         -> HTTPResponse?
     {
         guard let required = requirement(request, context) else { return try next(request, context) }
-        let key = try presentedKey(request)
         let principal: Principal
-        if let admin = configuredAdmin(key) {
-            principal = admin
-        } else {
-            let hash = APIKeys.hash(key)
+        switch try check(request) {
+        case .known(let known): principal = known
+        case .stored(let hash):
             let record: APIKeyRecord?
             do {
                 record = try store.readBlocking { reader in try reader.apiKey(hash: hash) }
@@ -130,10 +123,7 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
             }
             principal = try Self.principal(record, hash: hash)
         }
-        try authorize(principal, required: required, appId: context.parameters["appId"])
-        var context = context
-        context[PrincipalKey.self] = principal
-        return try next(request, context)
+        return try next(request, try authorized(principal, required, context))
     }
 
     /// What the matched route asks for; `nil` when it needs no key.
@@ -144,20 +134,33 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
         return required == .open || required == .appStore ? nil : required
     }
 
-    private func presentedKey(_ request: HTTPRequest) throws -> String {
+    /// What the presented key is: the configured admin key, or a key to look up by its hash.
+    private enum KeyCheck {
+        case known(Principal)
+        case stored(hash: String)
+    }
+
+    private func check(_ request: HTTPRequest) throws -> KeyCheck {
         guard let header = request.headers["Authorization"], header.hasPrefix("Bearer ") else {
             throw HTTPError.unauthorized("An API key is required: Authorization: Bearer <key>.")
         }
         let key = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
         guard !key.isEmpty, key.utf8.count <= 256 else { throw HTTPError.unauthorized("The API key is not valid.") }
-        return key
+        let hash = APIKeys.hash(key)
+        if let adminKeyHash, Digest.constantTimeEqual(adminKeyHash, Array(hash.utf8)) {
+            return .known(.admin(keyId: "config-admin"))
+        }
+        return .stored(hash: hash)
     }
 
-    private func configuredAdmin(_ key: String) -> Principal? {
-        guard let adminKeyHash, Digest.constantTimeEqual(adminKeyHash, Array(APIKeys.hash(key).utf8)) else {
-            return nil
-        }
-        return .admin(keyId: "config-admin")
+    /// The context with the principal attached, once it may use the route.
+    private func authorized(_ principal: Principal, _ required: RouteAccess, _ context: RequestContext) throws
+        -> RequestContext
+    {
+        try authorize(principal, required: required, appId: context.parameters["appId"])
+        var context = context
+        context[PrincipalKey.self] = principal
+        return context
     }
 
     private static func principal(_ record: APIKeyRecord?, hash: String) throws -> Principal {
