@@ -20,13 +20,15 @@ public struct DiscardingIngestionMetrics: IngestionMetrics {
 
 extension IngestionMetrics {
     /// Runs `body` and records its duration as `operation`, whether it succeeds or throws.
-    func timed<R>(_ operation: String, _ body: () async throws -> R) async rethrows -> R {
+    public func timed<R>(_ operation: String, _ body: () async throws -> R) async rethrows -> R {
         let started = ContinuousClock.now
-        defer {
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            recordDatabase(operation: operation, seconds: seconds)
-        }
+        defer { recordDatabase(operation: operation, since: started) }
         return try await body()
+    }
+
+    /// Records the time from `started` to now as one `operation`.
+    public func recordDatabase(operation: String, since started: ContinuousClock.Instant) {
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        recordDatabase(operation: operation, seconds: Double(seconds) + Double(attoseconds) / 1e18)
     }
 }

@@ -194,9 +194,7 @@ public final class IngestionWriter: Sendable {
     }
 
     private func record(_ group: [Pending], since started: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        for pending in group { metrics.recordDatabase(operation: pending.operation, seconds: seconds) }
+        for pending in group { metrics.recordDatabase(operation: pending.operation, since: started) }
     }
 }
 

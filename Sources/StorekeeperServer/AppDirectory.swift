@@ -33,10 +33,7 @@ struct AppDirectory: Sendable {
     /// `read(_:)` on the HTTP thread (immediate routes): a short local read, no hop.
     func readBlocking<R>(_ body: (any StoreReader) throws -> R) throws -> R {
         let started = ContinuousClock.now
-        defer {
-            let (seconds, attoseconds) = (ContinuousClock.now - started).components
-            metrics.recordDatabase(operation: "read", seconds: Double(seconds) + Double(attoseconds) / 1e18)
-        }
+        defer { metrics.recordDatabase(operation: "read", since: started) }
         do {
             return try store.readBlocking(body)
         } catch {
@@ -54,7 +51,7 @@ struct AppDirectory: Sendable {
 
     func read<R: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> R) async throws -> R {
         do {
-            return try await timed(metrics, "read") { try await store.read(body) }
+            return try await metrics.timed("read") { try await store.read(body) }
         } catch {
             throw ErrorMapping.storeFailure(error)
         }
@@ -64,7 +61,7 @@ struct AppDirectory: Sendable {
         async throws -> R
     {
         do {
-            return try await timed(metrics, operation) { try await store.write(retries: 2, body) }
+            return try await metrics.timed(operation) { try await store.write(retries: 2, body) }
         } catch {
             throw ErrorMapping.storeFailure(error)
         }

@@ -53,7 +53,7 @@ struct OperationsController: Sendable {
     @Sendable func readiness(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let expected = Migration.all.map(\.identifier)
         do {
-            let applied = try await timed(metrics, "read") { try await store.read { try $0.appliedMigrations() } }
+            let applied = try await metrics.timed("read") { try await store.read { try $0.appliedMigrations() } }
             let missing = expected.filter { !applied.contains($0) }
             let unknown = applied.filter { !expected.contains($0) }
             let ready = missing.isEmpty && unknown.isEmpty
@@ -74,8 +74,7 @@ struct OperationsController: Sendable {
         var text = metrics.render()
         // The true backlog comes from the outbox itself, so it is right whichever instance
         // delivers and even when no worker runs.
-        if let backlog = try? await timed(
-            metrics, "outbox_backlog", { try await store.read { try $0.outboxBacklog() } })
+        if let backlog = try? await metrics.timed("outbox_backlog", { try await store.read { try $0.outboxBacklog() } })
         {
             let now = clock.now()
             let age =

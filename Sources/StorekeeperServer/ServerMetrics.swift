@@ -180,13 +180,3 @@ public struct MetricsMiddleware: ImmediateMiddleware {
             seconds: Double(seconds) + Double(attoseconds) / 1e18)
     }
 }
-
-/// Times a store call for `storekeeper_database_duration_seconds`.
-func timed<R>(_ metrics: ServerMetrics, _ operation: String, _ body: () async throws -> R) async rethrows -> R {
-    let started = ContinuousClock.now
-    defer {
-        let (seconds, attoseconds) = (ContinuousClock.now - started).components
-        metrics.recordDatabase(operation: operation, seconds: Double(seconds) + Double(attoseconds) / 1e18)
-    }
-    return try await body()
-}
