@@ -75,28 +75,14 @@ public enum GroupCommitCrashProbe {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
             return 2
         }
-        let result = Mutex<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        // The probe's main thread waits here; the work runs on the cooperative pool.
-        Task {
-            let outcome: Result<Void, any Error>
-            do {
-                if options.setup { try await setUp(options) } else { try await ingest(options) }
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
-            }
-            result.withLock { $0 = outcome }
-            done.signal()
+        let outcome = ProbeTask.wait { [options] in
+            if options.setup { try await setUp(options) } else { try await ingest(options) }
         }
-        done.wait()
-        switch result.withLock({ $0 }) {
-        case .success?:
+        switch outcome {
+        case .success:
             return 0
-        case .failure(let error)?:
+        case .failure(let error):
             FileHandle.standardError.write(Data("group-commit probe: \(error)\n".utf8))
-            return 1
-        case nil:
             return 1
         }
     }

@@ -41,25 +41,14 @@ public enum StoreCrashProbe {
             FileHandle.standardError.write(Data("crash probe: --database is required\n".utf8))
             return 2
         }
-        let result = Mutex<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let outcome: Result<Void, any Error>
-            do {
-                try await loop(database: database, prefix: prefix, count: count)
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
-            }
-            result.withLock { $0 = outcome }
-            done.signal()
+        let outcome = ProbeTask.wait { [database, prefix, count] in
+            try await loop(database: database, prefix: prefix, count: count)
         }
-        done.wait()
-        switch result.withLock({ $0 }) {
+        switch outcome {
         case .failure(let error):
             FileHandle.standardError.write(Data("crash probe: \(error)\n".utf8))
             return 1
-        default:
+        case .success:
             return 0
         }
     }

@@ -51,24 +51,13 @@ public enum StoreIngestionProbe {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
             return 2
         }
-        let result = Mutex<Result<Int, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        // The probe's main thread waits here; the work runs on the cooperative pool.
-        Task {
-            let outcome: Result<Int, any Error>
-            do { outcome = .success(try await ingest(options)) } catch { outcome = .failure(error) }
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        done.wait()
-        switch result.withLock({ $0 }) {
-        case .success(let new)?:
+        let outcome = ProbeTask.wait { [options] in try await ingest(options) }
+        switch outcome {
+        case .success(let new):
             FileHandle.standardOutput.write(Data("new \(new)\n".utf8))
             return 0
-        case .failure(let error)?:
+        case .failure(let error):
             FileHandle.standardError.write(Data("ingest probe: \(error)\n".utf8))
-            return 1
-        case nil:
             return 1
         }
     }
