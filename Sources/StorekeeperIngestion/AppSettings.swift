@@ -96,7 +96,7 @@ public enum TransferPolicy: String, Sendable, Hashable, Codable, CaseIterable {
     case transferToNewest = "transfer_to_newest"
     /// The first owner keeps it; the second poster gets nothing from it.
     case keepWithFirst = "keep_with_first"
-    /// Both would use it. Not available yet: the store records one owner per original
-    /// transaction, so the admin API refuses this value.
+    /// The first owner keeps it and every later poster shares it (migration 0002 records
+    /// the sharers beside the owner); a refund or expiry reaches all of them.
     case share = "share"
 }
