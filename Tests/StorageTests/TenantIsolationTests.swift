@@ -155,11 +155,13 @@ struct TenantIsolationTests {
                         appId: nil, kind: "consumption_request", payload: "{}", runAt: t0, dedupeKey: key, at: t0),
                 ]
             }
-            #expect(ids[0] != nil && ids[1] != nil && ids[2] != nil)
-            #expect(Set(ids.prefix(3)).count == 3)
+            let first = try #require(ids[0], "the first app's job was not queued")
+            let second = try #require(ids[1], "the second app's job with the same dedupe key was not queued")
+            let global = try #require(ids[2], "the job of no app with the same dedupe key was not queued")
+            #expect(Set([first, second, global]).count == 3)
             #expect(Array(ids.suffix(3)) == [nil, nil, nil])
             let apps = try await store.read { reader in
-                try ids.prefix(3).map { id in try reader.job(id: id!)?.appId }
+                try [first, second, global].map { id in try reader.job(id: id)?.appId }
             }
             #expect(apps == [F.appId, Self.twin.id, nil])
         }
