@@ -26,10 +26,9 @@ as_owner() {
 }
 
 # Starts the cluster in DATA_DIR on PORT and waits until it accepts connections (after any
-# crash recovery).
-# The server outlives this script, so it must not inherit the caller's descriptors above 2:
-# a caller that waits for them to close (Foundation's Process on Linux watches a socket its
-# child inherits) would otherwise wait for the server to exit.
+# crash recovery). The server outlives this script, so it must not inherit the caller's
+# descriptors above 2: a caller that waits for them to close (Foundation's Process on Linux
+# watches a socket its child inherits) would otherwise wait for the server to exit.
 start_server() {
     local data_dir=$1 port=$2
     local data_root
