@@ -18,7 +18,7 @@ public enum FactKind: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A verified transaction to store: Apple's JWS verbatim (nil for a legacy receipt entry)
-/// and the fact decoded from it. Unique on (environment, transactionId, signedDate).
+/// and the fact decoded from it. Unique on (appId, environment, transactionId, signedDate).
 /// - Note: Immutable value; `Sendable`.
 public struct NewTransaction: Sendable, Hashable {
     public var appId: String
@@ -37,7 +37,8 @@ public struct NewTransaction: Sendable, Hashable {
     }
 }
 
-/// A verified renewal info to store. Unique on (environment, originalTransactionId, signedDate).
+/// A verified renewal info to store. Unique on (appId, environment, originalTransactionId,
+/// signedDate).
 /// - Note: Immutable value; `Sendable`.
 public struct NewRenewalInfo: Sendable, Hashable {
     public var appId: String
@@ -55,7 +56,7 @@ public struct NewRenewalInfo: Sendable, Hashable {
     }
 }
 
-/// A verified server notification to store, verbatim. Unique on `notificationUUID`.
+/// A verified server notification to store, verbatim. Unique on (appId, notificationUUID).
 /// - Note: Immutable value; `Sendable`.
 public struct NewNotification: Sendable, Hashable {
     public var appId: String

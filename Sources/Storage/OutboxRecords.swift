@@ -44,6 +44,8 @@ public struct OutboxDelivery: Sendable, Hashable {
 /// - Note: Immutable value; `Sendable`.
 public struct JobRecord: Sendable, Hashable {
     public var id: Int64
+    /// The app the job works for; `nil` for a job of no app.
+    public var appId: String?
     public var kind: String
     public var payload: String
     public var runAt: Timestamp

@@ -9,7 +9,7 @@ extension SQLStoreTransaction {
             INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment,
                                        original_transaction_id, signed_date, signed_payload, fact_json, received_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            ON CONFLICT (notification_uuid) DO NOTHING
+            ON CONFLICT (app_id, notification_uuid) DO NOTHING
             RETURNING id
             """,
             [
@@ -28,13 +28,13 @@ extension SQLStoreTransaction {
             .text(outcome))
     }
 
-    func notification(uuid: String) throws -> NotificationRecord? {
+    func notification(appId: String, uuid: String) throws -> NotificationRecord? {
         try row(
             """
             SELECT id, app_id, notification_uuid, notification_type, subtype, environment, original_transaction_id,
                    signed_date, signed_payload, received_at, processed_at, outcome
-            FROM notifications WHERE notification_uuid = $1
-            """, .text(uuid)
+            FROM notifications WHERE app_id = $1 AND notification_uuid = $2
+            """, .text(appId), .text(uuid)
         ).map { row throws(StoreError) in
             NotificationRecord(
                 id: try row.integer(0), appId: try row.text(1), notificationUUID: try row.text(2),
@@ -55,7 +55,7 @@ extension SQLStoreTransaction {
             INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
                                              signed_date, jws, source, fact_json, received_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            ON CONFLICT (environment, transaction_id, signed_date) DO NOTHING
+            ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING
             RETURNING id
             """, Self.columns(transaction))
         return id.map(Insertion.inserted) ?? .duplicate
@@ -67,7 +67,7 @@ extension SQLStoreTransaction {
                 INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id,
                                                  product_id, signed_date, jws, source, fact_json, received_at)
                 """,
-            onConflict: "ON CONFLICT (environment, transaction_id, signed_date) DO NOTHING", width: 10,
+            onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING", width: 10,
             transactions.map(Self.columns))
     }
 
@@ -87,7 +87,7 @@ extension SQLStoreTransaction {
             INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id, signed_date,
                                               jws, source, fact_json, received_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            ON CONFLICT (environment, original_transaction_id, signed_date) DO NOTHING
+            ON CONFLICT (app_id, environment, original_transaction_id, signed_date) DO NOTHING
             RETURNING id
             """, Self.columns(renewalInfo))
         return id.map(Insertion.inserted) ?? .duplicate
@@ -99,7 +99,7 @@ extension SQLStoreTransaction {
                 INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id,
                                                   signed_date, jws, source, fact_json, received_at)
                 """,
-            onConflict: "ON CONFLICT (environment, original_transaction_id, signed_date) DO NOTHING", width: 9,
+            onConflict: "ON CONFLICT (app_id, environment, original_transaction_id, signed_date) DO NOTHING", width: 9,
             renewalInfos.map(Self.columns))
     }
 

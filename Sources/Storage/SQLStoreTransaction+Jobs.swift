@@ -2,16 +2,21 @@ import AppStoreModels
 
 /// The job queue for workers, and the audit log.
 extension SQLStoreTransaction {
-    func enqueueJob(kind: String, payload: String, runAt: Timestamp, dedupeKey: String?, at: Timestamp) throws
-        -> Int64?
-    {
-        try insertReturningId(
+    func enqueueJob(
+        appId: String?, kind: String, payload: String, runAt: Timestamp, dedupeKey: String?, at: Timestamp
+    ) throws -> Int64? {
+        // Each conflict target names the partial unique index (0004) that covers its rows.
+        let conflict =
+            appId == nil
+            ? "ON CONFLICT (dedupe_key) WHERE app_id IS NULL DO NOTHING"
+            : "ON CONFLICT (app_id, dedupe_key) WHERE app_id IS NOT NULL DO NOTHING"
+        return try insertReturningId(
             """
-            INSERT INTO jobs (kind, payload, dedupe_key, run_at, attempts, created_at)
-            VALUES ($1, $2, $3, $4, 0, $5)
-            ON CONFLICT (dedupe_key) DO NOTHING
+            INSERT INTO jobs (app_id, kind, payload, dedupe_key, run_at, attempts, created_at)
+            VALUES ($1, $2, $3, $4, $5, 0, $6)
+            \(conflict)
             RETURNING id
-            """, [.text(kind), .text(payload), SQLValue(dedupeKey), SQLValue(runAt), SQLValue(at)])
+            """, [SQLValue(appId), .text(kind), .text(payload), SQLValue(dedupeKey), SQLValue(runAt), SQLValue(at)])
     }
 
     func claimJobs(kind: String, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int) throws
@@ -54,15 +59,16 @@ extension SQLStoreTransaction {
         try row(
             """
             SELECT id, kind, payload, run_at, attempts, lease_owner, lease_expires_at, last_error, completed_at,
-                   failed_at
+                   failed_at, app_id
             FROM jobs WHERE id = $1
             """, .integer(id)
         ).map { row throws(StoreError) in
             JobRecord(
-                id: try row.integer(0), kind: try row.text(1), payload: try row.text(2), runAt: try row.timestamp(3),
-                attempts: Int(try row.integer(4)), leaseOwner: try row.optionalText(5),
-                leaseExpiresAt: try row.optionalTimestamp(6), lastError: try row.optionalText(7),
-                completedAt: try row.optionalTimestamp(8), failedAt: try row.optionalTimestamp(9))
+                id: try row.integer(0), appId: try row.optionalText(10), kind: try row.text(1),
+                payload: try row.text(2), runAt: try row.timestamp(3), attempts: Int(try row.integer(4)),
+                leaseOwner: try row.optionalText(5), leaseExpiresAt: try row.optionalTimestamp(6),
+                lastError: try row.optionalText(7), completedAt: try row.optionalTimestamp(8),
+                failedAt: try row.optionalTimestamp(9))
         }
     }
 

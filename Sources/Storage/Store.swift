@@ -90,7 +90,8 @@ public protocol StoreReader {
     func factJSON(customerId: Int64) throws -> [FactJSON]
     /// Stored facts of one kind with their raw JWS, oldest first, after the cursor `after`.
     func storedFacts(customerId: Int64, kind: FactKind, after: Int64?, limit: Int) throws -> [StoredFact]
-    func notification(uuid: String) throws -> NotificationRecord?
+    /// The app's notification with this `notificationUUID` (V1: the id Storekeeper derived).
+    func notification(appId: String, uuid: String) throws -> NotificationRecord?
     func notificationCount(appId: String) throws -> Int
 
     // Derived state.
@@ -158,7 +159,8 @@ public protocol StoreTransaction: StoreReader {
     func addAlias(_ alias: String, customerId: Int64, at: Timestamp) throws
     func addAppAccountToken(_ token: String, customerId: Int64, at: Timestamp) throws
 
-    // Facts: verbatim payloads plus decoded columns; unique keys make replays no-ops.
+    // Facts: verbatim payloads plus decoded columns; unique keys (each led by the app id) make
+    // replays no-ops, and the same payload for two apps is stored for each.
     func insertNotification(_ notification: NewNotification) throws -> Insertion
     func finishNotification(id: Int64, outcome: String, at: Timestamp) throws
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion
@@ -206,9 +208,11 @@ public protocol StoreTransaction: StoreReader {
     func markFailed(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool
 
     // Job queue.
-    /// `nil` when `dedupeKey` is already queued.
-    func enqueueJob(kind: String, payload: String, runAt: Timestamp, dedupeKey: String?, at: Timestamp) throws
-        -> Int64?
+    /// Queues a job of `appId` (`nil`: a job of no app). `nil` when `dedupeKey` is already
+    /// queued for the same app (a job of no app: by any job of no app).
+    func enqueueJob(
+        appId: String?, kind: String, payload: String, runAt: Timestamp, dedupeKey: String?, at: Timestamp
+    ) throws -> Int64?
     func claimJobs(
         kind: String, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int
     ) throws -> [JobRecord]

@@ -50,7 +50,8 @@ public struct FactBatch: Sendable {
         }
     }
 
-    /// A job queued with the facts (for example answering a consumption request).
+    /// A job queued with the facts (for example answering a consumption request), for the
+    /// batch's app: its dedupe key is unique within that app.
     public struct Job: Sendable, Hashable {
         public var kind: String
         public var payload: String

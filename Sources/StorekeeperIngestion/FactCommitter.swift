@@ -65,7 +65,8 @@ public enum FactCommitter {
         for fact in batch.renewals { _ = try transaction.insertRenewalInfo(fact) }
         for job in batch.jobs {
             _ = try transaction.enqueueJob(
-                kind: job.kind, payload: job.payload, runAt: now, dedupeKey: job.dedupeKey, at: now)
+                appId: batch.appId, kind: job.kind, payload: job.payload, runAt: now, dedupeKey: job.dedupeKey,
+                at: now)
         }
     }
 

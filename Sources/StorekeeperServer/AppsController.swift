@@ -128,6 +128,9 @@ struct AppsController: Sendable {
         ]
     }
 
+    /// Two apps may share a bundle id and an environment (a staging and a production tenant of
+    /// one App Store app, say): every stored key is per app (migration 0004), so the same signed
+    /// payload posted to both is stored and applied in each, and neither can shadow the other.
     @Sendable func create(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let input = try RequestBody.decode(AppInput.self, from: request)
         guard let id = input.id, Self.isValidIdentifier(id) else {

@@ -17,16 +17,20 @@ import Synchronization
 ///     StorekeeperTestProbes group-commit --setup --database URL --app ID --ca DIR
 ///     StorekeeperTestProbes group-commit --database URL --app ID --ca DIR --round R
 ///                                        [--tasks N] [--replay UUID,UUID,…] [--count N]
+///                                        [--retry-seconds S]
 ///
 /// `--setup` creates the test CA in `DIR`, the app trusting its root, the catalog, and one
 /// customer per task with an app account token. A round then ingests notifications
 /// `uuid(round, 0)`, `uuid(round, 1)`, … (task `t` takes every `tasks`-th one and signs it with
 /// customer `t`'s token, so no two batches in flight lock the same customer), after first
-/// sending the `--replay` notifications again, one by one.
+/// sending the `--replay` notifications again, one by one. With `--retry-seconds S` an ingest
+/// that fails retryably (the database went away) is sent again every 50 ms for up to `S`
+/// seconds, as Apple resends after a 503: the probe keeps going through a database restart.
 ///
 /// stdout, one line per acknowledged notification: `ack UUID OUTCOME`. stderr: `ready` once the
 /// store is open and the app loaded, `stats batches=B groups=G largest=L` every 20 ms
-/// (`IngestionWriter.statistics`), and `error UUID CODE` for an ingest that threw.
+/// (`IngestionWriter.statistics`), `retry UUID CODE` for each retryable failure that is sent
+/// again, and `error UUID CODE` for an ingest that threw and is not sent again.
 /// - Note: Runs on the calling thread, which it blocks; not for use inside async code.
 public enum GroupCommitCrashProbe {
     struct Options {
@@ -38,11 +42,13 @@ public enum GroupCommitCrashProbe {
         var tasks = 16
         var replay: [String] = []
         var count = Int.max
+        var retrySeconds = 0
     }
 
     static let usage = """
         usage: StorekeeperTestProbes group-commit [--setup] --database URL --app ID --ca DIR [--round R]
                                                   [--tasks N] [--replay UUID,UUID,…] [--count N]
+                                                  [--retry-seconds S]
         """
     static let bundleId = "com.example"
     static let productId = "com.example.monthly"
@@ -64,12 +70,13 @@ public enum GroupCommitCrashProbe {
             case "--tasks": options.tasks = Int(value) ?? -1
             case "--replay": options.replay = value.split(separator: ",").map(String.init)
             case "--count": options.count = Int(value) ?? -1
+            case "--retry-seconds": options.retrySeconds = Int(value) ?? -1
             default: options.tasks = -1
             }
             index += 2
         }
         guard !options.database.isEmpty, !options.appId.isEmpty, !options.ca.isEmpty, options.tasks > 0,
-            options.count >= 0, options.setup || options.round >= 0,
+            options.count >= 0, options.retrySeconds >= 0, options.setup || options.round >= 0,
             options.replay.allSatisfy({ key(ofUUID: $0) != nil })
         else {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
@@ -164,14 +171,17 @@ public enum GroupCommitCrashProbe {
         }
         for uuid in options.replay {
             let (round, sequence) = key(ofUUID: uuid)!
-            await send(round: round, sequence: sequence, tasks: options.tasks, ca: ca, ingestion, app)
+            await send(
+                round: round, sequence: sequence, tasks: options.tasks, retrySeconds: options.retrySeconds, ca: ca,
+                ingestion, app)
         }
         await withTaskGroup(of: Void.self) { group in
             for task in 0..<options.tasks {
                 group.addTask {
                     for sequence in stride(from: task, to: options.count, by: options.tasks) {
                         await send(
-                            round: options.round, sequence: sequence, tasks: options.tasks, ca: ca, ingestion, app)
+                            round: options.round, sequence: sequence, tasks: options.tasks,
+                            retrySeconds: options.retrySeconds, ca: ca, ingestion, app)
                     }
                 }
             }
@@ -181,9 +191,11 @@ public enum GroupCommitCrashProbe {
     }
 
     /// Signs notification `sequence` of `round` (always the same purchase, by the same
-    /// customer) and ingests it; acknowledges it only once `ingest` returned.
+    /// customer) and ingests it; acknowledges it only once `ingest` returned. A retryable failure
+    /// is sent again until `retrySeconds` have passed.
     static func send(
-        round: Int, sequence: Int, tasks: Int, ca: TestCertificateAuthority, _ ingestion: Ingestion, _ app: AppRuntime
+        round: Int, sequence: Int, tasks: Int, retrySeconds: Int, ca: TestCertificateAuthority,
+        _ ingestion: Ingestion, _ app: AppRuntime
     ) async {
         let uuid = uuid(round: round, sequence: sequence)
         let payload: String
@@ -193,11 +205,19 @@ public enum GroupCommitCrashProbe {
             complain("error \(uuid) signing \(error)")
             return
         }
-        do {
-            let result = try await ingestion.notifications.ingest(app: app, signedPayload: payload)
-            say("ack \(uuid) \(result.outcome.rawValue)")
-        } catch {
-            complain("error \(uuid) \(error.code.rawValue)")
+        let deadline = ContinuousClock.now + .seconds(retrySeconds)
+        while true {
+            do {
+                let result = try await ingestion.notifications.ingest(app: app, signedPayload: payload)
+                say("ack \(uuid) \(result.outcome.rawValue)")
+                return
+            } catch  where error.isRetryable && ContinuousClock.now < deadline {
+                complain("retry \(uuid) \(error.code.rawValue)")
+                try? await Task.sleep(for: .milliseconds(50))
+            } catch {
+                complain("error \(uuid) \(error.code.rawValue)")
+                return
+            }
         }
     }
 

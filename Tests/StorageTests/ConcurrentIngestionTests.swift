@@ -125,10 +125,11 @@ struct PostgresConnectionLossTests {
                 #expect(error.code == .connectionLost)
             }
             // Nothing half-written; the retry (a fresh connection) commits it.
-            #expect(try await store.read { try $0.notification(uuid: doomed.uuid) } == nil)
+            #expect(try await store.read { try $0.notification(appId: F.appId, uuid: doomed.uuid) } == nil)
             #expect(try await store.read { try $0.count("customers") } == 0)
             #expect(try await F.ingest(doomed, into: store))
-            #expect(try await store.read { try $0.notification(uuid: doomed.uuid)?.outcome } == "processed")
+            #expect(
+                try await store.read { try $0.notification(appId: F.appId, uuid: doomed.uuid)?.outcome } == "processed")
         }
     }
 

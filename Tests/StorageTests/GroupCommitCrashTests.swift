@@ -88,40 +88,10 @@ struct GroupCommitCrashTests {
         }
 
         let store = try await database.open(migrate: false)
-        let (counts, unprocessed, withoutFacts, withoutOwner, ownersWithoutState) = try await store.read { reader in
-            (
-                Dictionary(
-                    uniqueKeysWithValues: try reader.sql(
-                        "SELECT notification_uuid, COUNT(*) FROM notifications GROUP BY notification_uuid"
-                    ).map { (try $0.text(0), try $0.integer(1)) }),
-                try reader.sql("SELECT COUNT(*) FROM notifications WHERE processed_at IS NULL")[0].integer(0),
-                try reader.sql(
-                    """
-                    SELECT COUNT(*) FROM notifications n WHERE NOT EXISTS (
-                        SELECT 1 FROM signed_transactions t
-                        WHERE t.app_id = n.app_id AND t.original_transaction_id = n.original_transaction_id)
-                    """)[0].integer(0),
-                try reader.sql(
-                    """
-                    SELECT COUNT(*) FROM notifications n WHERE NOT EXISTS (
-                        SELECT 1 FROM customer_transactions c
-                        WHERE c.app_id = n.app_id AND c.original_transaction_id = n.original_transaction_id)
-                    """)[0].integer(0),
-                try reader.sql(
-                    """
-                    SELECT COUNT(*) FROM customer_transactions c WHERE NOT EXISTS (
-                        SELECT 1 FROM customer_states s WHERE s.customer_id = c.customer_id)
-                    """)[0].integer(0)
-            )
-        }
-        let lost = acknowledged.keys.filter { counts[$0] == nil }
-        let repeated = counts.filter { $0.value != 1 }
+        let stored = try await Stored.read(from: store)
+        let lost = acknowledged.keys.filter { stored.counts[$0] == nil }
         #expect(lost.isEmpty, "\(lost.count) acknowledged notifications lost, e.g. \(lost.sorted().prefix(3))")
-        #expect(repeated.isEmpty, "notifications stored more than once: \(repeated.keys.sorted().prefix(3))")
-        #expect(unprocessed == 0, "a notification stored without the rest of its ingestion")
-        #expect(withoutFacts == 0, "\(withoutFacts) notifications without their transaction row")
-        #expect(withoutOwner == 0, "\(withoutOwner) notifications whose purchase has no owner")
-        #expect(ownersWithoutState == 0, "\(ownersWithoutState) owned purchases without customer state")
+        stored.expectWhole()
         if let sqlite = store as? SQLiteStore {
             #expect(try await sqlite.integrityCheck() == "ok")
         }
@@ -136,8 +106,67 @@ struct GroupCommitCrashTests {
         let elapsed = ContinuousClock.now - started
         print(
             "group-commit crash (\(backend.rawValue)): \(Self.rounds) kills, \(acknowledged.count) acknowledged, "
-                + "\(counts.count) stored, \(replayedAcknowledged.count) acknowledged replays, "
+                + "\(stored.counts.count) stored, \(replayedAcknowledged.count) acknowledged replays, "
                 + "\(groupedRounds) rounds grouped, \(elapsed)")
+    }
+
+    /// What the probe's ingestions left in the database, for the checks every crash test makes.
+    struct Stored {
+        /// How many rows each notification UUID has.
+        var counts: [String: Int64]
+        var unprocessed: Int64
+        var withoutFacts: Int64
+        var withoutOwner: Int64
+        var ownersWithoutState: Int64
+
+        static func read(from store: any Store) async throws -> Stored {
+            try await store.read { reader in
+                Stored(
+                    counts: Dictionary(
+                        uniqueKeysWithValues: try reader.sql(
+                            "SELECT notification_uuid, COUNT(*) FROM notifications GROUP BY notification_uuid"
+                        ).map { (try $0.text(0), try $0.integer(1)) }),
+                    unprocessed: try reader.sql("SELECT COUNT(*) FROM notifications WHERE processed_at IS NULL")[0]
+                        .integer(0),
+                    withoutFacts: try reader.sql(
+                        """
+                        SELECT COUNT(*) FROM notifications n WHERE NOT EXISTS (
+                            SELECT 1 FROM signed_transactions t
+                            WHERE t.app_id = n.app_id AND t.original_transaction_id = n.original_transaction_id)
+                        """)[0].integer(0),
+                    withoutOwner: try reader.sql(
+                        """
+                        SELECT COUNT(*) FROM notifications n WHERE NOT EXISTS (
+                            SELECT 1 FROM customer_transactions c
+                            WHERE c.app_id = n.app_id AND c.original_transaction_id = n.original_transaction_id)
+                        """)[0].integer(0),
+                    ownersWithoutState: try reader.sql(
+                        """
+                        SELECT COUNT(*) FROM customer_transactions c WHERE NOT EXISTS (
+                            SELECT 1 FROM customer_states s WHERE s.customer_id = c.customer_id)
+                        """)[0].integer(0))
+            }
+        }
+
+        /// Each notification once, each with the rest of its ingestion.
+        func expectWhole(sourceLocation: SourceLocation = #_sourceLocation) {
+            let repeated = counts.filter { $0.value != 1 }
+            #expect(
+                repeated.isEmpty, "notifications stored more than once: \(repeated.keys.sorted().prefix(3))",
+                sourceLocation: sourceLocation)
+            #expect(
+                unprocessed == 0, "a notification stored without the rest of its ingestion",
+                sourceLocation: sourceLocation)
+            #expect(
+                withoutFacts == 0, "\(withoutFacts) notifications without their transaction row",
+                sourceLocation: sourceLocation)
+            #expect(
+                withoutOwner == 0, "\(withoutOwner) notifications whose purchase has no owner",
+                sourceLocation: sourceLocation)
+            #expect(
+                ownersWithoutState == 0, "\(ownersWithoutState) owned purchases without customer state",
+                sourceLocation: sourceLocation)
+        }
     }
 
     /// Runs the probe with stdout and stderr in files (so nothing it wrote before the kill is

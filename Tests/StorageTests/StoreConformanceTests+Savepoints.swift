@@ -13,7 +13,7 @@ extension StoreConformanceTests {
     static func stored(_ notifications: [IngestionWorkload.Notification], in store: any Store) async throws -> [Bool] {
         try await store.read { reader in
             try notifications.map { notification in
-                let found = try reader.notification(uuid: notification.uuid) != nil
+                let found = try reader.notification(appId: F.appId, uuid: notification.uuid) != nil
                 let customer = try reader.customer(appId: F.appId, .appUserId(notification.appUserId)) != nil
                 #expect(found == customer, "\(notification.uuid): notification and customer go together")
                 return found

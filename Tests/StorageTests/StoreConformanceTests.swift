@@ -155,7 +155,7 @@ struct StoreConformanceTests {
                 #expect(try await F.ingest(notification, into: store, now: F.now.adding(milliseconds: 5_000)) == false)
             }
             #expect(try await F.snapshot(store) == before)
-            let record = try await store.read { try $0.notification(uuid: notifications[0].uuid) }
+            let record = try await store.read { try $0.notification(appId: F.appId, uuid: notifications[0].uuid) }
             #expect(record?.signedPayload == notifications[0].signedPayload)
             #expect(record?.outcome == "processed")
             // The same transaction version from another source is a duplicate too.
@@ -183,16 +183,17 @@ struct StoreConformanceTests {
                     _ = try F.ingest(doomed[0], in: tx, now: F.now)
                     _ = try F.ingest(doomed[1], in: tx, now: F.now)
                     try tx.appendAudit(NewAuditEntry(at: F.now, actor: "test", action: "doomed", appId: F.appId))
-                    _ = try tx.enqueueJob(kind: "reconcile", payload: "{}", runAt: F.now, dedupeKey: nil, at: F.now)
+                    _ = try tx.enqueueJob(
+                        appId: nil, kind: "reconcile", payload: "{}", runAt: F.now, dedupeKey: nil, at: F.now)
                     throw Planted()
                 }
             }
             #expect(try await F.snapshot(store) == before)
-            #expect(try await store.read { try $0.notification(uuid: doomed[0].uuid) } == nil)
+            #expect(try await store.read { try $0.notification(appId: F.appId, uuid: doomed[0].uuid) } == nil)
             #expect(try await store.read { try $0.customer(appId: F.appId, .appUserId(doomed[0].appUserId)) } == nil)
             // The connection is clean afterwards: the same ingestion now commits.
             #expect(try await F.ingest(doomed[0], into: store))
-            #expect(try await store.read { try $0.notification(uuid: doomed[0].uuid) } != nil)
+            #expect(try await store.read { try $0.notification(appId: F.appId, uuid: doomed[0].uuid) } != nil)
         }
     }
 
@@ -461,16 +462,19 @@ struct StoreConformanceTests {
             let id = try #require(
                 try await store.write {
                     try $0.enqueueJob(
-                        kind: "reconcile", payload: #"{"o":"1"}"#, runAt: t0, dedupeKey: "reconcile:o1", at: t0)
+                        appId: nil, kind: "reconcile", payload: #"{"o":"1"}"#, runAt: t0, dedupeKey: "reconcile:o1",
+                        at: t0)
                 })
             #expect(
                 try await store.write {
-                    try $0.enqueueJob(kind: "reconcile", payload: "{}", runAt: t0, dedupeKey: "reconcile:o1", at: t0)
+                    try $0.enqueueJob(
+                        appId: nil, kind: "reconcile", payload: "{}", runAt: t0, dedupeKey: "reconcile:o1", at: t0)
                 } == nil)
             let other = try #require(
                 try await store.write {
                     try $0.enqueueJob(
-                        kind: "rollup", payload: "{}", runAt: t0.adding(milliseconds: 1_000), dedupeKey: nil, at: t0)
+                        appId: nil, kind: "rollup", payload: "{}", runAt: t0.adding(milliseconds: 1_000),
+                        dedupeKey: nil, at: t0)
                 })
             #expect(
                 try await store.write {

@@ -75,7 +75,7 @@ import Testing
             "POST", "/v1/apps/\(app.appId)/notifications/appstore", json: ["signedPayload": payload])
         #expect(response.status == 200)
         #expect(response.json["outcome"] as? String == "recorded")
-        let stored = try await harness.store.read { try $0.notification(uuid: uuid) }
+        let stored = try await harness.store.read { try $0.notification(appId: app.appId, uuid: uuid) }
         #expect(stored?.type == "TEST")
         #expect(stored?.outcome == "recorded")
         #expect(stored?.signedPayload == payload)
@@ -136,7 +136,7 @@ import Testing
         #expect(right.json["outcome"] as? String == "unclaimed")
         // The stored body never keeps the shared secret.
         let notificationId = try #require(right.json["notificationId"] as? String)
-        let stored = try await harness.store.read { try $0.notification(uuid: notificationId) }
+        let stored = try await harness.store.read { try $0.notification(appId: app.appId, uuid: notificationId) }
         #expect(stored?.signedPayload.contains("shared-secret") == false)
         let again = try await harness.request("POST", path, json: body(password: "shared-secret-\(app.appId)"))
         #expect(again.json["outcome"] as? String == "duplicate")
