@@ -17,7 +17,7 @@ enum MessageFramingPolicy {
     static let unsupportedCodingCode = "unsupported_transfer_coding"
 
     /// The refusal for a request head, or nil when its framing is unambiguous.
-    static func refusal(headers: HTTPHeaders, version: String) -> HTTPError? {
+    static func refusal(headers: HTTPHeaders, isHTTP10: Bool) -> HTTPError? {
         let lengths = headers.values(for: "Content-Length")
         let encodings = headers.values(for: "Transfer-Encoding")
         if !encodings.isEmpty {
@@ -25,7 +25,7 @@ enum MessageFramingPolicy {
                 return .badRequest(
                     "A request may not carry both Content-Length and Transfer-Encoding.", code: refusalCode)
             }
-            if version == "HTTP/1.0" {
+            if isHTTP10 {
                 return .badRequest("Transfer-Encoding is not allowed in an HTTP/1.0 request.", code: refusalCode)
             }
             let codings = encodings.flatMap { $0.split(separator: ",") }

@@ -542,7 +542,8 @@ enum MicroHTTPDCallbacks {
         {
             return refusal
         }
-        return MessageFramingPolicy.refusal(headers: headers, version: version.map { String(cString: $0) } ?? "")
+        return MessageFramingPolicy.refusal(
+            headers: headers, isHTTP10: version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false)
     }
 
     /// Answers a refused request head and closes the connection: what follows the head on it

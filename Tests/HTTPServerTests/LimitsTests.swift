@@ -126,6 +126,33 @@ import Testing
         }
     }
 
+    /// Framing libmicrohttpd would otherwise accept (reading a `gzip` body until the client
+    /// closes, taking one of two `Content-Length`s): answered at once, then closed.
+    @Test(
+        arguments: [
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\nabcd", 400),
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400),
+            (
+                "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                400
+            ),
+            ("POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
+        ] as [(String, Int)])
+    func ambiguousFramingIsAnsweredAndClosed(raw: String, expected: Int) async throws {
+        try await withServer(responder: responder) { server in
+            let (data, closed) = try await onThread { () -> (Data, Bool) in
+                let connection = try RawConnection(port: server.port)
+                try connection.send(raw)
+                return connection.read(until: Date().addingTimeInterval(5))
+            }
+            let response = RawResponse.parse(data)
+            #expect(response?.status == expected)
+            #expect(response?.header("Connection") == "close")
+            #expect(closed)
+        }
+    }
+
     @Test func busyConnectionsAreNeverEvictedAndExtraOnesWaitForAFreeSlot() async throws {
         // Eviction starts above one connection; the idle timeout is far beyond the test.
         let configuration = HTTPServer.Configuration(

@@ -25,8 +25,8 @@ import Testing
     }
 
     @Test func ambiguousFramingIsRefused() {
-        func verdict(_ fields: [(String, String)], version: String = "HTTP/1.1") -> String? {
-            MessageFramingPolicy.refusal(headers: HTTPHeaders(fields), version: version)
+        func verdict(_ fields: [(String, String)], http10: Bool = false) -> String? {
+            MessageFramingPolicy.refusal(headers: HTTPHeaders(fields), isHTTP10: http10)
                 .map { "\($0.status.code) \($0.code)" }
         }
         #expect(verdict([("Content-Length", "5")]) == nil)
@@ -36,7 +36,7 @@ import Testing
         #expect(verdict([]) == nil)
         #expect(verdict([("Content-Length", "5"), ("Transfer-Encoding", "chunked")]) == "400 invalid_framing")
         #expect(verdict([("Transfer-Encoding", "chunked"), ("Content-Length", "5")]) == "400 invalid_framing")
-        #expect(verdict([("Transfer-Encoding", "chunked")], version: "HTTP/1.0") == "400 invalid_framing")
+        #expect(verdict([("Transfer-Encoding", "chunked")], http10: true) == "400 invalid_framing")
         #expect(verdict([("Transfer-Encoding", "gzip")]) == "400 invalid_framing")
         #expect(verdict([("Transfer-Encoding", "chunked, gzip")]) == "400 invalid_framing")
         #expect(verdict([("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")]) == "400 invalid_framing")
