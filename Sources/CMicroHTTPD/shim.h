@@ -62,6 +62,13 @@ static inline struct MHD_OptionItem CMicroHTTPD_option_uri_log(CMicroHTTPD_URILo
     return item;
 }
 
+/* MHD_OPTION_NOTIFY_CONNECTION: called when a TCP connection is accepted and when it is closed
+   (before its socket is closed). */
+static inline struct MHD_OptionItem CMicroHTTPD_option_notify_connection(MHD_NotifyConnectionCallback callback, void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) callback, cls };
+    return item;
+}
+
 /* The port the daemon is bound to (useful after binding port 0); 0 if unknown. */
 static inline uint16_t CMicroHTTPD_daemon_bind_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -78,6 +85,18 @@ static inline unsigned int CMicroHTTPD_daemon_current_connections(struct MHD_Dae
 static inline const struct sockaddr *CMicroHTTPD_connection_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return info == NULL ? NULL : info->client_addr;
+}
+
+/* The socket of a connection, or -1. Valid while the connection is. */
+static inline int CMicroHTTPD_connection_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/* The socket context set by the connection notification callback, or NULL. */
+static inline void *CMicroHTTPD_connection_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
 }
 
 /* getrandom(2) (not exported by Swift's Glibc module): fills `buffer` from the kernel's generator. */

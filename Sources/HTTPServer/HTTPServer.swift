@@ -18,8 +18,16 @@ import Foundation
 ///   (`MHD_OPTION_STRICT_FOR_CLIENT`), except that a request line without any space is
 ///   dropped without a response; none of this disturbs other connections. These answers
 ///   come from libmicrohttpd itself, so their bodies are its short HTML, not our JSON.
-///   At most `connectionLimit` connections are open (more wait in the listen backlog); a
-///   connection idle (or trickling) for `connectionTimeout` is closed.
+///   A request target with a control character (NUL included) gets 400
+///   `invalid_request_target`, and ambiguous body framing (`Content-Length` with
+///   `Transfer-Encoding`, …; see `MessageFramingPolicy`) 400 `invalid_framing` or 501; after
+///   those the connection is closed, so nothing pipelined behind them is served.
+/// - **Connections.** At most `connectionLimit` are open; near it, new clients get in by
+///   closing the oldest idle keep-alive connections (then the oldest still sending a first
+///   request head); beyond it they wait in the listen backlog. One address holds at most
+///   `maxConnectionsPerAddress`. A request head must be complete within `requestHeadTimeout`,
+///   a body arrive at `minimumBodyRate`, and a connection idle for `connectionTimeout` is
+///   closed.
 /// - **Async handlers never block libmicrohttpd.** See "Bridging" below.
 /// - **Every response carries `X-Request-Id`**: the request's `requestID`.
 /// - **Graceful stop.** `stop()` stops accepting, lets in-flight requests finish for up to the
@@ -65,12 +73,35 @@ public final class HTTPServer: Sendable {
         /// larger than this may still fit, a much larger one gets 431 (414 for a long URI).
         public var maxHeaderSize: Int
         /// Most simultaneously open connections (`MHD_OPTION_CONNECTION_LIMIT`, split across
-        /// the worker threads); at the limit libmicrohttpd stops accepting, so further
-        /// connections wait in the kernel's listen backlog until a slot frees.
+        /// the worker threads). When the open connections come within `evictionHeadroom` of it,
+        /// each newly accepted connection closes the oldest connection waiting for a request:
+        /// kept-alive idle ones first, then ones still sending their first request head. Busy
+        /// connections (handler running, response being sent) are never closed for this; when
+        /// nothing can be closed and the limit is reached, libmicrohttpd stops accepting and
+        /// further connections wait in the kernel's listen backlog until a slot frees. Starting
+        /// the server raises the process's soft open-file limit to fit this plus a reserve
+        /// (`FileDescriptorBudget`), or throws `config.fileDescriptors` when the hard limit is
+        /// too low.
         public var connectionLimit: Int
         /// A connection with no I/O for this long is closed (`MHD_OPTION_CONNECTION_TIMEOUT`,
         /// whole seconds, rounded up; `nil` means never). Time spent in the handler does not count.
+        /// Each byte received restarts it: `requestHeadTimeout` and `minimumBodyRate` bound
+        /// clients that trickle.
         public var connectionTimeout: Duration?
+        /// A connection must deliver a complete request head (request line and headers) within
+        /// this time of being accepted, or of its previous response when kept alive (so it also
+        /// bounds how long an idle keep-alive connection is kept); otherwise it is closed without
+        /// an answer. Bytes trickling in do not extend it. `nil`: no deadline. Enforced by a sweep
+        /// every eighth of the shortest deadline (50–500 ms).
+        public var requestHeadTimeout: Duration?
+        /// The slowest a request body may arrive; below it the connection is closed. `nil`: no
+        /// minimum (only `connectionTimeout` applies).
+        public var minimumBodyRate: MinimumBodyRate?
+        /// Most connections open at once from one client IP address
+        /// (`MHD_OPTION_PER_IP_CONNECTION_LIMIT`, whole IPv6 addresses); a connection beyond it
+        /// is closed as soon as it is accepted. 0: no limit. Behind a reverse proxy every client
+        /// shares the proxy's address: set it above the proxy's connection pool, or 0.
+        public var maxConnectionsPerAddress: Int
         /// How long `stop()` waits for in-flight requests by default.
         public var shutdownGracePeriod: Duration
         /// Receives an entry for the responses the core makes itself (413, and 503 at
@@ -85,6 +116,9 @@ public final class HTTPServer: Sendable {
             maxHeaderSize: Int = 16 * 1024,
             connectionLimit: Int = 1000,
             connectionTimeout: Duration? = .seconds(30),
+            requestHeadTimeout: Duration? = .seconds(10),
+            minimumBodyRate: MinimumBodyRate? = MinimumBodyRate(bytesPerSecond: 1024, grace: .seconds(10)),
+            maxConnectionsPerAddress: Int = 256,
             shutdownGracePeriod: Duration = .seconds(10),
             accessLog: AccessLogger? = nil
         ) {
@@ -95,8 +129,50 @@ public final class HTTPServer: Sendable {
             self.maxHeaderSize = maxHeaderSize
             self.connectionLimit = connectionLimit
             self.connectionTimeout = connectionTimeout
+            self.requestHeadTimeout = requestHeadTimeout
+            self.minimumBodyRate = minimumBodyRate
+            self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.shutdownGracePeriod = shutdownGracePeriod
             self.accessLog = accessLog
+        }
+
+        /// How close to `connectionLimit` eviction starts: a sixteenth of it, 1 to 64. Room for
+        /// the connections accepted in one burst before the ones they evict are closed.
+        public var evictionHeadroom: Int { max(1, min(64, connectionLimit / 16)) }
+    }
+
+    /// The slowest accepted request body: after `grace` from the end of the request head, the
+    /// body received must keep up an average of `bytesPerSecond` (the rule of Apache's
+    /// mod_reqtimeout: the allowance grows by one second per `bytesPerSecond` bytes received).
+    /// - Note: Immutable value; `Sendable`.
+    public struct MinimumBodyRate: Sendable, Equatable {
+        public var bytesPerSecond: Int
+        public var grace: Duration
+
+        public init(bytesPerSecond: Int, grace: Duration) {
+            self.bytesPerSecond = bytesPerSecond
+            self.grace = grace
+        }
+    }
+
+    /// Connection counters since the server started (see `connectionLimit`,
+    /// `requestHeadTimeout`, `minimumBodyRate`).
+    /// - Note: Immutable value; `Sendable`.
+    public struct ConnectionStatistics: Sendable, Equatable {
+        /// Connections open now (including those being closed).
+        public var open: Int
+        /// Closed to make room for a new connection near `connectionLimit`.
+        public var evicted: Int
+        /// Closed because their request head was not complete within `requestHeadTimeout`.
+        public var headTimeouts: Int
+        /// Closed because their body arrived below `minimumBodyRate`.
+        public var slowBodies: Int
+
+        public init(open: Int, evicted: Int, headTimeouts: Int, slowBodies: Int) {
+            self.open = open
+            self.evicted = evicted
+            self.headTimeouts = headTimeouts
+            self.slowBodies = slowBodies
         }
     }
 
@@ -145,8 +221,12 @@ public final class HTTPServer: Sendable {
 
     private init(configuration: Configuration, handler: DaemonCore.Handler) throws(HTTPServerError) {
         guard configuration.maxBodySize >= 0, configuration.maxHeaderSize > 0,
-            configuration.connectionLimit > 0, configuration.threadPoolSize > 0
+            configuration.connectionLimit > 0, configuration.threadPoolSize > 0,
+            configuration.maxConnectionsPerAddress >= 0,
+            configuration.requestHeadTimeout.map({ $0 > .zero }) ?? true,
+            configuration.minimumBodyRate.map({ $0.bytesPerSecond > 0 && $0.grace >= .zero }) ?? true
         else { throw HTTPServerError(code: "config.invalidLimit", message: "limits must be positive") }
+        try FileDescriptorBudget.ensure(connectionLimit: configuration.connectionLimit)
         let core = DaemonCore(configuration: configuration, handler: handler)
         let daemon = try core.startDaemon()
         self.configuration = configuration
@@ -182,6 +262,9 @@ public final class HTTPServer: Sendable {
 
     /// Requests received but not yet completed (for tests and metrics).
     public var inFlightRequestCount: Int { core.liveRequestCount }
+
+    /// Open connections and why the server closed some (for tests and metrics).
+    public var connectionStatistics: ConnectionStatistics { core.connections.statistics }
 
     /// Stops gracefully: no new connections; in-flight requests get up to `gracePeriod`
     /// (default `configuration.shutdownGracePeriod`) to finish; async handlers still running

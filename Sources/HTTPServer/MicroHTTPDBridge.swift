@@ -52,9 +52,22 @@ final class RequestState: @unchecked Sendable {
     }
 
     let rawTarget: String
+    /// Where libmicrohttpd's copy of the target starts in its read buffer (an address, never
+    /// dereferenced) and its length up to the first NUL: with the address of the HTTP version
+    /// that follows the target, they tell whether a NUL cut the C string short.
+    let targetAddress: UInt
+    let targetVisibleLength: Int
+    /// The connection's id in `ConnectionSupervisor` (0 when unknown).
+    let connectionID: UInt64
     /// When the request began, kept only when the core's access log needs it.
     let started: ContinuousClock.Instant?
     var headersSeen = false
+    /// The request's header fields, read once the head is complete.
+    var headers: HTTPHeaders?
+    /// The body is being counted for the minimum body rate.
+    var readingBody = false
+    /// The response said `Connection: close`: libmicrohttpd closes the connection after it.
+    var closesAfterResponse = false
     var body = Data()
     /// The body is over the limit: further bytes are counted and discarded, then 413.
     var bodyRejected = false
@@ -67,8 +80,14 @@ final class RequestState: @unchecked Sendable {
     /// which needs no lock.
     var handoff: Locked<Handoff>?
 
-    init(rawTarget: String, timed: Bool) {
+    init(
+        rawTarget: String, targetAddress: UInt = 0, targetVisibleLength: Int? = nil, connectionID: UInt64,
+        timed: Bool
+    ) {
         self.rawTarget = rawTarget
+        self.targetAddress = targetAddress
+        self.targetVisibleLength = targetVisibleLength ?? rawTarget.utf8.count
+        self.connectionID = connectionID
         self.started = timed ? ContinuousClock.now : nil
     }
 }
@@ -100,10 +119,16 @@ final class DaemonCore: @unchecked Sendable {
     let configuration: HTTPServer.Configuration
     let handler: Handler
     let registry = Locked(Registry())
+    /// Every open connection: head deadline, minimum body rate, eviction near the limit.
+    let connections: ConnectionSupervisor
 
     init(configuration: HTTPServer.Configuration, handler: Handler) {
         self.configuration = configuration
         self.handler = handler
+        self.connections = ConnectionSupervisor(
+            policy: ConnectionTable.Policy(
+                headTimeout: configuration.requestHeadTimeout, minimumBodyRate: configuration.minimumBodyRate,
+                evictionThreshold: max(1, configuration.connectionLimit - configuration.evictionHeadroom)))
     }
 
     var liveRequestCount: Int { registry.withLock { $0.live } }
@@ -146,6 +171,8 @@ final class DaemonCore: @unchecked Sendable {
                 CMicroHTTPD_option_size(
                     .CONNECTION_MEMORY_LIMIT, configuration.maxHeaderSize + 4 * 1024),
                 CMicroHTTPD_option_uint(.CONNECTION_TIMEOUT, timeoutSeconds),
+                CMicroHTTPD_option_uint(
+                    .PER_IP_CONNECTION_LIMIT, UInt32(clamping: configuration.maxConnectionsPerAddress)),
                 // Strict parsing: HTTP/1.1 without Host, whitespace in field names, … get 400.
                 CMicroHTTPD_option_uint(.STRICT_FOR_CLIENT, 1),
                 CMicroHTTPD_option_uri_log(
@@ -153,6 +180,10 @@ final class DaemonCore: @unchecked Sendable {
                 CMicroHTTPD_option_notify_completed(
                     { cls, connection, conCls, termination in
                         MicroHTTPDCallbacks.completed(cls, connection, conCls, termination)
+                    }, retainedSelf),
+                CMicroHTTPD_option_notify_connection(
+                    { cls, connection, socketContext, code in
+                        MicroHTTPDCallbacks.connectionChanged(cls, connection, socketContext, code)
                     }, retainedSelf),
             ]
             if configuration.threadPoolSize > 1 {
@@ -177,6 +208,7 @@ final class DaemonCore: @unchecked Sendable {
                 code: "bind.failed",
                 message: "could not start listening on \(configuration.host):\(configuration.port)")
         }
+        connections.start()
         return DaemonHandle(pointer: daemon)
     }
 
@@ -215,6 +247,7 @@ final class DaemonCore: @unchecked Sendable {
             usleep(1_000)
         }
 
+        connections.stop()
         MHD_stop_daemon(daemon.pointer)
         if listenSocket >= 0 { close(listenSocket) }  // quiesce handed it to us
         Unmanaged.passUnretained(self).release()  // the reference given to the daemon as cls
@@ -286,9 +319,37 @@ enum MicroHTTPDCallbacks {
         guard let cls else { return nil }
         let core = Unmanaged<DaemonCore>.fromOpaque(cls).takeUnretainedValue()
         let state = RequestState(
-            rawTarget: uri.map { String(cString: $0) } ?? "/", timed: core.configuration.accessLog != nil)
+            rawTarget: uri.map { String(cString: $0) } ?? "/", targetAddress: uri.map { UInt(bitPattern: $0) } ?? 0,
+            targetVisibleLength: uri.map { strlen($0) }, connectionID: connection.map(connectionID) ?? 0,
+            timed: core.configuration.accessLog != nil)
         core.registry.withLock { $0.live += 1 }
         return Unmanaged.passRetained(state).toOpaque()
+    }
+
+    /// A TCP connection was accepted or is about to be closed (its socket is still open).
+    static func connectionChanged(
+        _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+        _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_ConnectionNotificationCode
+    ) {
+        guard let cls, let connection, let socketContext else { return }
+        let core = Unmanaged<DaemonCore>.fromOpaque(cls).takeUnretainedValue()
+        switch code {
+        case .CONNECTION_NOTIFY_STARTED:
+            let id = core.connections.opened(socket: CMicroHTTPD_connection_socket(connection))
+            // The id itself is the socket context: nothing to allocate or release.
+            socketContext.pointee = UnsafeMutableRawPointer(bitPattern: UInt(id))
+        case .CONNECTION_NOTIFY_CLOSED:
+            let id = UInt64(UInt(bitPattern: socketContext.pointee))
+            socketContext.pointee = nil
+            if id != 0 { core.connections.closed(id) }
+        default:
+            break
+        }
+    }
+
+    /// The `ConnectionSupervisor` id stored as the connection's socket context.
+    static func connectionID(_ connection: OpaquePointer) -> UInt64 {
+        UInt64(UInt(bitPattern: CMicroHTTPD_connection_socket_context(connection)))
     }
 
     static func completed(
@@ -298,8 +359,12 @@ enum MicroHTTPDCallbacks {
         guard let cls, let conCls, let opaque = conCls.pointee else { return }
         conCls.pointee = nil
         let core = Unmanaged<DaemonCore>.fromOpaque(cls).takeUnretainedValue()
-        Unmanaged<RequestState>.fromOpaque(opaque).release()
+        let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
         core.registry.withLock { $0.live -= 1 }
+        // The connection waits for its next request head (unless libmicrohttpd closes it).
+        if termination == .REQUEST_TERMINATED_COMPLETED_OK, !state.closesAfterResponse, state.connectionID != 0 {
+            core.connections.responded(state.connectionID)
+        }
     }
 
     static func access(
@@ -321,7 +386,8 @@ enum MicroHTTPDCallbacks {
         } else {
             // Not expected (the URI log callback runs first), but stay correct without it.
             state = RequestState(
-                rawTarget: url.map { String(cString: $0) } ?? "/", timed: core.configuration.accessLog != nil)
+                rawTarget: url.map { String(cString: $0) } ?? "/", connectionID: connectionID(connection),
+                timed: core.configuration.accessLog != nil)
             core.registry.withLock { $0.live += 1 }
             conCls.pointee = Unmanaged.passRetained(state).toOpaque()
         }
@@ -330,14 +396,21 @@ enum MicroHTTPDCallbacks {
         if !state.headersSeen {
             state.headersSeen = true
             state.method = method.map { String(cString: $0) } ?? ""
+            let headers = Self.headers(of: connection)
+            state.headers = headers
+            if let refusal = Self.headRefusal(state: state, headers: headers, version: version, core: core) {
+                core.connections.headReceived(state.connectionID, expectingBody: false)
+                return Self.refuse(refusal, state: state, connection: connection, core: core)
+            }
+            let declared = headers["Content-Length"]
+            let expectingBody = (declared.map { $0 != "0" } ?? false) || headers.contains("Transfer-Encoding")
+            core.connections.headReceived(state.connectionID, expectingBody: expectingBody)
+            state.readingBody = expectingBody && core.connections.tracksBodies
             let maxBody = core.configuration.maxBodySize
-            if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") {
-                let length = Int(String(cString: declared)) ?? Int.max
+            if let declared {
+                let length = Int(declared) ?? Int.max
                 if length > maxBody {
-                    let expectsContinue =
-                        MHD_lookup_connection_value(connection, .HEADER_KIND, "Expect").map {
-                            String(cString: $0).lowercased() == "100-continue"
-                        } ?? false
+                    let expectsContinue = headers["Expect"].map { $0.lowercased() == "100-continue" } ?? false
                     if expectsContinue || length > core.discardLimit {
                         // Answer before reading any of the body; MHD then closes the connection.
                         return Self.rejectBody(state: state, connection: connection, core: core)
@@ -356,6 +429,7 @@ enum MicroHTTPDCallbacks {
         if let uploadDataSize, uploadDataSize.pointee > 0 {
             let count = uploadDataSize.pointee
             uploadDataSize.pointee = 0
+            if state.readingBody { core.connections.bodyReceived(state.connectionID, bytes: count) }
             if !state.bodyRejected, state.body.count + count > core.configuration.maxBodySize {
                 // A chunked body outgrew the limit: stop keeping it.
                 state.bodyRejected = true
@@ -376,6 +450,10 @@ enum MicroHTTPDCallbacks {
             return .YES
         }
 
+        if state.readingBody {
+            state.readingBody = false
+            core.connections.bodyComplete(state.connectionID)
+        }
         if state.bodyRejected {
             return Self.rejectBody(state: state, connection: connection, core: core)
         }
@@ -384,7 +462,8 @@ enum MicroHTTPDCallbacks {
         if let handoff = state.handoff {
             let phase = handoff.withLock { $0.phase }
             guard case .responded(let response) = phase else { return .YES }
-            let result = Self.queue(response, requestID: state.requestID ?? "-", on: connection, core: core)
+            let result = Self.queue(
+                response, requestID: state.requestID ?? "-", state: state, on: connection, core: core)
             let done = handoff.withLock { handoff in
                 handoff.phase = .finished
                 handoff.queued = true
@@ -401,12 +480,12 @@ enum MicroHTTPDCallbacks {
         switch core.handler {
         case .synchronous(let handler):
             state.answered = true
-            return Self.queue(handler(request), requestID: request.requestID, on: connection, core: core)
+            return Self.queue(handler(request), requestID: request.requestID, state: state, on: connection, core: core)
         case .responder(let responder):
             let resolved = responder.resolve(request)
             if let response = responder.respondImmediately(to: request, resolved: resolved) {
                 state.answered = true
-                return Self.queue(response, requestID: request.requestID, on: connection, core: core)
+                return Self.queue(response, requestID: request.requestID, state: state, on: connection, core: core)
             }
             return Self.suspend(state, request: request, connection: connection, core: core) {
                 await responder.respond(to: request, resolved: resolved)
@@ -432,7 +511,7 @@ enum MicroHTTPDCallbacks {
                 "The server is shutting down.", code: "shutting_down"
             ).response(requestID: request.requestID)
             core.logCoreResponse(state: state, status: response.status)
-            return queue(response, requestID: request.requestID, on: connection, core: core)
+            return queue(response, requestID: request.requestID, state: state, on: connection, core: core)
         }
         Task.detached { [core, state] in
             let response = await produce()
@@ -443,15 +522,56 @@ enum MicroHTTPDCallbacks {
 
     // MARK: Helpers
 
+    /// Why a complete request head is refused before its body is read (control character in
+    /// the target, ambiguous framing), or nil.
+    static func headRefusal(
+        state: RequestState, headers: HTTPHeaders, version: UnsafePointer<CChar>?, core: DaemonCore
+    ) -> HTTPError? {
+        // libmicrohttpd parses the request line in place: the target, a NUL where the space
+        // was, then the version. So the version's address tells where the target really ended,
+        // past any NUL inside it. An address outside the connection's buffer (no version) means
+        // unknown, and only the visible bytes are checked.
+        var delimitedLength: Int?
+        if let version, state.targetAddress != 0 {
+            let distance = Int(bitPattern: UInt(bitPattern: version) &- state.targetAddress &- 1)
+            let bufferLimit = core.configuration.maxHeaderSize + 4 * 1024
+            if distance >= state.targetVisibleLength, distance <= bufferLimit { delimitedLength = distance }
+        }
+        if let refusal = RequestTargetPolicy.refusal(
+            visible: state.rawTarget.utf8, visibleLength: state.targetVisibleLength, delimitedLength: delimitedLength)
+        {
+            return refusal
+        }
+        return MessageFramingPolicy.refusal(
+            headers: headers, isHTTP10: version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false)
+    }
+
+    /// Answers a refused request head and closes the connection: what follows the head on it
+    /// (a body of unknown length, a smuggled request) is never read as a request.
+    static func refuse(
+        _ error: HTTPError, state: RequestState, connection: OpaquePointer, core: DaemonCore
+    ) -> MHD_Result {
+        let requestID = RequestID.resolve(from: state.headers ?? headers(of: connection))
+        state.requestID = requestID
+        let response = error.response(requestID: requestID)
+        core.logCoreResponse(state: state, status: response.status)
+        state.answered = true
+        return queue(response, requestID: requestID, state: state, on: connection, core: core, closing: true)
+    }
+
     /// Queues 413 for a request whose body is over the limit.
     static func rejectBody(state: RequestState, connection: OpaquePointer, core: DaemonCore) -> MHD_Result {
-        let requestID = RequestID.resolve(from: headers(of: connection))
+        if state.readingBody {
+            state.readingBody = false
+            core.connections.bodyComplete(state.connectionID)
+        }
+        let requestID = RequestID.resolve(from: state.headers ?? headers(of: connection))
         state.requestID = requestID
         let response = HTTPError.contentTooLarge(limit: core.configuration.maxBodySize)
             .response(requestID: requestID)
         core.logCoreResponse(state: state, status: response.status)
         state.answered = true
-        return queue(response, requestID: requestID, on: connection, core: core)
+        return queue(response, requestID: requestID, state: state, on: connection, core: core)
     }
 
     static func makeRequest(
@@ -460,7 +580,7 @@ enum MicroHTTPDCallbacks {
         HTTPRequest(
             method: HTTPMethod(state.method),
             target: state.rawTarget,
-            headers: headers(of: connection),
+            headers: state.headers ?? headers(of: connection),
             body: state.body,
             remoteAddress: CMicroHTTPD_connection_client_address(connection).flatMap(SocketAddress.describe),
             requestID: nil,
@@ -487,8 +607,11 @@ enum MicroHTTPDCallbacks {
     /// Header fields the server computes itself; a handler's values for them are dropped.
     private static let managedHeaders = ["Content-Length", "Transfer-Encoding"]
 
+    /// Queues `response`; with `closing` (or while draining) it says `Connection: close`, and
+    /// libmicrohttpd closes the connection once it is sent.
     static func queue(
-        _ response: HTTPResponse, requestID: String, on connection: OpaquePointer, core: DaemonCore
+        _ response: HTTPResponse, requestID: String, state: RequestState, on connection: OpaquePointer,
+        core: DaemonCore, closing: Bool = false
     ) -> MHD_Result {
         let mhdResponse: OpaquePointer? = response.body.withUnsafeBytes { buffer in
             MHD_create_response_from_buffer(
@@ -506,8 +629,11 @@ enum MicroHTTPDCallbacks {
         if !sawRequestID {
             _ = MHD_add_response_header(mhdResponse, RequestID.headerName, requestID)
         }
-        if core.isDraining {
+        // Near the connection limit, a client is told not to reuse its connection rather than
+        // have it evicted under a request it is about to send.
+        if closing || core.isDraining || core.connections.isCrowded {
             _ = MHD_add_response_header(mhdResponse, "Connection", "close")
+            state.closesAfterResponse = true
         }
         let status = (100...999).contains(response.status.code) ? response.status.code : 500
         return MHD_queue_response(connection, UInt32(status), mhdResponse)

@@ -91,6 +91,13 @@ public struct StorekeeperApplication: Sendable {
             maxBodySize: configuration.maxBodySize, maxHeaderSize: configuration.maxHeaderSize,
             connectionLimit: configuration.connectionLimit,
             connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
+            requestHeadTimeout: .seconds(configuration.requestHeadTimeoutSeconds),
+            minimumBodyRate: configuration.minBodyBytesPerSecond == 0
+                ? nil
+                : HTTPServer.MinimumBodyRate(
+                    bytesPerSecond: configuration.minBodyBytesPerSecond,
+                    grace: .seconds(configuration.requestHeadTimeoutSeconds)),
+            maxConnectionsPerAddress: configuration.maxConnectionsPerAddress,
             shutdownGracePeriod: .seconds(configuration.shutdownGraceSeconds),
             accessLog: configuration.accessLog ? AccessLog.standardError() : nil)
     }

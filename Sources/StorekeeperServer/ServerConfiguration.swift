@@ -21,8 +21,17 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var adminKey: String?
     public var maxBodySize: Int
     public var maxHeaderSize: Int
+    /// Most open connections; near it, new clients get in by closing the oldest idle
+    /// keep-alive connections (`HTTPServer.Configuration.connectionLimit`).
     public var connectionLimit: Int
     public var connectionTimeoutSeconds: Int
+    /// A request head (request line and headers) must be complete within this many seconds of
+    /// the connection opening, or of the previous response on a kept-alive connection.
+    public var requestHeadTimeoutSeconds: Int
+    /// After a first `requestHeadTimeoutSeconds`, a body must keep up this average rate; 0: no minimum.
+    public var minBodyBytesPerSecond: Int
+    /// Most connections from one client IP address; 0: no limit.
+    public var maxConnectionsPerAddress: Int
     public var threadPoolSize: Int
     public var shutdownGraceSeconds: Int
     /// Structured JSON access log lines on standard error.
@@ -41,7 +50,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
         adminKey: String? = nil, maxBodySize: Int = 1 << 20, maxHeaderSize: Int = 16 * 1024,
-        connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30,
+        connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30, requestHeadTimeoutSeconds: Int = 10,
+        minBodyBytesPerSecond: Int = 1024, maxConnectionsPerAddress: Int = 256,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
         accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
         webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000
@@ -54,6 +64,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.maxHeaderSize = maxHeaderSize
         self.connectionLimit = connectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.requestHeadTimeoutSeconds = requestHeadTimeoutSeconds
+        self.minBodyBytesPerSecond = minBodyBytesPerSecond
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.threadPoolSize = threadPoolSize
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.accessLog = accessLog
@@ -69,6 +82,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
+        "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -158,6 +172,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "maxHeaderSize": maxHeaderSize = try integer(1024...(1 << 20))
         case "connectionLimit": connectionLimit = try integer(1...1_000_000)
         case "connectionTimeoutSeconds": connectionTimeoutSeconds = try integer(1...86_400)
+        case "requestHeadTimeoutSeconds": requestHeadTimeoutSeconds = try integer(1...3600)
+        case "minBodyBytesPerSecond": minBodyBytesPerSecond = try integer(0...(1 << 30))
+        case "maxConnectionsPerAddress": maxConnectionsPerAddress = try integer(0...1_000_000)
         case "threadPoolSize": threadPoolSize = try integer(1...1024)
         case "shutdownGraceSeconds": shutdownGraceSeconds = try integer(0...3600)
         case "accessLog": accessLog = try boolean()

@@ -126,21 +126,59 @@ import Testing
         }
     }
 
-    @Test func connectionsBeyondTheLimitWaitForAFreeSlot() async throws {
+    /// Framing libmicrohttpd would otherwise accept (reading a `gzip` body until the client
+    /// closes, taking one of two `Content-Length`s): answered at once, then closed.
+    @Test(
+        arguments: [
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\nabcd", 400),
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
+            ("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400),
+            (
+                "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                400
+            ),
+            ("POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
+        ] as [(String, Int)])
+    func ambiguousFramingIsAnsweredAndClosed(raw: String, expected: Int) async throws {
+        try await withServer(responder: responder) { server in
+            let (data, closed) = try await onThread { () -> (Data, Bool) in
+                let connection = try RawConnection(port: server.port)
+                try connection.send(raw)
+                return connection.read(until: Date().addingTimeInterval(5))
+            }
+            let response = RawResponse.parse(data)
+            #expect(response?.status == expected)
+            #expect(response?.header("Connection") == "close")
+            #expect(closed)
+        }
+    }
+
+    @Test func busyConnectionsAreNeverEvictedAndExtraOnesWaitForAFreeSlot() async throws {
+        // Eviction starts above one connection; the idle timeout is far beyond the test.
         let configuration = HTTPServer.Configuration(
-            host: "127.0.0.1", port: 0, threadPoolSize: 1, connectionLimit: 2, connectionTimeout: .seconds(5))
+            host: "127.0.0.1", port: 0, threadPoolSize: 1, connectionLimit: 2, connectionTimeout: .seconds(30))
         try await withServer(configuration, responder: responder) { server in
-            let (whileFull, afterFree) = try await onThread { () -> (Int?, Int?) in
-                var held = [try RawConnection(port: server.port), try RawConnection(port: server.port)]
-                Thread.sleep(forTimeInterval: 0.2)  // let the server accept both
+            let (sleepers, whileFull, afterFree) = try await onThread { () -> ([RawResponse?], Int?, Int?) in
+                // Each sends its request at once (a connection still silent could be evicted).
+                let busy = try (0..<2).map { _ in
+                    let connection = try RawConnection(port: server.port)
+                    try connection.send("GET /sleep/1500 HTTP/1.1\r\nHost: t\r\n\r\n")
+                    Thread.sleep(forTimeInterval: 0.15)  // in its handler
+                    return connection
+                }
                 let extra = try RawConnection(port: server.port)  // completes in the kernel backlog
                 try extra.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
                 let whileFull = extra.readResponse(timeout: 0.7)?.status
-                held.removeLast()  // closes one: the server accepts the waiting connection
-                return (whileFull, extra.readResponse(timeout: 5)?.status)
+                let sleepers = busy.map { $0.readResponse(timeout: 5) }
+                // The answered connections are over the eviction threshold: told to close, and
+                // closed, so the waiting one is accepted long before any timeout.
+                return (sleepers, whileFull, extra.readResponse(timeout: 5)?.status)
             }
+            #expect(sleepers.map { $0?.status } == [200, 200])
+            #expect(sleepers.first??.header("Connection") == "close")  // two open: over the threshold
             #expect(whileFull == nil)
             #expect(afterFree == 200)
+            #expect(server.connectionStatistics.evicted == 0)
         }
     }
 

@@ -120,6 +120,38 @@ import Testing
         #expect(schemas?["Error"] != nil)
     }
 
+    @Test func connectionProtectionSettings() async throws {
+        let defaults = ServerConfiguration()
+        #expect(defaults.requestHeadTimeoutSeconds == 10)
+        #expect(defaults.minBodyBytesPerSecond == 1024)
+        #expect(defaults.maxConnectionsPerAddress == 256)
+        let loaded = try ServerConfiguration.load(environment: [
+            "STOREKEEPER_REQUEST_HEAD_TIMEOUT_SECONDS": "7", "STOREKEEPER_MIN_BODY_BYTES_PER_SECOND": "2048",
+            "STOREKEEPER_MAX_CONNECTIONS_PER_ADDRESS": "32", "STOREKEEPER_CONNECTION_LIMIT": "400",
+        ])
+        let (store, cleanup) = try await TestDatabase.sqlite.open()
+        let http = try StorekeeperApplication(configuration: loaded, store: store).httpConfiguration()
+        #expect(http.connectionLimit == 400)
+        #expect(http.requestHeadTimeout == .seconds(7))
+        // The body's grace period is the head timeout.
+        #expect(http.minimumBodyRate == HTTPServer.MinimumBodyRate(bytesPerSecond: 2048, grace: .seconds(7)))
+        #expect(http.maxConnectionsPerAddress == 32)
+        let noMinimum = try ServerConfiguration.load(environment: ["STOREKEEPER_MIN_BODY_BYTES_PER_SECOND": "0"])
+        #expect(
+            try StorekeeperApplication(configuration: noMinimum, store: store).httpConfiguration().minimumBodyRate
+                == nil)
+        for (variable, value) in [
+            ("STOREKEEPER_REQUEST_HEAD_TIMEOUT_SECONDS", "0"), ("STOREKEEPER_MIN_BODY_BYTES_PER_SECOND", "-1"),
+            ("STOREKEEPER_MAX_CONNECTIONS_PER_ADDRESS", "many"),
+        ] {
+            #expect(throws: ServerConfigurationError.self, "\(variable)=\(value)") {
+                try ServerConfiguration.load(environment: [variable: value])
+            }
+        }
+        await store.close()
+        cleanup()
+    }
+
     @Test func configurationLayers() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sk-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -238,6 +238,64 @@ import Testing
         await live.stop()
     }
 
+    // MARK: Request smuggling and control characters in the target
+
+    /// Both `Content-Length` and `Transfer-Encoding`, in either order: by one framing the body
+    /// is `0\r\n\r\n` and a second request follows, by the other the second request is inside
+    /// the body. Answered 400 and closed (RFC 9112 §6.1), the second request is never served.
+    @Test(arguments: [
+        "Content-Length: 5\r\nTransfer-Encoding: chunked", "Transfer-Encoding: chunked\r\nContent-Length: 5",
+    ])
+    func contentLengthWithTransferEncodingIsRefusedAndClosed(framing: String) async throws {
+        let live = try await LiveServer()
+        let raw =
+            "POST /v1/admin/apps HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(ServerHarness.adminKey)\r\n"
+            + "Content-Type: application/json\r\n\(framing)\r\n\r\n0\r\n\r\n"
+            + "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+        let (data, closed) = try await onOwnThread { () -> (Data, Bool) in
+            let connection = try RawSocket(port: live.port)
+            try connection.send(raw)
+            return connection.read(timeout: 5) { _ in false }  // everything until the server closes
+        }
+        let reply = RawSocket.parse(data)
+        #expect(reply?.status == 400)
+        #expect(reply?.errorCode == "invalid_framing")
+        #expect(reply?.head.contains("Connection: close") == true)
+        #expect(String(decoding: data, as: UTF8.self).components(separatedBy: "HTTP/1.1 ").count == 2)  // one answer
+        #expect(closed)
+        #expect(try await live.isHealthy())
+        await live.stop()
+    }
+
+    /// A NUL in the target once cut it short (`…/customers/u1\0/../../admin/apps` served
+    /// customer `u1`); every control character is refused with 400 and the connection closed.
+    @Test func controlCharactersInTheTargetAreRefused() async throws {
+        let live = try await LiveServer()
+        let customer = "/v1/apps/\(live.appId)/customers/u1"
+        let targets: [(prefix: String, byte: UInt8, suffix: String)] =
+            [0x00, 0x01, 0x09, 0x1F, 0x7F].map { (customer, $0, "/../../admin/apps") } + [
+                (customer + "?environment=", 0x00, "Sandbox"), ("/healthz?x=", 0x7F, ""),
+            ]
+        for (prefix, byte, suffix) in targets {
+            var raw = Data("GET \(prefix)".utf8)
+            raw.append(byte)
+            raw.append(
+                Data("\(suffix) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(live.publicKey)\r\n\r\n".utf8))
+            let request = raw
+            let (data, closed) = try await onOwnThread { () -> (Data, Bool) in
+                let connection = try RawSocket(port: live.port)
+                try connection.send(request)
+                return connection.read(timeout: 5) { _ in false }
+            }
+            let reply = RawSocket.parse(data)
+            #expect(reply?.status == 400, "byte \(byte) in \(prefix)")
+            #expect(reply?.errorCode == "invalid_request_target", "byte \(byte) in \(prefix)")
+            #expect(closed, "byte \(byte) in \(prefix)")
+        }
+        #expect(try await live.isHealthy())
+        await live.stop()
+    }
+
     // MARK: Invalid JSON and wrong content types
 
     @Test func invalidJSONBodies() async throws {
