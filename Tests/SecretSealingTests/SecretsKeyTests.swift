@@ -102,13 +102,13 @@ struct SecretsKeyTests {
                     .keyFileUnreadable, "cannot open the secrets key file \(missing): No such file or directory"))
 
         let large = directory.appendingPathComponent("large.key").path
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: large, contents: Data(repeating: 0x41, count: 2000), attributes: [.posixPermissions: 0o600])
         let oversized = #expect(throws: SecretsError.self) { try SecretsKeyFile.read(large) }
         #expect(oversized == SecretsError(.keyInvalid, "the secrets key file \(large) is larger than 1024 bytes"))
 
         let short = directory.appendingPathComponent("short.key").path
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: short, contents: Data("c2hvcnQ=\n".utf8), attributes: [.posixPermissions: 0o600])
         let invalid = #expect(throws: SecretsError.self) { try SecretsKeyFile.read(short) }
         #expect(
