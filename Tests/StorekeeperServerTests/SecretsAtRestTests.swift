@@ -304,6 +304,38 @@ struct SecretsAtRestTests {
                 == StoredSecrets.Preparation(sealedNow: 0, clearWithoutKey: 0, unreadable: []))
     }
 
+    /// A worker that cannot open an endpoint's secret sends nothing (never an unsigned or
+    /// wrongly signed delivery) and records why; the delivery is retried.
+    @Test func delivererWithoutTheKeySendsNothingAndSaysWhy() async throws {
+        let harness = try await ServerHarness()
+        defer { Task { await harness.stop() } }
+        let app = try await createApp(harness, AppSecrets())
+        let signer = AppStoreSigner(ca: harness.ca)
+        let id = uniqueDigits()
+        let t0 = TestSigning.signedDate
+        let purchase = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/keyless/transactions", key: app.publicKey,
+            json: [
+                "signedTransaction": try signer.transaction(
+                    id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+            ])
+        #expect(purchase.status == 200, "\(purchase.text)")
+        let transport = ScriptedTransport()
+        let keyless = WebhookDeliverer(
+            store: harness.store, transport: transport, clock: ServerClock(now: harness.clock.function),
+            metrics: ServerMetrics(), settings: WebhookDeliverer.Settings(random: { 0.5 }), secrets: .keyless)
+        #expect(await keyless.deliverDue() == 1)
+        #expect(transport.sent.withLock { $0.count } == 0)
+        let failed = try await harness.request(
+            "GET", "/v1/apps/\(app.appId)/webhooks/deliveries/failed", key: app.secretKey)
+        let deliveries = failed.json["deliveries"] as? [[String: Any]] ?? []
+        #expect(deliveries.count == 1)
+        #expect(
+            deliveries.first?["lastError"] as? String
+                == "the endpoint's signing secret cannot be opened with this server's secrets key")
+        #expect(deliveries.first?["deadLetteredAt"] == nil)
+    }
+
     @Test func serverWithoutAKeyRefusesToStoreSecrets() async throws {
         let harness = try await ServerHarness(secrets: .keyless)
         defer { Task { await harness.stop() } }
