@@ -44,6 +44,10 @@ struct SecretsCLITests {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        // A server that starts when it should have refused must fail the test, not hang it.
+        let deadline = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: deadline)
+        defer { deadline.cancel() }
         let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

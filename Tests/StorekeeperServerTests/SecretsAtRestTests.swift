@@ -199,16 +199,16 @@ struct SecretsAtRestTests {
         defer { Task { await harness.stop() } }
         let secrets = AppSecrets()
         let app = try await createApp(harness, secrets)
-        // Flip one bit of the sealed shared secret's ciphertext, as stored.
-        try await harness.store.write { transaction in
-            var record = try #require(try transaction.app(id: app.appId))
-            let sealed = try #require(record.sharedSecret)
-            let prefix = String(sealed.prefix("sk1:".count + 16 + 1))
-            var body = Array(try #require(Data(base64Encoded: String(sealed.dropFirst(prefix.count)))))
-            body[14] ^= 0x01
-            record.sharedSecret = prefix + Data(body).base64EncodedString()
-            try transaction.saveApp(record, at: TestSigning.signedDate)
-        }
+        // Flip one bit of the sealed shared secret's ciphertext, as stored. (Expectations stay
+        // outside store closures: those run on the store's threads, outside the test.)
+        var record = try #require(try await harness.store.read { try $0.app(id: app.appId) })
+        let sealed = try #require(record.sharedSecret)
+        let prefix = String(sealed.prefix("sk1:".count + 16 + 1))
+        var body = Array(try #require(Data(base64Encoded: String(sealed.dropFirst(prefix.count)))))
+        body[14] ^= 0x01
+        record.sharedSecret = prefix + Data(body).base64EncodedString()
+        let tampered = record
+        try await harness.store.write { try $0.saveApp(tampered, at: TestSigning.signedDate) }
         harness.application.ingestion.apps.invalidate(appId: app.appId)
 
         let runtime = await #expect(throws: IngestionError.self) {
@@ -242,12 +242,12 @@ struct SecretsAtRestTests {
         defer { Task { await harness.stop() } }
         let first = try await createApp(harness, AppSecrets())
         let second = try await createApp(harness, AppSecrets())
-        try await harness.store.write { transaction in
-            let source = try #require(try transaction.app(id: first.appId))
-            var target = try #require(try transaction.app(id: second.appId))
-            target.sharedSecret = source.sharedSecret
-            try transaction.saveApp(target, at: TestSigning.signedDate)
-        }
+        let source = try #require(try await harness.store.read { try $0.app(id: first.appId) })
+        var target = try #require(try await harness.store.read { try $0.app(id: second.appId) })
+        #expect(source.sharedSecret?.hasPrefix("sk1:") == true)
+        target.sharedSecret = source.sharedSecret
+        let moved = target
+        try await harness.store.write { try $0.saveApp(moved, at: TestSigning.signedDate) }
         harness.application.ingestion.apps.invalidate(appId: second.appId)
         let error = await #expect(throws: IngestionError.self) {
             try await harness.application.ingestion.apps.runtime(appId: second.appId)
