@@ -98,9 +98,17 @@ struct SecretsCLITests {
             try run(["secrets", "status", "--database", database])
                 == Run(status: 0, stdout: "configured key: none\nin clear: 3\n", stderr: ""))
 
-        // Seal the clear values under key A.
+        // Seal the clear values under key A, given by the environment (one source only).
+        let twice = try run(
+            ["secrets", "rotate", "--new-key-file", keyA, "--database", database],
+            environment: ["STOREKEEPER_SECRETS_NEW_KEY": Self.keyA])
+        #expect(twice.status == 2)
         #expect(
-            try run(["secrets", "rotate", "--new-key-file", keyA, "--database", database])
+            twice.stderr.hasPrefix(
+                "give the new key with --new-key-file or STOREKEEPER_SECRETS_NEW_KEY (one of them)\n"))
+        #expect(
+            try run(
+                ["secrets", "rotate", "--database", database], environment: ["STOREKEEPER_SECRETS_NEW_KEY": Self.keyA])
                 == Run(
                     status: 0,
                     stdout: """
