@@ -25,6 +25,8 @@ let package = Package(
 
         .target(name: "AppStoreModels", swiftSettings: strict),
         .target(name: "AppStoreTrust", dependencies: ["AppStoreModels", "COpenSSL"], swiftSettings: strict),
+        // Secrets at rest: AES-256-GCM sealing under a key-encryption key (docs/server.md).
+        .target(name: "SecretSealing", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "AppStoreClient", dependencies: ["AppStoreModels", "AppStoreTrust"], swiftSettings: strict),
         .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
@@ -37,20 +39,22 @@ let package = Package(
         // Everything a fact goes through, without HTTP: the compiler keeps HTTPServer out of it.
         .target(
             name: "StorekeeperIngestion",
-            dependencies: ["AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage"],
+            dependencies: [
+                "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "SecretSealing",
+            ],
             swiftSettings: strict),
         .target(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "HTTPServer",
-                "StorekeeperIngestion",
+                "StorekeeperIngestion", "SecretSealing",
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "storekeeper",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "AppStoreSimulator",
-                "HTTPServer", "StorekeeperIngestion", "StorekeeperServer",
+                "HTTPServer", "StorekeeperIngestion", "StorekeeperServer", "SecretSealing",
             ],
             swiftSettings: strict),
         // The HTTP core alone, served for scripts/bench-http.sh.
@@ -94,7 +98,7 @@ let package = Package(
             name: "StorekeeperServerTests",
             dependencies: [
                 "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting", "HTTPServer", "Storage",
-                "AppStoreClient", "AppStoreModels", "AppStoreTrust", "Entitlements",
+                "AppStoreClient", "AppStoreModels", "AppStoreTrust", "Entitlements", "SecretSealing",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -102,7 +106,7 @@ let package = Package(
             dependencies: [
                 "AppStoreSimulator", "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting",
                 "AppStoreClient",
-                "AppStoreModels", "AppStoreTrust", "HTTPServer", "Storage",
+                "AppStoreModels", "AppStoreTrust", "HTTPServer", "Storage", "SecretSealing",
             ],
             exclude: ["Scenarios"], swiftSettings: strict),
         .testTarget(
@@ -111,7 +115,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(
-            name: "StorekeeperCLITests", dependencies: ["StorekeeperTesting", "AppStoreTrust", "HTTPServer"],
+            name: "StorekeeperCLITests",
+            dependencies: ["StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels"],
             swiftSettings: strict),
+        .testTarget(name: "SecretSealingTests", dependencies: ["SecretSealing"], swiftSettings: strict),
     ]
 )

@@ -12,6 +12,7 @@ import Synchronization
 /// - Note: Thread-safe: the lazily built verifiers and connections sit behind `Mutex`es;
 ///   everything else is immutable.
 public final class AppRuntime: Sendable {
+    /// The app's record with its secrets opened (in clear): never save it back.
     public let record: AppRecord
     public let settings: AppSettings
 

@@ -9,10 +9,15 @@ import Synchronization
 /// A change made by another instance sharing the database is seen within `refreshInterval`:
 /// after that long, the next use re-reads the app's row (one indexed read) and keeps the
 /// runtime only if the record is unchanged. So the bound is `refreshInterval` plus one read.
+///
+/// A runtime is built from the record with its secrets opened (`StoredSecrets`); a secret that
+/// does not open makes the app `appNotConfigured`.
 /// - Note: Thread-safe: the cache sits behind a `Mutex`; runtimes are immutable.
 public final class AppRuntimes: Sendable {
     private struct Entry {
         var runtime: AppRuntime
+        /// The record as stored (secrets sealed), to compare with a fresh read.
+        var stored: AppRecord
         var checkedAt: ContinuousClock.Instant
     }
 
@@ -21,17 +26,21 @@ public final class AppRuntimes: Sendable {
     private let connections: AppStoreConnectionFactory
     private let metrics: any IngestionMetrics
     public let refreshInterval: Duration
+    /// Opens the apps' stored secrets; admin routes seal with it too.
+    public let secrets: StoredSecrets
     private let entries = Mutex<[String: Entry]>([:])
 
     public init(
         store: any Store, clock: ServerClock, connections: @escaping AppStoreConnectionFactory,
-        metrics: any IngestionMetrics = DiscardingIngestionMetrics(), refreshInterval: Duration = .seconds(1)
+        metrics: any IngestionMetrics = DiscardingIngestionMetrics(), refreshInterval: Duration = .seconds(1),
+        secrets: StoredSecrets = .keyless
     ) {
         self.store = store
         self.clock = clock
         self.connections = connections
         self.metrics = metrics
         self.refreshInterval = refreshInterval
+        self.secrets = secrets
     }
 
     /// The app's runtime; `appNotFound` for an unknown id, `appNotConfigured` for settings
@@ -73,12 +82,20 @@ public final class AppRuntimes: Sendable {
             throw IngestionError.appNotFound
         }
         let runtime: AppRuntime
-        if let cached, cached.runtime.record == record {
+        if let cached, cached.stored == record {
             runtime = cached.runtime
         } else {
-            runtime = try AppRuntime(record: record, clock: clock, connections: connections)
+            let opened: AppRecord
+            do {
+                opened = try secrets.opened(record)
+            } catch {
+                // Clients see this message: no key ids or field names (the startup log names the field).
+                throw IngestionError(
+                    .appNotConfigured, "The app's stored secrets cannot be opened with this server's secrets key.")
+            }
+            runtime = try AppRuntime(record: opened, clock: clock, connections: connections)
         }
-        entries.withLock { $0[appId] = Entry(runtime: runtime, checkedAt: checkedAt) }
+        entries.withLock { $0[appId] = Entry(runtime: runtime, stored: record, checkedAt: checkedAt) }
         return runtime
     }
 

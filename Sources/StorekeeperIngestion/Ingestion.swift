@@ -17,15 +17,17 @@ public struct Ingestion: Sendable {
     ///     App Store Connect key and shared secret).
     ///   - appRefreshInterval: how long a cached app may go unchecked; the bound within which a
     ///     change made by another instance is seen.
+    ///   - secrets: opens the apps' sealed secrets (default: no key; clear values only).
     public init(
         store: any Store, clock: ServerClock = .system, connections: AppStoreConnectionFactory? = nil,
-        metrics: any IngestionMetrics = DiscardingIngestionMetrics(), appRefreshInterval: Duration = .seconds(1)
+        metrics: any IngestionMetrics = DiscardingIngestionMetrics(), appRefreshInterval: Duration = .seconds(1),
+        secrets: StoredSecrets = .keyless
     ) {
         self.store = store
         self.clock = clock
         apps = AppRuntimes(
             store: store, clock: clock, connections: connections ?? LiveAppStoreConnection.factory(clock: clock),
-            metrics: metrics, refreshInterval: appRefreshInterval)
+            metrics: metrics, refreshInterval: appRefreshInterval, secrets: secrets)
         writer = IngestionWriter(store: store, metrics: metrics)
         notifications = NotificationIngestor(writer: writer, metrics: metrics, clock: clock)
         purchases = PurchaseIngestor(writer: writer, metrics: metrics, clock: clock)

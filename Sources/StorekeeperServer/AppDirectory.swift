@@ -1,4 +1,5 @@
 import HTTPServer
+import SecretSealing
 import Storage
 import StorekeeperIngestion
 
@@ -64,6 +65,44 @@ struct AppDirectory: Sendable {
             return try await metrics.timed(operation) { try await store.write(retries: 2, body) }
         } catch {
             throw ErrorMapping.storeFailure(error)
+        }
+    }
+
+    /// `app` with its secrets sealed for storage.
+    func sealed(_ app: AppRecord) throws -> AppRecord {
+        do {
+            return try runtimes.secrets.sealed(app)
+        } catch {
+            throw Self.sealingFailure(error)
+        }
+    }
+
+    /// `endpoint` with its signing secret sealed for storage.
+    func sealed(_ endpoint: WebhookEndpoint) throws -> WebhookEndpoint {
+        do {
+            return try runtimes.secrets.sealed(endpoint)
+        } catch {
+            throw Self.sealingFailure(error)
+        }
+    }
+
+    /// 409 `secrets_key_missing` when the server has no key (it never stores a secret in
+    /// clear); 409 `app_not_configured` when a stored secret it must keep does not open.
+    static func sealingFailure(_ error: SecretsError) -> HTTPError {
+        switch error.code {
+        case .keyMissing:
+            return HTTPError(
+                status: .conflict, code: "secrets_key_missing",
+                message: "This server has no secrets key configured, so it cannot store secrets "
+                    + "(STOREKEEPER_SECRETS_KEY or STOREKEEPER_SECRETS_KEY_FILE; docs/server.md, Secrets at rest).")
+        case .tooLarge:
+            return .badRequest("A secret is too large.", code: "invalid_body")
+        case .unknownKey, .authenticationFailed, .malformed:
+            return HTTPError(
+                status: .conflict, code: "app_not_configured",
+                message: "The app's stored secrets cannot be opened with this server's secrets key.")
+        default:
+            return .internalError()
         }
     }
 }

@@ -29,10 +29,14 @@ public struct StorekeeperApplication: Sendable {
     ///     through the app's App Store Connect key and shared secret).
     ///   - webhookSettings: delivery tuning; defaults follow `configuration`.
     ///   - webhookTransport: how webhooks are POSTed (default: URLSession).
+    ///   - secrets: seals and opens the secrets stored in the database, with the key from
+    ///     `configuration.storedSecrets()`; run `StoredSecrets.prepare` on the store before
+    ///     serving. Keyless (the default) cannot store a secret.
     public init(
         configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
         appStoreConnections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
-        webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil
+        webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil,
+        secrets: StoredSecrets = .keyless
     ) {
         self.configuration = configuration
         self.store = store
@@ -41,7 +45,7 @@ public struct StorekeeperApplication: Sendable {
         self.metrics = metrics
         let ingestion = Ingestion(
             store: store, clock: clock, connections: appStoreConnections, metrics: metrics,
-            appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds))
+            appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds), secrets: secrets)
         self.ingestion = ingestion
         let apps = AppDirectory(store: store, metrics: metrics, runtimes: ingestion.apps)
         let notifications = ingestion.notifications
@@ -80,7 +84,7 @@ public struct StorekeeperApplication: Sendable {
         }
         webhookDeliverer = WebhookDeliverer(
             store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
-            settings: settings)
+            settings: settings, secrets: secrets)
     }
 
     /// The HTTP core's configuration from `configuration` (listen address and limits).

@@ -137,13 +137,14 @@ struct AppsController: Sendable {
             throw HTTPError.badRequest("id must be 1 to 64 of A-Z a-z 0-9 . _ -.", code: "invalid_body")
         }
         let app = try Self.apply(input, to: nil, id: id)
+        let stored = try apps.sealed(app)
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "admin"
         try await apps.write("admin") { transaction in
             guard try transaction.app(id: id) == nil else {
                 throw HTTPError(status: .conflict, code: "app_exists", message: "An app with that id exists.")
             }
-            try transaction.saveApp(app, at: now)
+            try transaction.saveApp(stored, at: now)
             try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.create", appId: id))
         }
         return JSONResponse.make(try AppView(app), status: .created)
@@ -165,10 +166,11 @@ struct AppsController: Sendable {
             throw HTTPError.badRequest("The id in the body differs from the path.", code: "invalid_body")
         }
         let app = try Self.apply(input, to: existing, id: existing.id)
+        let stored = try apps.sealed(app)
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "admin"
         try await apps.write("admin") { transaction in
-            try transaction.saveApp(app, at: now)
+            try transaction.saveApp(stored, at: now)
             try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.update", appId: app.id))
         }
         apps.runtimes.invalidate(appId: app.id)
@@ -298,6 +300,9 @@ struct AppsController: Sendable {
         if let flag = input.onlineVerification { settings.onlineVerification = flag }
         if let url = input.verifyReceiptProductionURL { settings.verifyReceiptProductionURL = url }
         if let url = input.verifyReceiptSandboxURL { settings.verifyReceiptSandboxURL = url }
+        if let secret = input.sharedSecret, secret.utf8.count > 1024 {
+            throw HTTPError.badRequest("sharedSecret must be at most 1024 characters.", code: "invalid_body")
+        }
         let sharedSecret = input.sharedSecret ?? existing?.sharedSecret
         return AppRecord(
             id: id, bundleId: bundleId, appAppleId: appAppleId, environments: environments, sharedSecret: sharedSecret,

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import SecretSealing
 
 /// Everything `storekeeper serve` needs to start: where to listen, which database, the admin
 /// key, HTTP limits and webhook delivery settings.
@@ -46,6 +47,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// How long a cached app configuration is used before its row is checked again: the bound
     /// within which a change made through another instance on the same database takes effect.
     public var appRefreshMilliseconds: Int
+    /// The key that seals secrets at rest, as base64 or hex of 32 bytes
+    /// (`STOREKEEPER_SECRETS_KEY`); or `secretsKeyFile`, a file holding it (mode 0600).
+    public var secretsKey: String?
+    public var secretsKeyFile: String?
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -54,7 +59,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         minBodyBytesPerSecond: Int = 1024, maxConnectionsPerAddress: Int = 256,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
         accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
-        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000
+        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
+        secretsKey: String? = nil, secretsKeyFile: String? = nil
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -75,6 +81,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.webhookMaxAgeSeconds = webhookMaxAgeSeconds
         self.webhookTimeoutSeconds = webhookTimeoutSeconds
         self.appRefreshMilliseconds = appRefreshMilliseconds
+        self.secretsKey = secretsKey
+        self.secretsKeyFile = secretsKeyFile
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -82,7 +90,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
-        "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress",
+        "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress", "secretsKey", "secretsKeyFile",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -183,6 +191,14 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "webhookMaxAgeSeconds": webhookMaxAgeSeconds = try integer(60...(30 * 86_400))
         case "webhookTimeoutSeconds": webhookTimeoutSeconds = try integer(1...300)
         case "appRefreshMilliseconds": appRefreshMilliseconds = try integer(0...600_000)
+        case "secretsKey":
+            do {
+                _ = try SecretsKey(encoded: value, source: "secretsKey from \(source)")
+            } catch {
+                throw ServerConfigurationError(code: "config.invalidValue", message: error.message)
+            }
+            secretsKey = value
+        case "secretsKeyFile": secretsKeyFile = value
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }
@@ -192,6 +208,10 @@ public struct ServerConfiguration: Sendable, Hashable {
         if let adminKey, adminKey.utf8.count < 16 {
             throw ServerConfigurationError(
                 code: "config.adminKeyTooShort", message: "adminKey must be at least 16 characters")
+        }
+        if secretsKey != nil && secretsKeyFile != nil {
+            throw ServerConfigurationError(
+                code: "config.secretsKeyTwice", message: "set secretsKey or secretsKeyFile, not both")
         }
     }
 

@@ -61,10 +61,13 @@ public final class WebhookDeliverer: Sendable {
     let metrics: ServerMetrics
     let settings: Settings
     let owner: String
+    /// Opens each endpoint's sealed signing secret.
+    let secrets: StoredSecrets
 
     public init(
         store: any Store, transport: any HTTPTransport = URLSessionTransport(), clock: ServerClock,
-        metrics: ServerMetrics, settings: Settings = Settings(), owner: String = APIKeys.identifier(prefix: "worker-")
+        metrics: ServerMetrics, settings: Settings = Settings(), owner: String = APIKeys.identifier(prefix: "worker-"),
+        secrets: StoredSecrets = .keyless
     ) {
         self.store = store
         self.transport = transport
@@ -72,6 +75,7 @@ public final class WebhookDeliverer: Sendable {
         self.metrics = metrics
         self.settings = settings
         self.owner = owner
+        self.secrets = secrets
     }
 
     /// Delivers until the task is cancelled, sleeping `pollInterval` when nothing is due.
@@ -240,8 +244,10 @@ public final class WebhookDeliverer: Sendable {
             event: delivery.event, appId: delivery.endpoint.appId, customer: context?.customer,
             customerInfo: context?.customerInfo)
         let body = AppStoreJSON.encode(payload)
-        let signature = WebhookSignature.header(
-            body: body, secret: delivery.endpoint.secret, unixSeconds: clock.now().secondsSince1970)
+        guard let secret = try? secrets.signingSecret(of: delivery.endpoint) else {
+            return "the endpoint's signing secret cannot be opened with this server's secrets key"
+        }
+        let signature = WebhookSignature.header(body: body, secret: secret, unixSeconds: clock.now().secondsSince1970)
         let request = HTTPTransportRequest(
             method: "POST", url: url,
             headers: [

@@ -53,13 +53,14 @@ struct WebhooksController: Sendable {
                 .post, "/v1/apps/{appId}/webhooks", access: .appSecret, operationId: "createWebhookEndpoint",
                 summary: "Add a webhook endpoint; its signing secret is returned once.", tag: "webhooks",
                 request: "WebhookEndpointInput",
-                responses: errors.merging([201: "WebhookEndpoint", 415: "Error"]) { $1 },
+                responses: errors.merging([201: "WebhookEndpoint", 409: "Error", 415: "Error"]) { $1 },
                 handler: create),
             APIRoute(
                 .put, "/v1/apps/{appId}/webhooks/{endpointId}", access: .appSecret,
                 operationId: "updateWebhookEndpoint", summary: "Change an endpoint's URL, secret or enabled flag.",
                 tag: "webhooks", request: "WebhookEndpointInput",
-                responses: errors.merging([200: "WebhookEndpoint", 415: "Error"]) { $1 }, handler: update),
+                responses: errors.merging([200: "WebhookEndpoint", 409: "Error", 415: "Error"]) { $1 },
+                handler: update),
             APIRoute(
                 .get, "/v1/apps/{appId}/webhooks/deliveries/failed", access: .appSecret,
                 operationId: "listFailedWebhookDeliveries", summary: "Dead-lettered and failing webhook deliveries.",
@@ -95,10 +96,11 @@ struct WebhooksController: Sendable {
         let endpoint = WebhookEndpoint(
             id: APIKeys.identifier(prefix: "we_"), appId: app.id, url: url, secret: secret,
             isEnabled: input.enabled ?? true)
+        let stored = try apps.sealed(endpoint)
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "api"
         try await apps.write("admin") { transaction in
-            try transaction.saveWebhookEndpoint(endpoint, at: now)
+            try transaction.saveWebhookEndpoint(stored, at: now)
             try transaction.appendAudit(
                 NewAuditEntry(
                     at: now, actor: actor, action: "webhook.create", appId: endpoint.appId,
@@ -126,7 +128,7 @@ struct WebhooksController: Sendable {
             if let url = input.url { endpoint.url = url }
             if let enabled = input.enabled { endpoint.isEnabled = enabled }
             if let newSecret { endpoint.secret = newSecret }
-            try transaction.saveWebhookEndpoint(endpoint, at: now)
+            try transaction.saveWebhookEndpoint(try apps.sealed(endpoint), at: now)
             try transaction.appendAudit(
                 NewAuditEntry(
                     at: now, actor: actor, action: "webhook.update", appId: appId,

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import HTTPServer
+import SecretSealing
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
@@ -18,7 +19,9 @@ import StorekeeperServer
 ///   simulator's base URL, the simulator's root as the app's trusted root and its key as the
 ///   app's App Store Connect key. The simulator sends notifications to Storekeeper's own
 ///   notification URL.
-/// - The demo app is created through the admin API; its keys are printed once.
+/// - The demo app is created through the admin API; its keys are printed once. Its secrets are
+///   sealed under the configured secrets key, or else `<data>/secrets.key` (created, mode 0600,
+///   on first run).
 /// - Ctrl-C (SIGINT) or SIGTERM: stop accepting, finish in-flight requests, stop the customers,
 ///   the webhook worker and the simulator, close the database, exit 0.
 enum DemoCommand {
@@ -62,8 +65,12 @@ enum DemoCommand {
             tickInterval: .milliseconds(250))
         let webhooks = try DemoWebhookCounter()
 
+        let secretsKey =
+            try configuration.loadSecretsKey()
+            ?? SecretsKeyFile.readOrCreate(dataDirectory.appendingPathComponent("secrets.key").path).key
         let store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: true)
-        let application = StorekeeperApplication(configuration: configuration, store: store)
+        let application = StorekeeperApplication(
+            configuration: configuration, store: store, secrets: StoredSecrets(sealer: SecretSealer(key: secretsKey)))
         let server: HTTPServer
         do {
             server = try HTTPServer(

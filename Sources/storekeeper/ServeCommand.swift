@@ -1,6 +1,8 @@
+import AppStoreModels
 import Dispatch
 import Foundation
 import HTTPServer
+import SecretSealing
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
@@ -10,6 +12,11 @@ import StorekeeperServer
 /// SIGINT stops accepting, finishes in-flight requests, stops the worker, closes the database
 /// and exits 0. With `--demo` (`make run`), the same server runs with the embedded App Store
 /// simulator and simulated customers: see `DemoCommand`.
+///
+/// Before listening it checks the stored secrets against the configured secrets key
+/// (`StoredSecrets.prepare`): sealed secrets and no key, or secrets sealed under another key,
+/// end it with exit code 78 and one line naming the problem; clear secrets are sealed when a
+/// key is configured, and only counted in a warning when none is.
 enum ServeCommand {
     static let usage = """
         usage: storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT]
@@ -83,6 +90,12 @@ enum ServeCommand {
             try? FileManager.default.createDirectory(
                 atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         }
+        let secrets: StoredSecrets
+        do {
+            secrets = try configuration.storedSecrets()
+        } catch {
+            return secretsUnavailable(error)
+        }
         let store: any Store
         do {
             store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: true)
@@ -90,7 +103,17 @@ enum ServeCommand {
             log(["event": "server.databaseFailed", "error": "\(error)"])
             return 1
         }
-        let application = StorekeeperApplication(configuration: configuration, store: store)
+        do {
+            report(try await secrets.prepare(store, at: Timestamp(Date())), secrets: secrets)
+        } catch let error as SecretsError {
+            await store.close()
+            return secretsUnavailable(error)
+        } catch {
+            log(["event": "server.databaseFailed", "error": "\(error)"])
+            await store.close()
+            return 1
+        }
+        let application = StorekeeperApplication(configuration: configuration, store: store, secrets: secrets)
         let server: HTTPServer
         do {
             server = try HTTPServer(
@@ -113,8 +136,41 @@ enum ServeCommand {
         return 0
     }
 
+    /// Exit code 78 with one line: which key problem, and what to do.
+    private static func secretsUnavailable(_ error: SecretsError) -> Int32 {
+        var fields = ["event": "server.secretsUnavailable", "code": error.code.rawValue, "error": error.message]
+        switch error.code {
+        case .keyMissing: fields["hint"] = ServerConfiguration.secretsKeyHint
+        case .unknownKey:
+            fields["hint"] =
+                "configure the key these secrets were sealed with, or rotate them: storekeeper secrets rotate"
+        default: break
+        }
+        log(fields)
+        return SecretsCommands.keyProblemExitCode
+    }
+
+    /// What the startup check did, without values.
+    private static func report(_ preparation: StoredSecrets.Preparation, secrets: StoredSecrets) {
+        if preparation.sealedNow > 0, let keyId = secrets.sealer?.key.id {
+            log(["event": "secrets.sealed", "count": String(preparation.sealedNow), "keyId": keyId])
+        }
+        if preparation.clearWithoutKey > 0 {
+            log([
+                "event": "secrets.clearWithoutKey", "count": String(preparation.clearWithoutKey),
+                "hint": ServerConfiguration.secretsKeyHint,
+            ])
+        }
+        if !preparation.unreadable.isEmpty {
+            log([
+                "event": "secrets.unreadable",
+                "fields": preparation.unreadable.map(\.description).joined(separator: ", "),
+            ])
+        }
+    }
+
     /// One JSON line on standard error: a constant event name, data in keys.
-    private static func log(_ fields: [String: String]) {
+    static func log(_ fields: [String: String]) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let line = (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"

@@ -16,6 +16,7 @@ let usage = """
       token --key P8 --key-id ID --issuer-id ID --bundle-id ID   App Store Server API bearer token
       offer sign|verify|jws …                          promotional offer signatures (v1, JWS v2)
       migrate --database URL [--check]                 apply schema migrations (SQLite path or postgres:// URL)
+      secrets new-key|status|rotate …                  the key sealing stored secrets (docs/server.md)
       simulate serve|run …                             local App Store simulator (Server API, verifyReceipt,
                                                        notifications, scenarios)
       quickstart [DIR]                                 sign and verify sample payloads end to end
@@ -53,6 +54,7 @@ func run(_ arguments: [String]) -> Int32 {
         case "appstore": try AppStoreCommands.run(rest)
         case "serve": return ServeCommand.run(Array(rest))
         case "migrate": return try MigrateCommand.run(Array(rest))
+        case "secrets": return SecretsCommands.run(Array(rest))
         case "simulate": return SimulateCommands.run(Array(rest))
         case "quickstart":
             try Quickstart.run(directory: rest.first ?? "data/quickstart", now: now)

@@ -3,6 +3,7 @@ import AppStoreSimulator
 import AppStoreTrust
 import Foundation
 import HTTPServer
+import SecretSealing
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
@@ -78,7 +79,8 @@ final class EndToEndHarness: Sendable {
             store: store,
             clock: ServerClock(now: { clock.now }, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             webhookSettings: WebhookDeliverer.Settings(
-                requestTimeout: .seconds(5), maxAgeMilliseconds: Self.webhookMaxAge, random: { 0.5 }))
+                requestTimeout: .seconds(5), maxAgeMilliseconds: Self.webhookMaxAge, random: { 0.5 }),
+            secrets: StoredSecrets(sealer: SecretSealer(key: try SecretsKey.generate())))
         server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
         webhooks = try WebhookListener()
     }

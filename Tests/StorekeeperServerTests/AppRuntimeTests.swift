@@ -20,7 +20,8 @@ struct AppRuntimeTests {
         let url = TestDatabase.postgresURL!
         let first = try await ServerHarness(database: .postgres(url))
         let otherCA = try TestSigning.authority(name: "Other Test Root")
-        let second = try await ServerHarness(database: .postgres(url), ca: otherCA)
+        // Instances sharing a database share its secrets key.
+        let second = try await ServerHarness(database: .postgres(url), ca: otherCA, secrets: first.secrets)
         let app = try await first.createApp()
         let path = "/v1/apps/\(app.appId)/notifications/appstore"
         // Signed under the second instance's CA, which the app does not trust yet.

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreTrust
 import Foundation
 import HTTPServer
+import SecretSealing
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
@@ -21,7 +22,8 @@ import Testing
         let clock = FixedClock(TestSigning.signedDate)
         let application = StorekeeperApplication(
             configuration: ServerConfiguration(adminKey: ServerHarness.adminKey, accessLog: false), store: store,
-            clock: ServerClock(now: clock.function))
+            clock: ServerClock(now: clock.function),
+            secrets: StoredSecrets(sealer: SecretSealer(key: try SecretsKey.generate())))
         return (
             application, try TestSigning.authority(),
             {

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreTrust
 import Foundation
 import HTTPServer
+import SecretSealing
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
@@ -42,8 +43,8 @@ let testSession: URLSession = {
     return URLSession(configuration: configuration)
 }()
 
-/// A Storekeeper server on 127.0.0.1 port 0 over a fresh store, with a hand-moved clock and a
-/// test CA whose root the apps trust.
+/// A Storekeeper server on 127.0.0.1 port 0 over a fresh store, with a hand-moved clock, a
+/// test CA whose root the apps trust and a secrets key of its own.
 final class ServerHarness: Sendable {
     static let adminKey = "test-admin-key-0123456789abcdef"
 
@@ -52,13 +53,21 @@ final class ServerHarness: Sendable {
     let store: any Store
     let clock: FixedClock
     let ca: TestCertificateAuthority
+    let secrets: StoredSecrets
     private let cleanup: @Sendable () -> Void
 
+    /// - Parameters:
+    ///   - secrets: how stored secrets are sealed (default: under a key generated for this harness).
+    ///   - opened: a store to serve instead of a fresh one from `database` (a restart), and
+    ///     what `stop()` runs after closing it.
     init(
         database: TestDatabase = .sqlite, ca: TestCertificateAuthority? = nil,
-        connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil
+        connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
+        secrets: StoredSecrets? = nil, opened: (store: any Store, cleanup: @Sendable () -> Void)? = nil
     ) async throws {
-        let (store, cleanup) = try await database.open()
+        let (store, cleanup) = try await Self.open(database, opened)
+        let secrets = try secrets ?? StoredSecrets(sealer: SecretSealer(key: SecretsKey.generate()))
+        self.secrets = secrets
         let clock = FixedClock(TestSigning.signedDate)
         self.clock = clock
         self.store = store
@@ -71,8 +80,15 @@ final class ServerHarness: Sendable {
             clock: ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             appStoreConnections: connections ?? { _, _, _ in nil },
             webhookSettings: webhookSettings
-                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }))
+                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }), secrets: secrets)
         server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
+    }
+
+    private static func open(_ database: TestDatabase, _ opened: (store: any Store, cleanup: @Sendable () -> Void)?)
+        async throws -> (store: any Store, cleanup: @Sendable () -> Void)
+    {
+        if let opened { return opened }
+        return try await database.open()
     }
 
     func stop() async {

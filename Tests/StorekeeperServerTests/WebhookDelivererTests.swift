@@ -57,7 +57,7 @@ final class ScriptedTransport: HTTPTransport {
         let clock = ServerClock(now: harness.clock.function)
         let deliverer = WebhookDeliverer(
             store: harness.store, transport: transport, clock: clock, metrics: ServerMetrics(),
-            settings: WebhookDeliverer.Settings(random: { 0.5 }))
+            settings: WebhookDeliverer.Settings(random: { 0.5 }), secrets: harness.secrets)
         let listed = try await harness.request(
             "GET", "/v1/apps/\(app.appId)/customers/hank/events", key: app.secretKey)
         let expected = (listed.json["events"] as? [[String: Any]] ?? []).compactMap {

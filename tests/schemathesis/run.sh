@@ -72,11 +72,13 @@ base="http://127.0.0.1:$port"
 admin_key="sk_adm_schemathesis_$("$python" -c 'import secrets; print(secrets.token_hex(16))')"
 
 "$binary" ca init "$work/ca" --name "Schemathesis Test" >/dev/null || exit 1
+"$binary" secrets new-key "$work/secrets.key" >/dev/null || exit 1
 
 STOREKEEPER_LISTEN="127.0.0.1:$port" \
     STOREKEEPER_DATABASE_URL="sqlite:$work/storekeeper.sqlite" \
     STOREKEEPER_DATA_DIRECTORY="$work" \
     STOREKEEPER_ADMIN_KEY="$admin_key" \
+    STOREKEEPER_SECRETS_KEY_FILE="$work/secrets.key" \
     STOREKEEPER_WEBHOOK_WORKER=false \
     STOREKEEPER_THREAD_POOL_SIZE=2 \
     STOREKEEPER_CONNECTION_TIMEOUT_SECONDS=20 \
