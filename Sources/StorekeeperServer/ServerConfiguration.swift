@@ -90,7 +90,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
-        "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress", "secretsKey", "secretsKeyFile",
+        "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress", "secretsKey",
+        "secretsKeyFile",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
