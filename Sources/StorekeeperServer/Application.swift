@@ -29,10 +29,13 @@ public struct StorekeeperApplication: Sendable {
     ///     through the app's App Store Connect key and shared secret).
     ///   - webhookSettings: delivery tuning; defaults follow `configuration`.
     ///   - webhookTransport: how webhooks are POSTed (default: URLSession).
+    ///   - webhookResolver: how webhook hosts are resolved for the destination checks (default:
+    ///     the system's `getaddrinfo`).
     public init(
         configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
         appStoreConnections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
-        webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil
+        webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil,
+        webhookResolver: (any HostResolver)? = nil
     ) {
         self.configuration = configuration
         self.store = store
@@ -47,6 +50,9 @@ public struct StorekeeperApplication: Sendable {
         let notifications = ingestion.notifications
         let purchases = ingestion.purchases
         let documentBox = DocumentBox()
+        let webhookDestinations = WebhookDestinationGuard(
+            policy: WebhookDestinationPolicy(allowList: configuration.webhookAllowedDestinations),
+            resolver: webhookResolver ?? SystemHostResolver())
         var routes: [APIRoute] = []
         routes +=
             OperationsController(
@@ -56,7 +62,7 @@ public struct StorekeeperApplication: Sendable {
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
         routes += CustomersController(apps: apps, aliases: ingestion.aliases, clock: clock).routes
         routes += CatalogController(apps: apps, clock: clock).routes
-        routes += WebhooksController(apps: apps, clock: clock).routes
+        routes += WebhooksController(apps: apps, clock: clock, destinations: webhookDestinations).routes
         routes += AppsController(apps: apps, clock: clock).routes
         let openAPI = OpenAPIDocument.build(routes: routes)
         documentBox.set(openAPI)
@@ -80,7 +86,7 @@ public struct StorekeeperApplication: Sendable {
         }
         webhookDeliverer = WebhookDeliverer(
             store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
-            settings: settings)
+            settings: settings, destinations: webhookDestinations)
     }
 
     /// The HTTP core's configuration from `configuration` (listen address and limits).

@@ -34,6 +34,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// A delivery still failing this long after its event was created is dead-lettered.
     public var webhookMaxAgeSeconds: Int
     public var webhookTimeoutSeconds: Int
+    /// Exceptions to the webhook destination policy, which refuses loopback, link-local,
+    /// private and other special-purpose addresses: CIDR ranges and host names, for
+    /// development (`127.0.0.1/32` for a listener on this machine). Empty by default.
+    public var webhookAllowedDestinations: WebhookDestinationAllowList
     /// How long a cached app configuration is used before its row is checked again: the bound
     /// within which a change made through another instance on the same database takes effect.
     public var appRefreshMilliseconds: Int
@@ -44,7 +48,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
         accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
-        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000
+        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
+        webhookAllowedDestinations: WebhookDestinationAllowList = .none
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -62,6 +67,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.webhookMaxAgeSeconds = webhookMaxAgeSeconds
         self.webhookTimeoutSeconds = webhookTimeoutSeconds
         self.appRefreshMilliseconds = appRefreshMilliseconds
+        self.webhookAllowedDestinations = webhookAllowedDestinations
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -69,6 +75,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
+        "webhookAllowedDestinations",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -108,9 +115,14 @@ public struct ServerConfiguration: Sendable, Hashable {
                 case .string(let string): text = string
                 case .integer(let number): text = String(number)
                 case .bool(let flag): text = flag ? "true" : "false"
+                // A list (webhookAllowedDestinations) may be written as an array of strings.
+                case .array(let items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
+                    text = items.compactMap { if case .string(let item) = $0 { item } else { nil } }
+                        .joined(separator: ",")
                 default:
                     throw ServerConfigurationError(
-                        code: "config.invalidValue", message: "\(key) in \(file) must be a string, integer or boolean")
+                        code: "config.invalidValue",
+                        message: "\(key) in \(file) must be a string, integer, boolean or array of strings")
                 }
                 try configuration.set(key, text, source: file)
             }
@@ -166,6 +178,14 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "webhookMaxAgeSeconds": webhookMaxAgeSeconds = try integer(60...(30 * 86_400))
         case "webhookTimeoutSeconds": webhookTimeoutSeconds = try integer(1...300)
         case "appRefreshMilliseconds": appRefreshMilliseconds = try integer(0...600_000)
+        case "webhookAllowedDestinations":
+            do {
+                webhookAllowedDestinations = try WebhookDestinationAllowList(parsing: value)
+            } catch {
+                throw ServerConfigurationError(
+                    code: "config.invalidValue",
+                    message: "\(key) from \(source): \(error) (comma-separated CIDR ranges, addresses or host names)")
+            }
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

@@ -54,9 +54,14 @@ final class ServerHarness: Sendable {
     let ca: TestCertificateAuthority
     private let cleanup: @Sendable () -> Void
 
+    /// - Parameters:
+    ///   - webhookAllowedDestinations: the server's webhook allow-list (`["127.0.0.1"]` for tests
+    ///     whose listeners are on loopback); empty by default, as in production.
+    ///   - webhookResolver: the destination checks' resolver (default: the system's).
     init(
         database: TestDatabase = .sqlite, ca: TestCertificateAuthority? = nil,
-        connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil
+        connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
+        webhookAllowedDestinations: [String] = [], webhookResolver: (any HostResolver)? = nil
     ) async throws {
         let (store, cleanup) = try await database.open()
         let clock = FixedClock(TestSigning.signedDate)
@@ -65,13 +70,15 @@ final class ServerHarness: Sendable {
         self.cleanup = cleanup
         self.ca = try ca ?? TestSigning.authority()
         let configuration = ServerConfiguration(
-            listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false)
+            listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false,
+            webhookAllowedDestinations: try WebhookDestinationAllowList(webhookAllowedDestinations))
         application = StorekeeperApplication(
             configuration: configuration, store: store,
             clock: ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             appStoreConnections: connections ?? { _, _, _ in nil },
             webhookSettings: webhookSettings
-                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }))
+                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }),
+            webhookResolver: webhookResolver)
         server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
     }
 
