@@ -29,7 +29,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var accessLog: Bool
     /// Run the webhook delivery worker in this process.
     public var webhookWorker: Bool
-    /// How long the webhook worker sleeps when nothing is due.
+    /// How long the webhook worker waits, when no delivery finishes, before looking for new
+    /// events: the bound on how long a committed event waits to be picked up.
     public var webhookPollMilliseconds: Int
     /// A delivery still failing this long after its event was created is dead-lettered.
     public var webhookMaxAgeSeconds: Int
@@ -47,7 +48,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         adminKey: String? = nil, maxBodySize: Int = 1 << 20, maxHeaderSize: Int = 16 * 1024,
         connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
-        accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
+        accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 250,
         webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
         webhookAllowedDestinations: WebhookDestinationAllowList = .none
     ) {

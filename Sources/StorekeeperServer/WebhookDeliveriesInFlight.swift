@@ -34,7 +34,4 @@ final class WebhookDeliveriesInFlight: Sendable {
             counts.total -= 1
         }
     }
-
-    /// Claimed and unfinished deliveries of `endpointId`.
-    func count(endpointId: String) -> Int { counts.withLock { $0.byEndpoint[endpointId, default: 0] } }
 }
