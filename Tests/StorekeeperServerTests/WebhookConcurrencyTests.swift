@@ -36,26 +36,31 @@ import Testing
             destinations: .standard(allowList: try WebhookDestinationAllowList(["127.0.0.1"])))
         let worker = Task { await deliverer.run() }
 
-        var latencies: [Duration] = []
-        for index in 0..<3 {
-            let customer = "healthy-\(index)"
-            try await harness.purchase(app, appUserId: customer)
-            let committed = ContinuousClock.now
-            let received = await Self.eventually {
-                receiver.deliveries.contains { delivery in
-                    (delivery.json["customer"] as? [String: Any])?["appUserId"] as? String == customer
+        var failure: (any Error)?
+        do {
+            var latencies: [Duration] = []
+            for index in 0..<3 {
+                let customer = "healthy-\(index)"
+                try await harness.purchase(app, appUserId: customer)
+                let committed = ContinuousClock.now
+                let received = await Self.eventually {
+                    receiver.deliveries.contains { delivery in
+                        (delivery.json["customer"] as? [String: Any])?["appUserId"] as? String == customer
+                    }
                 }
+                latencies.append(ContinuousClock.now - committed)
+                #expect(received, "\(customer) never reached the healthy endpoint")
             }
-            latencies.append(ContinuousClock.now - committed)
-            #expect(received, "\(customer) never reached the healthy endpoint")
+            #expect(latencies.allSatisfy { $0 < .seconds(1) }, "latencies after commit: \(latencies)")
+        } catch {
+            failure = error
         }
-        #expect(latencies.allSatisfy { $0 < .seconds(1) }, "latencies after commit: \(latencies)")
-
         worker.cancel()
         await worker.value
         hanging.close()
         await receiver.stop()
         await harness.stop()
+        if let failure { throw failure }
     }
 
     /// At most `maxInFlightPerEndpoint` requests wait on a slow endpoint while a fast one gets
@@ -88,7 +93,7 @@ import Testing
         let ordered = (listed.json["events"] as? [[String: Any]] ?? []).compactMap {
             ($0["event"] as? [String: Any])?["id"] as? String
         }
-        #expect(ordered.count >= 2)
+        try #require(ordered.count >= 2)
         let backlog = try await harness.store.read { try $0.outboxBacklog() }.pending
         let perEndpoint = backlog / 2
 
@@ -100,21 +105,30 @@ import Testing
                 maxInFlightPerEndpoint: 2, pollInterval: .milliseconds(20), random: { 0.5 }))
         let worker = Task { await deliverer.run() }
 
-        #expect(await Self.eventually { transport.started(host: "198.51.100.2").count == perEndpoint })
-        #expect(await Self.eventually { transport.started(host: "198.51.100.1").count == 2 })
-        // Give the worker time to (wrongly) start more on the slow endpoint.
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(transport.started(host: "198.51.100.1").count == 2)
-        transport.open()
-        #expect(await Self.eventually { transport.started(host: "198.51.100.1").count == perEndpoint })
-        var drained = false
-        for _ in 0..<1000 where !drained {
-            drained = try await harness.store.read { try $0.outboxBacklog() }.pending == 0
-            if !drained { try await Task.sleep(for: .milliseconds(10)) }
+        var failure: (any Error)?
+        do {
+            #expect(await Self.eventually { transport.started(host: "198.51.100.2").count == perEndpoint })
+            #expect(await Self.eventually { transport.started(host: "198.51.100.1").count == 2 })
+            // Give the worker time to (wrongly) start more on the slow endpoint.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(transport.started(host: "198.51.100.1").count == 2)
+            transport.open()
+            #expect(await Self.eventually { transport.started(host: "198.51.100.1").count == perEndpoint })
+            var drained = false
+            for _ in 0..<1000 where !drained {
+                drained = try await harness.store.read { try $0.outboxBacklog() }.pending == 0
+                if !drained { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(drained)
+        } catch {
+            failure = error
         }
-        #expect(drained)
         worker.cancel()
         await worker.value
+        if let failure {
+            await harness.stop()
+            throw failure
+        }
 
         let state = transport.state.withLock { $0 }
         #expect(state.maximumInFlight["198.51.100.1"] == 2)

@@ -178,11 +178,9 @@ import Testing
         #expect(fromFile.webhookAllowedDestinations.entries == ["10.0.0.0/8", "localhost"])
 
         for (value, entry) in [("127.0.0.0/8,10.0.0.1/8", 2), ("http://x", 1), ("::1/129", 1), ("a b", 1)] {
-            #expect(throws: ServerConfigurationError.self) {
-                _ = try ServerConfiguration.load(environment: ["STOREKEEPER_WEBHOOK_ALLOWED_DESTINATIONS": value])
-            }
             do {
                 _ = try ServerConfiguration.load(environment: ["STOREKEEPER_WEBHOOK_ALLOWED_DESTINATIONS": value])
+                Issue.record("\(value) was accepted")
             } catch {
                 #expect(error.code == "config.invalidValue")
                 #expect(

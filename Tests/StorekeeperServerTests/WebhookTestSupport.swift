@@ -144,6 +144,12 @@ final class HangingListener: Sendable {
     }
 }
 
+/// A test's setup went wrong; says what.
+struct WebhookTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 extension ServerHarness {
     /// Posts a new monthly subscription for `appUserId`: committed (with its outbox rows) when
     /// this returns.
@@ -157,15 +163,17 @@ extension ServerHarness {
                 "signedTransaction": try signer.transaction(
                     id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0)
             ])
-        precondition(posted.status == 200, "purchase failed: \(posted.text)")
+        guard posted.status == 200 else { throw WebhookTestFailure("purchase failed: \(posted.text)") }
     }
 
     /// Registers a webhook endpoint through the API; its id.
     func addEndpoint(_ app: AppKeys, url: String) async throws -> String {
         let created = try await request(
             "POST", "/v1/apps/\(app.appId)/webhooks", key: app.secretKey, json: ["url": url])
-        precondition(created.status == 201, "endpoint refused: \(created.text)")
-        return created.json["id"] as! String
+        guard created.status == 201, let id = created.json["id"] as? String else {
+            throw WebhookTestFailure("endpoint refused: \(created.text)")
+        }
+        return id
     }
 
     /// `lastError` of the app's failed deliveries, by endpoint id.
