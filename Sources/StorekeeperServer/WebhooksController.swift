@@ -204,10 +204,14 @@ struct WebhooksController: Sendable {
             if error.rule == "destination.invalidURL" {
                 throw HTTPError.badRequest("url refused (\(error.rule)): \(error.reason).", code: "invalid_body")
             }
+            // Credentials stay refused whatever the allow-list says; addresses may be allowed.
+            let hint =
+                error.rule == "destination.credentials"
+                ? ""
+                : " Loopback, link-local, private and other special-purpose destinations need the server's "
+                    + "webhookAllowedDestinations."
             throw HTTPError.badRequest(
-                "url refused (\(error.rule)): \(error.reason). Loopback, link-local, private and other "
-                    + "special-purpose destinations need the server's webhookAllowedDestinations.",
-                code: "destination_refused")
+                "url refused (\(error.rule)): \(error.reason).\(hint)", code: "destination_refused")
         }
     }
 

@@ -70,6 +70,13 @@ import Testing
             (loopback.json["error"] as? [String: Any])?["message"] as? String
                 == "url refused (destination.loopback): the host is a loopback address. Loopback, link-local, "
                 + "private and other special-purpose destinations need the server's webhookAllowedDestinations.")
+        let credentials = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/webhooks", key: app.secretKey,
+            json: ["url": "https://user:pass@hooks.example.com/hooks"])
+        #expect(
+            (credentials.json["error"] as? [String: Any])?["message"] as? String
+                == "url refused (destination.credentials): url must not carry credentials; authenticate webhooks "
+                + "by their signature.")
         let scheme = try await harness.request(
             "POST", "/v1/apps/\(app.appId)/webhooks", key: app.secretKey, json: ["url": "ftp://hooks.example.com/"])
         #expect(scheme.status == 400)
