@@ -64,10 +64,13 @@ public struct HTTPTransportFailure: Error, Sendable, CustomStringConvertible {
 
     public let kind: Kind
     public let detail: String
+    /// The TLS handshake failed (certificate or protocol): the request was not sent.
+    public let isTLSFailure: Bool
 
-    public init(_ kind: Kind, _ detail: String) {
+    public init(_ kind: Kind, _ detail: String, isTLSFailure: Bool = false) {
         self.kind = kind
         self.detail = detail
+        self.isTLSFailure = isTLSFailure
     }
 
     public var description: String { "\(kind.rawValue): \(detail)" }

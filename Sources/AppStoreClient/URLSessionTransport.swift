@@ -138,14 +138,23 @@ private final class BoundedBodyDelegate: NSObject, URLSessionDataDelegate, @unch
         guard let urlError = error as? URLError else { return HTTPTransportFailure(.other, "\(type(of: error))") }
         let detail = "URLError \(urlError.code.rawValue)"
         switch urlError.code {
-        case .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .notConnectedToInternet,
-            .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .badURL, .unsupportedURL:
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+            .clientCertificateRequired:
+            return HTTPTransportFailure(.notConnected, detail, isTLSFailure: true)
+        case .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .notConnectedToInternet, .badURL,
+            .unsupportedURL:
             return HTTPTransportFailure(.notConnected, detail)
         case .timedOut: return HTTPTransportFailure(.timedOut, detail)
         case .networkConnectionLost, .badServerResponse: return HTTPTransportFailure(.connectionLost, detail)
         case .cancelled: return HTTPTransportFailure(.cancelled, detail)
-        default: return HTTPTransportFailure(.other, detail)
+        default:
+            // On Linux every TLS failure (handshake, certificate) arrives as an unknown error with
+            // libcurl's message, which names the TLS layer first ("SSL certificate problem: …",
+            // "OpenSSL/3.0: error:…"); only that prefix is looked at, never passed on.
+            let message = (urlError as NSError).localizedDescription
+            let isTLS = ["SSL", "OpenSSL", "TLS"].contains { message.hasPrefix($0) }
+            return HTTPTransportFailure(.other, detail, isTLSFailure: isTLS)
         }
     }
 }

@@ -18,46 +18,95 @@ extension SQLStoreTransaction {
     func claimDeliveries(owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int)
         throws -> [OutboxDelivery]
     {
+        try claim(
+            endpointId: nil, owner: owner, now: now, leaseMilliseconds: leaseMilliseconds, limit: limit,
+            maxAttempts: maxAttempts)
+    }
+
+    func claimDeliveries(
+        endpointId: String, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
+    ) throws -> [OutboxDelivery] {
+        try claim(
+            endpointId: endpointId, owner: owner, now: now, leaseMilliseconds: leaseMilliseconds, limit: limit,
+            maxAttempts: maxAttempts)
+    }
+
+    func dueDeliveryEndpoints(now: Timestamp, limit: Int) throws -> [String] {
+        try rows(
+            """
+            SELECT o.endpoint_id FROM webhook_outbox o
+            JOIN lifecycle_events e ON e.id = o.event_row_id
+            WHERE \(Self.claimable(now: "$1"))
+            GROUP BY o.endpoint_id
+            ORDER BY MIN(o.next_attempt_at), o.endpoint_id
+            LIMIT $2
+            """, SQLValue(now), SQLValue(limit)
+        ).map { row throws(StoreError) in try row.text(0) }
+    }
+
+    /// Whether outbox row `o` (of event `e`) may be claimed at the parameter `now`: pending, due,
+    /// unleased, and no earlier event of the same customer waits (scheduled later or leased) for
+    /// the same endpoint. A dead-lettered earlier delivery does not hold later ones back.
+    static func claimable(now: String) -> String {
+        """
+        o.delivered_at IS NULL AND o.dead_lettered_at IS NULL AND o.next_attempt_at <= \(now)
+          AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= \(now))
+          AND NOT EXISTS (
+              SELECT 1 FROM lifecycle_events pe
+              JOIN webhook_outbox p ON p.event_row_id = pe.id AND p.endpoint_id = o.endpoint_id
+              WHERE pe.customer_id = e.customer_id AND pe.id < o.event_row_id
+                AND p.delivered_at IS NULL AND p.dead_lettered_at IS NULL
+                AND (p.next_attempt_at > \(now) OR p.lease_expires_at > \(now)))
+        """
+    }
+
+    func releaseDelivery(id: Int64, owner: String, nextAttemptAt: Timestamp) throws -> Bool {
+        try execute(
+            """
+            UPDATE webhook_outbox SET lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1,
+                                      next_attempt_at = $3
+            WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
+            """, .integer(id), .text(owner), SQLValue(nextAttemptAt)) == 1
+    }
+
+    private func claim(
+        endpointId: String?, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
+    ) throws -> [OutboxDelivery] {
         // A worker that crashed during its last allowed attempt leaves an expired lease.
         try execute(
             """
             UPDATE webhook_outbox
             SET dead_lettered_at = $1, lease_owner = NULL, lease_expires_at = NULL,
-                last_error = COALESCE(last_error, 'lease expired during the last attempt')
+                last_error = COALESCE(last_error, 'lease_expired')
             WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND attempts >= $2
               AND lease_expires_at IS NOT NULL AND lease_expires_at <= $1
             """, SQLValue(now), SQLValue(maxAttempts))
-        let claimSQL: String
+        // Event order (`event_row_id`) keeps each customer's claimed deliveries to an endpoint a
+        // prefix of its queue whatever the limit cuts.
+        let endpointFilter = endpointId == nil ? "" : "AND o.endpoint_id = $5"
+        let lock: String
         switch dialect {
-        case .postgres:
-            claimSQL = """
-                UPDATE webhook_outbox SET lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1
-                WHERE id IN (
-                    SELECT id FROM webhook_outbox
-                    WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND next_attempt_at <= $3
-                      AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
-                    ORDER BY next_attempt_at, id
-                    LIMIT $4
-                    FOR UPDATE SKIP LOCKED)
-                RETURNING id
-                """
-        case .sqlite:
-            // The single writer makes the select-and-update atomic.
-            claimSQL = """
-                UPDATE webhook_outbox SET lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1
-                WHERE id IN (
-                    SELECT id FROM webhook_outbox
-                    WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND next_attempt_at <= $3
-                      AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
-                    ORDER BY next_attempt_at, id
-                    LIMIT $4)
-                RETURNING id
-                """
+        case .postgres: lock = "FOR UPDATE OF o SKIP LOCKED"
+        // The single writer makes the select-and-update atomic.
+        case .sqlite: lock = ""
         }
-        let ids = try rows(
-            claimSQL, .text(owner), SQLValue(now.adding(milliseconds: leaseMilliseconds)), SQLValue(now),
-            SQLValue(limit)
-        ).map { row throws(StoreError) in try row.integer(0) }.sorted()
+        let claimSQL = """
+            UPDATE webhook_outbox SET lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1
+            WHERE id IN (
+                SELECT o.id FROM webhook_outbox o
+                JOIN lifecycle_events e ON e.id = o.event_row_id
+                WHERE \(Self.claimable(now: "$3")) \(endpointFilter)
+                ORDER BY o.event_row_id, o.id
+                LIMIT $4
+                \(lock))
+            RETURNING id
+            """
+        var arguments: [SQLValue] = [
+            .text(owner), SQLValue(now.adding(milliseconds: leaseMilliseconds)), SQLValue(now), SQLValue(limit),
+        ]
+        if let endpointId { arguments.append(.text(endpointId)) }
+        let ids = try connection.query(claimSQL, arguments).map { row throws(StoreError) in try row.integer(0) }
+            .sorted()
         return try ids.compactMap { id throws(StoreError) in
             try row(
                 """

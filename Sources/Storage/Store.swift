@@ -111,6 +111,10 @@ public protocol StoreReader {
     func failedDeliveries(appId: String, after: Int64?, limit: Int) throws -> [OutboxEntry]
     /// Deliveries not yet delivered nor dead-lettered, and when the oldest of them was enqueued.
     func outboxBacklog() throws -> OutboxBacklog
+    /// Endpoints with deliveries due at `now` and not leased, the longest-waiting first: where a
+    /// worker looks for work, endpoint by endpoint, so that one endpoint's backlog cannot fill
+    /// every claim.
+    func dueDeliveryEndpoints(now: Timestamp, limit: Int) throws -> [String]
     func job(id: Int64) throws -> JobRecord?
     func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
 
@@ -193,11 +197,23 @@ public protocol StoreTransaction: StoreReader {
 
     // Webhook outbox workers.
     /// Leases up to `limit` due deliveries to `owner` until `now + leaseMilliseconds` and counts
-    /// an attempt for each. Deliveries whose lease expired after their last allowed attempt are
-    /// dead-lettered first. On PostgreSQL rows locked by another claimer are skipped.
+    /// an attempt for each, in event order. Customer order: a delivery is not claimed while an
+    /// earlier event of its customer has a delivery to the same endpoint that is pending and not
+    /// claimable now (scheduled later, or leased); so the claimed deliveries of one customer and
+    /// endpoint are a prefix of its queue. Deliveries whose lease expired after their last
+    /// allowed attempt are dead-lettered first. On PostgreSQL rows locked by another claimer are
+    /// skipped.
     func claimDeliveries(
         owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
     ) throws -> [OutboxDelivery]
+    /// `claimDeliveries(owner:now:leaseMilliseconds:limit:maxAttempts:)` for one endpoint only.
+    func claimDeliveries(
+        endpointId: String, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
+    ) throws -> [OutboxDelivery]
+    /// Gives back a claimed delivery that was not sent: the lease is cleared, the claim's attempt
+    /// is not counted and the delivery is due again at `nextAttemptAt`. `false` when the lease
+    /// was lost.
+    func releaseDelivery(id: Int64, owner: String, nextAttemptAt: Timestamp) throws -> Bool
     /// Puts a dead-lettered delivery of one of the app's endpoints back in the queue, due at
     /// `at` with its attempts reset; `false` when there is no such dead-lettered delivery.
     func replayDelivery(id: Int64, appId: String, at: Timestamp) throws -> Bool

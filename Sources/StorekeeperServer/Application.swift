@@ -32,11 +32,13 @@ public struct StorekeeperApplication: Sendable {
     ///   - secrets: seals and opens the secrets stored in the database, with the key from
     ///     `configuration.storedSecrets()`; run `StoredSecrets.prepare` on the store before
     ///     serving. Keyless (the default) cannot store a secret.
+    ///   - webhookResolver: how webhook hosts are resolved for the destination checks (default:
+    ///     the system's `getaddrinfo`).
     public init(
         configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
         appStoreConnections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
         webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil,
-        secrets: StoredSecrets = .keyless
+        secrets: StoredSecrets = .keyless, webhookResolver: (any HostResolver)? = nil
     ) {
         self.configuration = configuration
         self.store = store
@@ -51,6 +53,9 @@ public struct StorekeeperApplication: Sendable {
         let notifications = ingestion.notifications
         let purchases = ingestion.purchases
         let documentBox = DocumentBox()
+        let webhookDestinations = WebhookDestinationGuard(
+            policy: WebhookDestinationPolicy(allowList: configuration.webhookAllowedDestinations),
+            resolver: webhookResolver ?? SystemHostResolver())
         var routes: [APIRoute] = []
         routes +=
             OperationsController(
@@ -60,7 +65,7 @@ public struct StorekeeperApplication: Sendable {
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
         routes += CustomersController(apps: apps, aliases: ingestion.aliases, clock: clock).routes
         routes += CatalogController(apps: apps, clock: clock).routes
-        routes += WebhooksController(apps: apps, clock: clock).routes
+        routes += WebhooksController(apps: apps, clock: clock, destinations: webhookDestinations).routes
         routes += AppsController(apps: apps, clock: clock).routes
         let openAPI = OpenAPIDocument.build(routes: routes)
         documentBox.set(openAPI)
@@ -84,7 +89,7 @@ public struct StorekeeperApplication: Sendable {
         }
         webhookDeliverer = WebhookDeliverer(
             store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
-            settings: settings, secrets: secrets)
+            settings: settings, destinations: webhookDestinations, secrets: secrets)
     }
 
     /// The HTTP core's configuration from `configuration` (listen address and limits).

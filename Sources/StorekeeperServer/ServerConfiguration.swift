@@ -39,11 +39,16 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var accessLog: Bool
     /// Run the webhook delivery worker in this process.
     public var webhookWorker: Bool
-    /// How long the webhook worker sleeps when nothing is due.
+    /// How long the webhook worker waits, when no delivery finishes, before looking for new
+    /// events: the bound on how long a committed event waits to be picked up.
     public var webhookPollMilliseconds: Int
     /// A delivery still failing this long after its event was created is dead-lettered.
     public var webhookMaxAgeSeconds: Int
     public var webhookTimeoutSeconds: Int
+    /// Exceptions to the webhook destination policy, which refuses loopback, link-local,
+    /// private and other special-purpose addresses: CIDR ranges and host names, for
+    /// development (`127.0.0.1/32` for a listener on this machine). Empty by default.
+    public var webhookAllowedDestinations: WebhookDestinationAllowList
     /// How long a cached app configuration is used before its row is checked again: the bound
     /// within which a change made through another instance on the same database takes effect.
     public var appRefreshMilliseconds: Int
@@ -58,8 +63,9 @@ public struct ServerConfiguration: Sendable, Hashable {
         connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30, requestHeadTimeoutSeconds: Int = 10,
         minBodyBytesPerSecond: Int = 1024, maxConnectionsPerAddress: Int = 256,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
-        accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
+        accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 250,
         webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
+        webhookAllowedDestinations: WebhookDestinationAllowList = .none,
         secretsKey: String? = nil, secretsKeyFile: String? = nil
     ) {
         self.listen = listen
@@ -83,6 +89,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.appRefreshMilliseconds = appRefreshMilliseconds
         self.secretsKey = secretsKey
         self.secretsKeyFile = secretsKeyFile
+        self.webhookAllowedDestinations = webhookAllowedDestinations
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -91,7 +98,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
         "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress", "secretsKey",
-        "secretsKeyFile",
+        "secretsKeyFile", "webhookAllowedDestinations",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -131,9 +138,14 @@ public struct ServerConfiguration: Sendable, Hashable {
                 case .string(let string): text = string
                 case .integer(let number): text = String(number)
                 case .bool(let flag): text = flag ? "true" : "false"
+                // A list (webhookAllowedDestinations) may be written as an array of strings.
+                case .array(let items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
+                    text = items.compactMap { if case .string(let item) = $0 { item } else { nil } }
+                        .joined(separator: ",")
                 default:
                     throw ServerConfigurationError(
-                        code: "config.invalidValue", message: "\(key) in \(file) must be a string, integer or boolean")
+                        code: "config.invalidValue",
+                        message: "\(key) in \(file) must be a string, integer, boolean or array of strings")
                 }
                 try configuration.set(key, text, source: file)
             }
@@ -200,6 +212,14 @@ public struct ServerConfiguration: Sendable, Hashable {
             }
             secretsKey = value
         case "secretsKeyFile": secretsKeyFile = value
+        case "webhookAllowedDestinations":
+            do {
+                webhookAllowedDestinations = try WebhookDestinationAllowList(parsing: value)
+            } catch {
+                throw ServerConfigurationError(
+                    code: "config.invalidValue",
+                    message: "\(key) from \(source): \(error) (comma-separated CIDR ranges, addresses or host names)")
+            }
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

@@ -4,6 +4,7 @@ import Entitlements
 import Foundation
 import Storage
 import StorekeeperIngestion
+import Synchronization
 
 /// Delivers the webhook outbox: claims due deliveries (leased, so several workers and several
 /// server instances share the work), POSTs each signed with its endpoint's secret, and marks it
@@ -11,17 +12,32 @@ import StorekeeperIngestion
 /// event is older than `maxAge` (3 days by default; recorded in the audit log, listed by the
 /// admin API).
 ///
+/// Endpoints are independent: work is claimed endpoint by endpoint, at most
+/// `maxInFlightPerEndpoint` deliveries of one endpoint (and `batchSize` in all) are claimed and
+/// unfinished at once, and `run()` claims again as soon as any delivery finishes, so a hanging
+/// endpoint holds only its own slots while the others keep receiving.
+///
 /// At least once: a delivery is marked only after the endpoint answered 2xx, so a crash between
-/// the two sends it again (receivers deduplicate by the event id). Order per customer: a
-/// customer's delivery to an endpoint waits while an earlier event of that customer is still
-/// pending for that endpoint.
-/// - Note: Thread-safe (immutable; the store and transport are `Sendable`). Run one `run()`
-///   loop per process; `deliverDue()` is one round, for tests.
+/// the two sends it again (receivers deduplicate by the event id). Order per customer: the store
+/// claims a customer's delivery to an endpoint only while no earlier event of that customer is
+/// pending there and not claimable too, and one task sends a customer's claimed deliveries to
+/// an endpoint one after the other, oldest first, stopping at the first failure (the rest are
+/// released, uncounted, until the failed one's retry). Never twice at once from this worker: a
+/// delivery is sent only while its lease outlasts the attempt.
+///
+/// Where: every delivery checks its destination first (`WebhookDestinationGuard`): a URL or
+/// address the policy refuses is not contacted and fails as `destination_refused`. What the
+/// outbox records of a failure is only its category (`WebhookDeliveryFailure`).
+/// - Note: Thread-safe (the store and transport are `Sendable`; in-flight counts sit behind a
+///   `Mutex`). Run one `run()` loop per process; `deliverDue()` is one round, for tests.
 public final class WebhookDeliverer: Sendable {
     /// Tunables of the delivery loop.
     /// - Note: Immutable value; `Sendable`.
     public struct Settings: Sendable {
+        /// The most deliveries this worker has claimed and not finished at once, over all endpoints.
         public var batchSize: Int
+        /// The most deliveries of one endpoint this worker has claimed and not finished at once.
+        public var maxInFlightPerEndpoint: Int
         public var leaseMilliseconds: Int64
         public var pollInterval: Duration
         public var requestTimeout: Duration
@@ -34,12 +50,14 @@ public final class WebhookDeliverer: Sendable {
         public var random: @Sendable () -> Double
 
         public init(
-            batchSize: Int = 32, leaseMilliseconds: Int64 = 60_000, pollInterval: Duration = .seconds(1),
-            requestTimeout: Duration = .seconds(10), maxAgeMilliseconds: Int64 = 3 * 86_400_000,
-            initialBackoffMilliseconds: Int64 = 10_000, maxBackoffMilliseconds: Int64 = 6 * 3_600_000,
-            jitter: Double = 0.2, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+            batchSize: Int = 32, maxInFlightPerEndpoint: Int = 4, leaseMilliseconds: Int64 = 60_000,
+            pollInterval: Duration = .seconds(1), requestTimeout: Duration = .seconds(10),
+            maxAgeMilliseconds: Int64 = 3 * 86_400_000, initialBackoffMilliseconds: Int64 = 10_000,
+            maxBackoffMilliseconds: Int64 = 6 * 3_600_000, jitter: Double = 0.2,
+            random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
         ) {
             self.batchSize = batchSize
+            self.maxInFlightPerEndpoint = maxInFlightPerEndpoint
             self.leaseMilliseconds = leaseMilliseconds
             self.pollInterval = pollInterval
             self.requestTimeout = requestTimeout
@@ -54,135 +72,197 @@ public final class WebhookDeliverer: Sendable {
     /// The audit action recorded when a delivery is dead-lettered.
     public static let deadLetterAction = "webhook.deadLettered"
     static let maxAttemptsForLeases = 1_000_000
+    /// Endpoints with claimable work looked at per round.
+    static let endpointsPerRound = 1_000
 
     let store: any Store
     let transport: any HTTPTransport
     let clock: ServerClock
     let metrics: ServerMetrics
     let settings: Settings
+    let destinations: WebhookDestinationGuard
     let owner: String
     /// Opens each endpoint's sealed signing secret.
     let secrets: StoredSecrets
+    let inFlight = WebhookDeliveriesInFlight()
+    /// Set while a round claims: one claim at a time keeps the in-flight bounds exact.
+    private let claiming = Mutex(false)
 
     public init(
         store: any Store, transport: any HTTPTransport = URLSessionTransport(), clock: ServerClock,
-        metrics: ServerMetrics, settings: Settings = Settings(), owner: String = APIKeys.identifier(prefix: "worker-"),
-        secrets: StoredSecrets = .keyless
+        metrics: ServerMetrics, settings: Settings = Settings(),
+        destinations: WebhookDestinationGuard = .standard(),
+        owner: String = APIKeys.identifier(prefix: "worker-"), secrets: StoredSecrets = .keyless
     ) {
         self.store = store
         self.transport = transport
         self.clock = clock
         self.metrics = metrics
         self.settings = settings
+        self.destinations = destinations
         self.owner = owner
         self.secrets = secrets
     }
 
-    /// Delivers until the task is cancelled, sleeping `pollInterval` when nothing is due.
+    /// Deliveries claimed in one round, grouped for sending.
+    private struct Round: Sendable {
+        /// One lane per (customer, endpoint), oldest event first.
+        var lanes: [[OutboxDelivery]]
+        var context: [Int64: DeliveryContext]
+        var claimed: Int
+    }
+
+    /// Delivers until the task is cancelled: claims whenever a delivery finishes or
+    /// `pollInterval` passed, never waiting for one endpoint before serving another. On
+    /// cancellation, deliveries not yet answered are given back to the outbox uncounted.
     public func run() async {
-        while !Task.isCancelled {
-            let attempted = await deliverDue()
-            if attempted == 0 {
-                do { try await clock.sleep(settings.pollInterval) } catch { return }
+        // A child task's result says whether it was a lane (true) or the poll timer (false).
+        await withTaskGroup(of: Bool.self) { group in
+            var timerRunning = false
+            while !Task.isCancelled {
+                if let round = await claimRound() {
+                    for lane in round.lanes {
+                        group.addTask {
+                            await self.deliverLane(lane, context: round.context)
+                            return true
+                        }
+                    }
+                }
+                if !timerRunning {
+                    timerRunning = true
+                    let clock = self.clock
+                    let interval = settings.pollInterval
+                    group.addTask {
+                        try? await clock.sleep(interval)
+                        return false
+                    }
+                }
+                guard let laneFinished = await group.next() else { break }
+                if !laneFinished { timerRunning = false }
             }
+            group.cancelAll()
         }
     }
 
-    /// One round: claim what is due, deliver it, record the outcomes. Returns the number of
-    /// deliveries claimed (0 when nothing was due or the store failed).
+    /// One round: claim what is due (within the in-flight bounds), deliver it, record the
+    /// outcomes. Returns the number of deliveries claimed (0 when nothing was due, another
+    /// round was claiming, or the store failed).
     @discardableResult
     public func deliverDue() async -> Int {
+        guard let round = await claimRound() else { return 0 }
+        await withTaskGroup(of: Void.self) { group in
+            for lane in round.lanes {
+                group.addTask { await self.deliverLane(lane, context: round.context) }
+            }
+        }
+        return round.claimed
+    }
+
+    /// Claims, endpoint by endpoint, what each may still take, and reads what the payloads need.
+    private func claimRound() async -> Round? {
+        let admitted = claiming.withLock { busy in
+            if busy { return false }
+            busy = true
+            return true
+        }
+        guard admitted else { return nil }
+        defer { claiming.withLock { $0 = false } }
+
         let now = clock.now()
-        let owner = self.owner
-        let settings = self.settings
-        let claimed: [OutboxDelivery]
+        let endpoints: [String]
         do {
-            claimed = try await store.write { transaction in
-                try transaction.claimDeliveries(
-                    owner: owner, now: now, leaseMilliseconds: settings.leaseMilliseconds, limit: settings.batchSize,
-                    maxAttempts: WebhookDeliverer.maxAttemptsForLeases)
+            endpoints = try await store.read { reader in
+                try reader.dueDeliveryEndpoints(now: now, limit: WebhookDeliverer.endpointsPerRound)
             }
         } catch {
             metrics.recordWebhookDelivery(outcome: "store_error")
-            return 0
+            return nil
+        }
+        let (owner, settings, inFlight) = (self.owner, self.settings, self.inFlight)
+        let claimed: [OutboxDelivery]
+        do {
+            claimed =
+                endpoints.isEmpty
+                ? []
+                : try await store.write { transaction in
+                    var claimed: [OutboxDelivery] = []
+                    for endpointId in endpoints {
+                        let room = inFlight.room(
+                            endpointId: endpointId, perEndpoint: settings.maxInFlightPerEndpoint,
+                            total: settings.batchSize - claimed.count)
+                        guard room > 0 else { continue }
+                        claimed += try transaction.claimDeliveries(
+                            endpointId: endpointId, owner: owner, now: now,
+                            leaseMilliseconds: settings.leaseMilliseconds, limit: room,
+                            maxAttempts: WebhookDeliverer.maxAttemptsForLeases)
+                    }
+                    return claimed
+                }
+        } catch {
+            metrics.recordWebhookDelivery(outcome: "store_error")
+            return nil
         }
         let oldest = claimed.map(\.event.createdAt).min()
         metrics.recordOutbox(
             claimed: claimed.count,
             oldestAgeSeconds: oldest.map { Double(now.millisecondsSince1970 - $0.millisecondsSince1970) / 1000 } ?? 0)
-        if claimed.isEmpty { return 0 }
+        if claimed.isEmpty { return nil }
+        inFlight.add(claimed)
 
         let context: [Int64: DeliveryContext]
         do {
             context = try await store.read { reader in try Self.contexts(for: claimed, reader: reader) }
         } catch {
             metrics.recordWebhookDelivery(outcome: "store_error")
-            return claimed.count
+            for delivery in claimed { await release(delivery, nextAttemptAt: now) }
+            return nil
         }
-        // One lane per (customer, endpoint), oldest event first; lanes run concurrently.
         var lanes: [String: [OutboxDelivery]] = [:]
         for delivery in claimed {
             lanes["\(delivery.event.customerId)|\(delivery.endpoint.id)", default: []].append(delivery)
         }
-        await withTaskGroup(of: Void.self) { group in
-            for lane in lanes.values {
-                let ordered = lane.sorted { $0.event.sequence < $1.event.sequence }
-                group.addTask { await self.deliverLane(ordered, context: context) }
-            }
-        }
-        return claimed.count
+        return Round(
+            lanes: lanes.values.map { $0.sorted { $0.event.sequence < $1.event.sequence } }, context: context,
+            claimed: claimed.count)
     }
 
-    /// What a delivery needs besides itself: the customer, its state, and whether an earlier
-    /// event of the customer is still pending for the endpoint outside this batch.
+    /// What a delivery needs besides itself: the customer and its state.
     struct DeliveryContext: Sendable {
         var customer: CustomerRecord?
         var customerInfo: CustomerInfo?
-        /// When the earliest blocking delivery is next due, if one blocks.
-        var blockedUntil: Timestamp?
     }
 
     static func contexts(for claimed: [OutboxDelivery], reader: any StoreReader) throws -> [Int64: DeliveryContext] {
-        let claimedIds = Set(claimed.map(\.id))
         var customers: [Int64: CustomerRecord?] = [:]
-        var eventsByCustomer: [Int64: [StoredEvent]] = [:]
         var result: [Int64: DeliveryContext] = [:]
         for delivery in claimed {
             let customerId = delivery.event.customerId
             if customers[customerId] == nil { customers[customerId] = try reader.customer(id: customerId) }
-            if eventsByCustomer[customerId] == nil {
-                eventsByCustomer[customerId] = try reader.events(customerId: customerId, after: nil, limit: 100_000)
-            }
-            var blockedUntil: Timestamp?
-            for earlier in eventsByCustomer[customerId]! where earlier.sequence < delivery.event.sequence {
-                for entry in try reader.outboxEntries(eventSequence: earlier.sequence)
-                where entry.endpointId == delivery.endpoint.id && entry.deliveredAt == nil
-                    && entry.deadLetteredAt == nil
-                    && !claimedIds.contains(entry.id)
-                {
-                    let due = max(entry.nextAttemptAt, entry.leaseExpiresAt ?? entry.nextAttemptAt)
-                    blockedUntil = min(blockedUntil ?? due, due)
-                }
-            }
             result[delivery.id] = DeliveryContext(
                 customer: customers[customerId] ?? nil,
                 customerInfo: try reader.customerInfo(
                     customerId: customerId, environment: delivery.event.event.environment)?
-                    .info,
-                blockedUntil: blockedUntil)
+                    .info)
         }
         return result
     }
 
+    /// Sends one customer's deliveries to one endpoint in order. After a failure the rest wait
+    /// for the failed one's retry; after a dead letter they go on.
     private func deliverLane(_ lane: [OutboxDelivery], context: [Int64: DeliveryContext]) async {
-        var holdUntil: Timestamp? = lane.first.flatMap { context[$0.id]?.blockedUntil }
+        // An attempt (resolution, then the request) may take two request timeouts.
+        let attemptMilliseconds = 2 * Self.milliseconds(settings.requestTimeout)
+        var holdUntil: Timestamp?
         for delivery in lane {
             let now = clock.now()
             if let until = holdUntil {
-                metrics.recordWebhookDelivery(outcome: "deferred")
-                await record(
-                    delivery, error: "waiting for an earlier event of this customer",
-                    retryAt: max(until, now).adding(milliseconds: 1), deadLetter: false, now: now)
+                await release(delivery, nextAttemptAt: until)
+                continue
+            }
+            // Another worker may claim it once the lease expires: never send that late.
+            if Task.isCancelled || now.adding(milliseconds: attemptMilliseconds) >= delivery.leaseExpiresAt {
+                await release(delivery, nextAttemptAt: now)
+                holdUntil = now
                 continue
             }
             let failure = await send(delivery, context: context[delivery.id])
@@ -192,6 +272,12 @@ public final class WebhookDeliverer: Sendable {
                 _ = try? await store.write { [owner] transaction in
                     try transaction.markDelivered(id: delivery.id, owner: owner, at: after)
                 }
+                inFlight.finish(delivery)
+                continue
+            }
+            if failure == .cancelled && Task.isCancelled {
+                await release(delivery, nextAttemptAt: after)
+                holdUntil = after
                 continue
             }
             let age = after.millisecondsSince1970 - delivery.event.createdAt.millisecondsSince1970
@@ -201,19 +287,28 @@ public final class WebhookDeliverer: Sendable {
                 || retryAt.millisecondsSince1970 - delivery.event.createdAt.millisecondsSince1970
                     > settings.maxAgeMilliseconds
             metrics.recordWebhookDelivery(outcome: tooOld ? "dead_lettered" : "failed")
-            await record(delivery, error: failure, retryAt: retryAt, deadLetter: tooOld, now: after)
-            // Later events of this customer wait for this one.
+            await record(delivery, failure: failure, retryAt: retryAt, deadLetter: tooOld, now: after)
+            inFlight.finish(delivery)
             holdUntil = tooOld ? nil : retryAt
         }
     }
 
-    private func record(_ delivery: OutboxDelivery, error: String, retryAt: Timestamp, deadLetter: Bool, now: Timestamp)
-        async
-    {
+    /// Gives a claimed delivery back unsent and uncounted.
+    private func release(_ delivery: OutboxDelivery, nextAttemptAt: Timestamp) async {
+        _ = try? await store.write { [owner] transaction in
+            try transaction.releaseDelivery(id: delivery.id, owner: owner, nextAttemptAt: nextAttemptAt)
+        }
+        inFlight.finish(delivery)
+    }
+
+    private func record(
+        _ delivery: OutboxDelivery, failure: WebhookDeliveryFailure, retryAt: Timestamp, deadLetter: Bool,
+        now: Timestamp
+    ) async {
         let owner = self.owner
         _ = try? await store.write { transaction in
             let marked = try transaction.markFailed(
-                id: delivery.id, owner: owner, error: error, retryAt: deadLetter ? nil : retryAt, at: now)
+                id: delivery.id, owner: owner, error: failure.category, retryAt: deadLetter ? nil : retryAt, at: now)
             if marked && deadLetter {
                 try transaction.appendAudit(
                     NewAuditEntry(
@@ -237,31 +332,40 @@ public final class WebhookDeliverer: Sendable {
         return max(1, Int64(jittered))
     }
 
-    /// POSTs one delivery; `nil` on a 2xx answer, else why it failed (no secrets).
-    private func send(_ delivery: OutboxDelivery, context: DeliveryContext?) async -> String? {
-        guard let url = URL(string: delivery.endpoint.url) else { return "the endpoint URL is invalid" }
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Checks the destination, then POSTs one delivery to the checked address; `nil` on a 2xx
+    /// answer, else the category of the failure.
+    private func send(_ delivery: OutboxDelivery, context: DeliveryContext?) async -> WebhookDeliveryFailure? {
+        // Nothing is resolved or contacted for a delivery that could not be signed.
+        guard let secret = try? secrets.signingSecret(of: delivery.endpoint) else { return .signingSecretUnavailable }
+        let connection: WebhookDestinationGuard.Connection
+        switch await destinations.connection(for: delivery.endpoint.url) {
+        case .success(let checked): connection = checked
+        case .failure(let failure): return failure
+        }
         let payload = WebhookPayload(
             event: delivery.event, appId: delivery.endpoint.appId, customer: context?.customer,
             customerInfo: context?.customerInfo)
         let body = AppStoreJSON.encode(payload)
-        guard let secret = try? secrets.signingSecret(of: delivery.endpoint) else {
-            return "the endpoint's signing secret cannot be opened with this server's secrets key"
-        }
         let signature = WebhookSignature.header(body: body, secret: secret, unixSeconds: clock.now().secondsSince1970)
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"), (WebhookSignature.headerName, signature),
+            ("Storekeeper-Event-Id", delivery.event.event.id),
+            ("Storekeeper-Delivery-Attempt", String(delivery.attempt)),
+            ("User-Agent", "storekeeper-webhooks/1"),
+        ]
+        if let host = connection.hostHeader { headers.append(("Host", host)) }
         let request = HTTPTransportRequest(
-            method: "POST", url: url,
-            headers: [
-                ("Content-Type", "application/json"), (WebhookSignature.headerName, signature),
-                ("Storekeeper-Event-Id", delivery.event.event.id),
-                ("Storekeeper-Delivery-Attempt", String(delivery.attempt)),
-                ("User-Agent", "storekeeper-webhooks/1"),
-            ],
-            body: body, timeout: settings.requestTimeout)
+            method: "POST", url: connection.url, headers: headers, body: body, timeout: settings.requestTimeout)
         do {
             let response = try await transport.send(request, maximumResponseBytes: 64 * 1024)
-            return (200..<300).contains(response.status) ? nil : "HTTP \(response.status)"
+            return (200..<300).contains(response.status) ? nil : .httpStatus(response.status)
         } catch {
-            return "transport: \(error.kind.rawValue)"
+            return WebhookDeliveryFailure(error)
         }
     }
 }

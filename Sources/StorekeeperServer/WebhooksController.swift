@@ -5,10 +5,13 @@ import Storage
 import StorekeeperIngestion
 
 /// The app's webhook endpoints (URL and signing secret, shown once) and its failed deliveries.
+/// An endpoint's URL must pass the destination policy (`WebhookDestinationGuard`): refused
+/// with 400 `destination_refused`, naming the rule.
 /// - Note: Immutable and `Sendable`.
 struct WebhooksController: Sendable {
     let apps: AppDirectory
     let clock: ServerClock
+    let destinations: WebhookDestinationGuard
 
     struct EndpointInput: Decodable {
         var url: String?
@@ -85,9 +88,10 @@ struct WebhooksController: Sendable {
 
     @Sendable func create(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let input = try RequestBody.decode(EndpointInput.self, from: request)
-        guard let url = input.url, Self.isValidURL(url) else {
+        guard let url = input.url else {
             throw HTTPError.badRequest("url must be an absolute http or https URL.", code: "invalid_body")
         }
+        try await checkDestination(url)
         let secret =
             try input.secret.map(Self.checkedSecret)
             ?? APIKeys.generate(kind: .secret).replacingOccurrences(
@@ -113,9 +117,7 @@ struct WebhooksController: Sendable {
 
     @Sendable func update(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let input = try RequestBody.decode(EndpointInput.self, from: request)
-        if let url = input.url, !Self.isValidURL(url) {
-            throw HTTPError.badRequest("url must be an absolute http or https URL.", code: "invalid_body")
-        }
+        if let url = input.url { try await checkDestination(url) }
         let newSecret = try input.secret.map(Self.checkedSecret)
         let app = try await apps.app(context)
         let endpointId = try context.parameter("endpointId")
@@ -158,7 +160,8 @@ struct WebhooksController: Sendable {
             try reader.failedDeliveries(appId: appId, after: after, limit: limit).map { outbox in
                 FailedDelivery(
                     deliveryId: outbox.id, endpointId: outbox.endpointId, eventSequence: outbox.eventSequence,
-                    attempts: outbox.attempts, lastError: outbox.lastError, deadLetteredAt: outbox.deadLetteredAt,
+                    attempts: outbox.attempts, lastError: outbox.lastError.map(WebhookDeliveryFailure.listedCategory),
+                    deadLetteredAt: outbox.deadLetteredAt,
                     deliveredAt: outbox.deliveredAt)
             }
         }
@@ -194,11 +197,24 @@ struct WebhooksController: Sendable {
         var deliveryId: Int64
     }
 
-    static func isValidURL(_ text: String) -> Bool {
-        guard text.utf8.count <= 2048, let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
-        else { return false }
-        return true
+    /// 400 `invalid_body` for what is not an http(s) URL, 400 `destination_refused` (with the
+    /// rule) for what the destination policy refuses.
+    func checkDestination(_ url: String) async throws {
+        do throws(WebhookDestinationRefusal) {
+            _ = try await destinations.checkRegistration(url)
+        } catch {
+            if error.rule == "destination.invalidURL" {
+                throw HTTPError.badRequest("url refused (\(error.rule)): \(error.reason).", code: "invalid_body")
+            }
+            // Credentials stay refused whatever the allow-list says; addresses may be allowed.
+            let hint =
+                error.rule == "destination.credentials"
+                ? ""
+                : " Loopback, link-local, private and other special-purpose destinations need the server's "
+                    + "webhookAllowedDestinations."
+            throw HTTPError.badRequest(
+                "url refused (\(error.rule)): \(error.reason).\(hint)", code: "destination_refused")
+        }
     }
 
     static func checkedSecret(_ secret: String) throws -> String {

@@ -51,6 +51,10 @@ enum DemoCommand {
         let databasePath = dataDirectory.appendingPathComponent("demo.sqlite").path
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: databasePath + suffix) }
         configuration.databaseURL = "sqlite:" + databasePath
+        // The demo backend's webhook listener is on loopback, which the destination policy
+        // refuses unless the server allows it.
+        configuration.webhookAllowedDestinations = try WebhookDestinationAllowList(
+            configuration.webhookAllowedDestinations.entries + [DemoWebhookCounter.host])
 
         let now = Timestamp(Date())
         let simulatorData = try SimulatorDataDirectory.open(

@@ -14,12 +14,15 @@ final class DemoWebhookCounter: Sendable {
         let byType = Mutex<[String: Int]>([:])
     }
 
+    /// Where the listener binds; the demo server allows webhooks to it.
+    static let host = "127.0.0.1"
+
     init() throws {
         let counts = Counts()
         self.counts = counts
         // Synchronous: counting never waits, so the listener needs no task hop.
         server = try HTTPServer.synchronous(
-            configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 1)
+            configuration: HTTPServer.Configuration(host: Self.host, port: 0, threadPoolSize: 1)
         ) { request in
             let object = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any]
             let type = object?["type"] as? String ?? "unknown"

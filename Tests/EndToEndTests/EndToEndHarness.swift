@@ -74,8 +74,10 @@ final class EndToEndHarness: Sendable {
         self.store = store
         self.cleanup = cleanup
         application = StorekeeperApplication(
+            // The webhook listener is on loopback, which the destination policy refuses by default.
             configuration: ServerConfiguration(
-                listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false),
+                listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false,
+                webhookAllowedDestinations: try WebhookDestinationAllowList(["127.0.0.1"])),
             store: store,
             clock: ServerClock(now: { clock.now }, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             webhookSettings: WebhookDeliverer.Settings(

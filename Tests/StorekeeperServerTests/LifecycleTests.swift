@@ -20,7 +20,8 @@ import Testing
     }
 
     func runLifecycle(on database: TestDatabase) async throws {
-        let harness = try await ServerHarness(database: database)
+        // The receiver listens on loopback, which the destination policy refuses by default.
+        let harness = try await ServerHarness(database: database, webhookAllowedDestinations: ["127.0.0.1"])
         let receiver = try WebhookReceiver()
         defer { _ = receiver }
         do {

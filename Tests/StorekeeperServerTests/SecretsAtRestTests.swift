@@ -331,8 +331,7 @@ struct SecretsAtRestTests {
         let deliveries = failed.json["deliveries"] as? [[String: Any]] ?? []
         #expect(deliveries.count == 1)
         #expect(
-            deliveries.first?["lastError"] as? String
-                == "the endpoint's signing secret cannot be opened with this server's secrets key")
+            deliveries.first?["lastError"] as? String == "signing_secret_unavailable")
         #expect(deliveries.first?["deadLetteredAt"] == nil)
     }
 

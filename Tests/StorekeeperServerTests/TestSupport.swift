@@ -60,10 +60,14 @@ final class ServerHarness: Sendable {
     ///   - secrets: how stored secrets are sealed (default: under a key generated for this harness).
     ///   - opened: a store to serve instead of a fresh one from `database` (a restart), and
     ///     what `stop()` runs after closing it.
+    ///   - webhookAllowedDestinations: the server's webhook allow-list (`["127.0.0.1"]` for tests
+    ///     whose listeners are on loopback); empty by default, as in production.
+    ///   - webhookResolver: the destination checks' resolver (default: the system's).
     init(
         database: TestDatabase = .sqlite, ca: TestCertificateAuthority? = nil,
         connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
-        secrets: StoredSecrets? = nil, opened: (store: any Store, cleanup: @Sendable () -> Void)? = nil
+        secrets: StoredSecrets? = nil, opened: (store: any Store, cleanup: @Sendable () -> Void)? = nil,
+        webhookAllowedDestinations: [String] = [], webhookResolver: (any HostResolver)? = nil
     ) async throws {
         let (store, cleanup) = try await Self.open(database, opened)
         let secrets = try secrets ?? StoredSecrets(sealer: SecretSealer(key: SecretsKey.generate()))
@@ -74,13 +78,15 @@ final class ServerHarness: Sendable {
         self.cleanup = cleanup
         self.ca = try ca ?? TestSigning.authority()
         let configuration = ServerConfiguration(
-            listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false)
+            listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false,
+            webhookAllowedDestinations: try WebhookDestinationAllowList(webhookAllowedDestinations))
         application = StorekeeperApplication(
             configuration: configuration, store: store,
             clock: ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             appStoreConnections: connections ?? { _, _, _ in nil },
             webhookSettings: webhookSettings
-                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }), secrets: secrets)
+                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }), secrets: secrets,
+            webhookResolver: webhookResolver)
         server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
     }
 

@@ -28,7 +28,7 @@ final class ScriptedTransport: HTTPTransport {
 /// admin listing of failed deliveries.
 @Suite(.serialized) struct WebhookDelivererTests {
     @Test func retriesKeepOrderAndDeadLetter() async throws {
-        let harness = try await ServerHarness()
+        let harness = try await ServerHarness(webhookAllowedDestinations: ["127.0.0.1"])
         defer { Task { await harness.stop() } }
         let app = try await harness.createApp()
         _ = try await harness.request(
@@ -57,7 +57,9 @@ final class ScriptedTransport: HTTPTransport {
         let clock = ServerClock(now: harness.clock.function)
         let deliverer = WebhookDeliverer(
             store: harness.store, transport: transport, clock: clock, metrics: ServerMetrics(),
-            settings: WebhookDeliverer.Settings(random: { 0.5 }), secrets: harness.secrets)
+            settings: WebhookDeliverer.Settings(random: { 0.5 }),
+            destinations: .standard(allowList: try WebhookDestinationAllowList(["127.0.0.1"])), secrets: harness.secrets
+        )
         let listed = try await harness.request(
             "GET", "/v1/apps/\(app.appId)/customers/hank/events", key: app.secretKey)
         let expected = (listed.json["events"] as? [[String: Any]] ?? []).compactMap {
@@ -96,7 +98,7 @@ final class ScriptedTransport: HTTPTransport {
         #expect(failed.status == 200)
         let deliveries = failed.json["deliveries"] as? [[String: Any]] ?? []
         #expect(deliveries.count == 1)
-        #expect(deliveries.first?["lastError"] as? String == "HTTP 503")
+        #expect(deliveries.first?["lastError"] as? String == "http_status_503")
         #expect(deliveries.first?["deadLetteredAt"] != nil)
         let attempts = deliveries.first?["attempts"] as? Int ?? 0
         #expect(attempts > 5 && attempts < 40)

@@ -1,0 +1,83 @@
+import Foundation
+
+/// The destination policy applied where it matters: when an endpoint is registered (a clear
+/// refusal for the operator) and again before every delivery (DNS may have changed since, and
+/// endpoints may predate the policy).
+///
+/// At delivery the host is resolved here, every address is checked, and the request goes to a
+/// checked address: an `http` URL is rewritten to the address with the original `Host`
+/// header, so nothing resolves the name again between the check and the connection. An
+/// `https` URL keeps its host name, which TLS needs for SNI and certificate verification, and
+/// URLSession (libcurl underneath) resolves it once more: a DNS server answering differently
+/// to the two lookups could steer that connection to a refused address. What it can reach
+/// there is a TLS handshake, not a request: the peer must present a certificate for the
+/// endpoint's name from a trusted CA before a byte of the webhook is sent. See docs/server.md.
+/// - Note: Immutable and `Sendable`.
+public struct WebhookDestinationGuard: Sendable {
+    /// Where a delivery connects: the URL to request and the `Host` header to send with it
+    /// (`nil`: the URL's own host).
+    /// - Note: Immutable value; `Sendable`.
+    public struct Connection: Sendable, Hashable {
+        public let url: URL
+        public let hostHeader: String?
+    }
+
+    public let policy: WebhookDestinationPolicy
+    public let resolver: any HostResolver
+
+    public init(policy: WebhookDestinationPolicy = WebhookDestinationPolicy(), resolver: any HostResolver) {
+        self.policy = policy
+        self.resolver = resolver
+    }
+
+    /// The default policy (nothing allowed beyond it) over the system resolver.
+    public static func standard(allowList: WebhookDestinationAllowList = .none) -> WebhookDestinationGuard {
+        WebhookDestinationGuard(policy: WebhookDestinationPolicy(allowList: allowList), resolver: SystemHostResolver())
+    }
+
+    /// Checks a URL an operator registers. A host name that does not resolve now is accepted:
+    /// it may exist later, and every delivery checks it again.
+    public func checkRegistration(_ url: String) async throws(WebhookDestinationRefusal) -> WebhookDestination {
+        let destination = try WebhookDestination.parse(url)
+        if let addresses = try? await addresses(of: destination) {
+            try policy.check(destination, addresses: addresses)
+        }
+        return destination
+    }
+
+    /// Where to connect to deliver to `url`, every address of its host checked.
+    public func connection(for url: String) async -> Result<Connection, WebhookDeliveryFailure> {
+        let destination: WebhookDestination
+        let addresses: [IPAddress]
+        do {
+            destination = try WebhookDestination.parse(url)
+        } catch {
+            return .failure(.destinationRefused)
+        }
+        do {
+            addresses = try await self.addresses(of: destination)
+        } catch {
+            return .failure(.dnsFailed)
+        }
+        do {
+            try policy.check(destination, addresses: addresses)
+        } catch {
+            return .failure(.destinationRefused)
+        }
+        if destination.scheme == "http", let target = destination.url(connectingTo: addresses[0]) {
+            return .success(Connection(url: target, hostHeader: destination.hostHeader))
+        }
+        guard let target = destination.url else { return .failure(.destinationRefused) }
+        return .success(Connection(url: target, hostHeader: nil))
+    }
+
+    /// A literal is its own address; `localhost` names are loopback whatever a resolver says
+    /// (RFC 6761); anything else asks the resolver. Never empty.
+    func addresses(of destination: WebhookDestination) async throws(HostResolutionFailure) -> [IPAddress] {
+        if let literal = destination.literalAddress { return [literal] }
+        if destination.isLocalhostName { return [IPAddress("127.0.0.1")!, IPAddress("::1")!] }
+        let addresses = try await resolver.resolve(destination.host)
+        guard !addresses.isEmpty else { throw .notFound }
+        return addresses
+    }
+}
