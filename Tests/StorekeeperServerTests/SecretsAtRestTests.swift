@@ -55,7 +55,8 @@ struct SecretsAtRestTests {
         defer { database.drop() }
         let key = try SecretsKey.generate()
         let harness = try await ServerHarness(
-            secrets: StoredSecrets(sealer: SecretSealer(key: key)), opened: (try await database.open(), {}))
+            secrets: StoredSecrets(sealer: SecretSealer(key: key)), opened: (try await database.open(), {}),
+            webhookAllowedDestinations: ["127.0.0.1"])
         let secrets = AppSecrets()
         let app = try await createApp(harness, secrets)
         // An update that changes something else keeps the sealed values as they are.
@@ -97,7 +98,8 @@ struct SecretsAtRestTests {
         defer { Task { await receiver.stop() } }
 
         let first = try await ServerHarness(
-            secrets: StoredSecrets(sealer: SecretSealer(key: oldKey)), opened: (try await database.open(), {}))
+            secrets: StoredSecrets(sealer: SecretSealer(key: oldKey)), opened: (try await database.open(), {}),
+            webhookAllowedDestinations: ["127.0.0.1"])
         let app = try await createApp(first, secrets, webhookURL: receiver.url)
         await first.stop()
 
@@ -133,7 +135,8 @@ struct SecretsAtRestTests {
         let newOnly = StoredSecrets(sealer: SecretSealer(key: newKey))
         let preparation = try await newOnly.prepare(store, at: TestSigning.signedDate)
         #expect(preparation == StoredSecrets.Preparation(sealedNow: 0, clearWithoutKey: 0, unreadable: []))
-        let second = try await ServerHarness(ca: first.ca, secrets: newOnly, opened: (store, {}))
+        let second = try await ServerHarness(
+            ca: first.ca, secrets: newOnly, opened: (store, {}), webhookAllowedDestinations: ["127.0.0.1"])
         defer { Task { await second.stop() } }
         let runtime = try await second.application.ingestion.apps.runtime(appId: app.appId)
         #expect(runtime.record.sharedSecret == secrets.sharedSecret)
@@ -169,7 +172,8 @@ struct SecretsAtRestTests {
         defer { database.drop() }
         let key = try SecretsKey.generate()
         let harness = try await ServerHarness(
-            secrets: StoredSecrets(sealer: SecretSealer(key: key)), opened: (try await database.open(), {}))
+            secrets: StoredSecrets(sealer: SecretSealer(key: key)), opened: (try await database.open(), {}),
+            webhookAllowedDestinations: ["127.0.0.1"])
         _ = try await createApp(harness, AppSecrets())
         await harness.stop()
         let store = try await database.open()
@@ -195,7 +199,7 @@ struct SecretsAtRestTests {
     }
 
     @Test func alteredCiphertextIsRefusedNotUsed() async throws {
-        let harness = try await ServerHarness()
+        let harness = try await ServerHarness(webhookAllowedDestinations: ["127.0.0.1"])
         defer { Task { await harness.stop() } }
         let secrets = AppSecrets()
         let app = try await createApp(harness, secrets)
@@ -238,7 +242,7 @@ struct SecretsAtRestTests {
     }
 
     @Test func sealedValueCopiedToAnotherAppDoesNotOpen() async throws {
-        let harness = try await ServerHarness()
+        let harness = try await ServerHarness(webhookAllowedDestinations: ["127.0.0.1"])
         defer { Task { await harness.stop() } }
         let first = try await createApp(harness, AppSecrets())
         let second = try await createApp(harness, AppSecrets())
@@ -307,7 +311,7 @@ struct SecretsAtRestTests {
     /// A worker that cannot open an endpoint's secret sends nothing (never an unsigned or
     /// wrongly signed delivery) and records why; the delivery is retried.
     @Test func delivererWithoutTheKeySendsNothingAndSaysWhy() async throws {
-        let harness = try await ServerHarness()
+        let harness = try await ServerHarness(webhookAllowedDestinations: ["127.0.0.1"])
         defer { Task { await harness.stop() } }
         let app = try await createApp(harness, AppSecrets())
         let signer = AppStoreSigner(ca: harness.ca)
@@ -336,7 +340,7 @@ struct SecretsAtRestTests {
     }
 
     @Test func serverWithoutAKeyRefusesToStoreSecrets() async throws {
-        let harness = try await ServerHarness(secrets: .keyless)
+        let harness = try await ServerHarness(secrets: .keyless, webhookAllowedDestinations: ["127.0.0.1"])
         defer { Task { await harness.stop() } }
         let appId = "app-\(uniqueDigits())"
         let refused = try await harness.request(
@@ -360,7 +364,7 @@ struct SecretsAtRestTests {
     }
 
     @Test func oversizedSharedSecretIsRefused() async throws {
-        let harness = try await ServerHarness()
+        let harness = try await ServerHarness(webhookAllowedDestinations: ["127.0.0.1"])
         defer { Task { await harness.stop() } }
         let response = try await harness.request(
             "POST", "/v1/admin/apps", key: ServerHarness.adminKey,

@@ -33,7 +33,8 @@ import Testing
             metrics: ServerMetrics(),
             settings: WebhookDeliverer.Settings(
                 pollInterval: .milliseconds(50), requestTimeout: .seconds(20), random: { 0.5 }),
-            destinations: .standard(allowList: try WebhookDestinationAllowList(["127.0.0.1"])))
+            destinations: .standard(allowList: try WebhookDestinationAllowList(["127.0.0.1"])), secrets: harness.secrets
+        )
         let worker = Task { await deliverer.run() }
 
         var failure: (any Error)?
@@ -102,7 +103,7 @@ import Testing
             store: harness.store, transport: transport, clock: ServerClock(now: harness.clock.function),
             metrics: ServerMetrics(),
             settings: WebhookDeliverer.Settings(
-                maxInFlightPerEndpoint: 2, pollInterval: .milliseconds(20), random: { 0.5 }))
+                maxInFlightPerEndpoint: 2, pollInterval: .milliseconds(20), random: { 0.5 }), secrets: harness.secrets)
         let worker = Task { await deliverer.run() }
 
         var failure: (any Error)?

@@ -241,7 +241,8 @@ import Testing
         let deliverer = WebhookDeliverer(
             store: harness.store, transport: transport, clock: ServerClock(now: harness.clock.function),
             metrics: ServerMetrics(), settings: WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }),
-            destinations: WebhookDestinationGuard(policy: WebhookDestinationPolicy(), resolver: resolver))
+            destinations: WebhookDestinationGuard(policy: WebhookDestinationPolicy(), resolver: resolver),
+            secrets: harness.secrets)
         #expect(await deliverer.deliverDue() == 2)
         #expect(transport.urls == [])
         #expect(receiver.deliveries.count == 0)
@@ -270,7 +271,7 @@ import Testing
             metrics: ServerMetrics(), settings: WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }),
             destinations: WebhookDestinationGuard(
                 policy: WebhookDestinationPolicy(allowList: try WebhookDestinationAllowList(["127.0.0.1"])),
-                resolver: resolver))
+                resolver: resolver), secrets: harness.secrets)
         #expect(await deliverer.deliverDue() == 1)
         #expect(transport.urls == ["http://127.0.0.1:\(port)/hooks?source=storekeeper"])
         #expect(receiver.deliveries.count == 1)
@@ -314,7 +315,7 @@ import Testing
             metrics: ServerMetrics(), settings: WebhookDeliverer.Settings(requestTimeout: .seconds(1), random: { 0.5 }),
             destinations: WebhookDestinationGuard(
                 policy: WebhookDestinationPolicy(allowList: try WebhookDestinationAllowList(["127.0.0.1"])),
-                resolver: resolver))
+                resolver: resolver), secrets: harness.secrets)
         #expect(await deliverer.deliverDue() == 6)
         let errors = try await harness.failedErrors(app)
         #expect(
