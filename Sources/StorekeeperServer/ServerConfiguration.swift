@@ -37,6 +37,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// How long a cached app configuration is used before its row is checked again: the bound
     /// within which a change made through another instance on the same database takes effect.
     public var appRefreshMilliseconds: Int
+    /// Run the access scheduler in this process: customers are re-evaluated at the instants their
+    /// access changes by time alone (expiry, grace period end), and the events committed then.
+    public var accessScheduler: Bool
+    /// How often the access scheduler looks for due instants: its resolution.
+    public var accessSchedulerPollMilliseconds: Int
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -44,7 +49,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
         accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
-        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000
+        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
+        accessScheduler: Bool = true, accessSchedulerPollMilliseconds: Int = 2000
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -62,6 +68,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.webhookMaxAgeSeconds = webhookMaxAgeSeconds
         self.webhookTimeoutSeconds = webhookTimeoutSeconds
         self.appRefreshMilliseconds = appRefreshMilliseconds
+        self.accessScheduler = accessScheduler
+        self.accessSchedulerPollMilliseconds = accessSchedulerPollMilliseconds
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -69,6 +77,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
+        "accessScheduler", "accessSchedulerPollMilliseconds",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -166,6 +175,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "webhookMaxAgeSeconds": webhookMaxAgeSeconds = try integer(60...(30 * 86_400))
         case "webhookTimeoutSeconds": webhookTimeoutSeconds = try integer(1...300)
         case "appRefreshMilliseconds": appRefreshMilliseconds = try integer(0...600_000)
+        case "accessScheduler": accessScheduler = try boolean()
+        case "accessSchedulerPollMilliseconds": accessSchedulerPollMilliseconds = try integer(10...3_600_000)
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }
