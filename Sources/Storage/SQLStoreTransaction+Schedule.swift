@@ -6,16 +6,19 @@ extension SQLStoreTransaction {
         let sql: String
         switch dialect {
         case .postgres:
-            // The customer's row is the lock every re-evaluation takes first (`lockCustomer`),
-            // so the claim takes the same one, in the same order, and skips customers another
-            // instance or an ingestion holds: they are being re-evaluated already.
+            // The customer's row is the lock every re-evaluation takes first (`lockCustomer`);
+            // the claim takes it and the state's row without waiting, skipping customers another
+            // instance or an ingestion holds (they are being re-evaluated already). Locking the
+            // state too makes PostgreSQL re-check `valid_until` on its latest version, so a
+            // state re-evaluated by another instance since this statement's snapshot is not
+            // claimed again.
             sql = """
                 SELECT s.customer_id, s.environment, s.valid_until FROM customer_states s
                 JOIN customers c ON c.id = s.customer_id
                 WHERE s.valid_until <= $1
                 ORDER BY s.valid_until, s.customer_id, s.environment
                 LIMIT $2
-                FOR UPDATE OF c SKIP LOCKED
+                FOR UPDATE OF c, s SKIP LOCKED
                 """
         case .sqlite:
             // The single writer connection already excludes every other write.
