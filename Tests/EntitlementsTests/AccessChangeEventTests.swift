@@ -127,6 +127,7 @@ import Testing
     @Test func eventsReportedOverTimeEqualThoseTheFactsImply() {
         var random = SeededGenerator(seed: Self.seed)
         var scheduledChanges = 0
+        var expirations = 0
         for customer in 0..<300 {
             let (arrivals, horizon) = Self.life(using: &random)
             var reported: [LifecycleEvent] = []
@@ -170,9 +171,25 @@ import Testing
             let want = oracle.map { "\($0.id)@\(Fixture.label($0.occurredAt))" }
             #expect(got == want, "seed \(Self.seed): customer \(customer)")
             if got != want { return }
+            // Each EXPIRATION is a change of access at its instant, read from the facts signed by
+            // then: the subscription gives access just before it and not at it.
+            let facts = arrivals.map(\.fact)
+            for expiration in oracle where expiration.type == .expiration {
+                func active(at instant: Timestamp) -> Bool? {
+                    EntitlementEngine.evaluate(
+                        customerId: F.customer, environment: .production,
+                        facts: facts.filter { F.signedDate(of: $0) <= instant }, catalog: F.catalog, now: instant
+                    ).customerInfo.subscriptions[expiration.productId]?.isActive
+                }
+                let at = expiration.occurredAt
+                #expect(active(at: at.adding(milliseconds: -1)) == true, "customer \(customer): \(expiration.id)")
+                #expect(active(at: at) == false, "customer \(customer): \(expiration.id)")
+            }
+            expirations += oracle.filter { $0.type == .expiration }.count
         }
         // The scheduler did real work: many events came from time alone.
         #expect(scheduledChanges > 300)
+        #expect(expirations > 200)
     }
 
     /// One customer's facts and when each arrives: up to two subscription chains.
