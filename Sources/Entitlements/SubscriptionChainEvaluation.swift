@@ -275,7 +275,7 @@ extension SubscriptionChain {
                 var event = builder.event(
                     .expiration, key: id, at: accessEnd, transaction: transaction,
                     summary: billingIssue[index]
-                        ? "access ended: \(reason.text); Apple keeps retrying the payment"
+                        ? "access ended: the renewal payment failed and Apple keeps retrying it (\(reason.rawValue))"
                         : "expired: \(reason.text)")
                 event.expirationReason = reason
                 event.expiresDate = expiry
