@@ -111,7 +111,10 @@ let package = Package(
             exclude: ["Scenarios"], swiftSettings: strict),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "Entitlements", "AppStoreModels", "StorekeeperTesting", "StorekeeperBench"],
+            dependencies: [
+                "Storage", "Entitlements", "AppStoreModels", "StorekeeperTesting", "StorekeeperBench",
+                "StorekeeperIngestion",
+            ],
             swiftSettings: strict),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(

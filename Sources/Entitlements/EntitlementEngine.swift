@@ -64,11 +64,13 @@ public enum EntitlementEngine {
             customerId: customerId, environment: environment, catalog: catalog, revenue: revenue)
 
         var events: [LifecycleEvent] = []
+        var reasonUpdates: [LifecycleEvent] = []
         var grants: [EntitlementResolver.Grant] = []
         var subscriptions: [String: SubscriptionInfo] = [:]
         for chain in chains {
             let result = chain.evaluate(now: now, builder: builder, versions: ledger.versionsByTransactionId)
             events += result.events
+            reasonUpdates += result.reasonUpdates
             for (var subscription, accessEnd) in result.subscriptions {
                 subscription.price = revenue[subscription.transactionId]?.price
                 grants.append(grant(subscription, accessEnd: accessEnd))
@@ -102,6 +104,7 @@ public enum EntitlementEngine {
         }
         let previousIds: Set<String> =
             previous.map { $0.customerId == customerId && $0.environment == environment ? Set($0.eventIds) : [] } ?? []
+        let corrections = reasonCorrections(reasonUpdates, previousIds: previousIds)
 
         let info = CustomerInfo(
             customerId: customerId, environment: environment, evaluatedAt: now,
@@ -111,10 +114,30 @@ public enum EntitlementEngine {
             introOfferEligibility: IntroOfferRule.eligibility(
                 transactions: ledger.transactions, kinds: kinds, catalog: catalog),
             revenue: ledger.transactions.compactMap { revenue[$0.transactionId] },
-            eventIds: allEvents.map(\.id).sorted(),
+            eventIds: (allEvents.map(\.id) + reasonUpdates.map(\.id)).sorted(),
             notes: Array(Set(notes)).sorted())
-        return EntitlementEvaluation(
-            customerInfo: info, newEvents: allEvents.filter { !previousIds.contains($0.id) }, allEvents: allEvents)
+        var newEvents = allEvents.filter { !previousIds.contains($0.id) }
+        if !corrections.isEmpty {
+            newEvents = (newEvents + corrections).sorted(by: LifecycleEvent.chronological)
+        }
+        return EntitlementEvaluation(customerInfo: info, newEvents: newEvents, allEvents: allEvents)
+    }
+
+    /// The reason updates to report now. Every evaluation lists the current reason of each
+    /// expiration among `eventIds` (`EXPIRATION_REASON_UPDATED/<transaction>/<reason>`), so the next
+    /// one knows which reason was reported. An update is reported only when its expiration was
+    /// reported before with another reason: a new expiration carries its reason itself, and a
+    /// state saved before these markers existed adopts the current reason silently.
+    private static func reasonCorrections(_ updates: [LifecycleEvent], previousIds: Set<String>) -> [LifecycleEvent] {
+        guard !previousIds.isEmpty else { return [] }
+        let prefix = LifecycleEventType.expirationReasonUpdated.rawValue + "/"
+        return updates.filter { update in
+            guard !previousIds.contains(update.id), let transactionId = update.transactionId,
+                previousIds.contains("\(LifecycleEventType.expiration.rawValue)/\(transactionId)")
+            else { return false }
+            let earlier = prefix + transactionId + "/"
+            return previousIds.contains { $0.hasPrefix(earlier) }
+        }
     }
 
     /// Which of two subscriptions of the same product (bought and family-shared, say) the

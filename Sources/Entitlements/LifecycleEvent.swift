@@ -15,7 +15,11 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
     case billingIssue = "BILLING_ISSUE"
     case gracePeriodStarted = "GRACE_PERIOD_STARTED"
     case billingRecovered = "BILLING_RECOVERED"
+    /// Access to a subscription ended (at the expiry, or at the end of a billing grace period).
     case expiration = "EXPIRATION"
+    /// The reason of an `EXPIRATION` already reported changed when a later fact told it (an
+    /// EXPIRED notification after a time-driven expiry). Not a change of access.
+    case expirationReasonUpdated = "EXPIRATION_REASON_UPDATED"
     case refund = "REFUND"
     case refundReversed = "REFUND_REVERSED"
     case familySharingRevoked = "FAMILY_SHARING_REVOKED"
@@ -38,7 +42,7 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
     private static let sameInstantOrder: [LifecycleEventType] = [
         .billingIssue, .gracePeriodStarted, .billingRecovered, .initialPurchase, .trialStarted, .trialConverted,
         .renewal, .productChange, .offerRedeemed, .subscriptionExtended, .priceIncreaseConsent, .cancellation,
-        .trialCancelled, .uncancellation, .expiration, .refund, .refundReversed,
+        .trialCancelled, .uncancellation, .expiration, .expirationReasonUpdated, .refund, .refundReversed,
         .familySharingRevoked, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase, .transfer,
     ]
 }
@@ -74,6 +78,10 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
     public var gracePeriodExpiresDate: Timestamp?
     /// A `RENEWAL` that starts a new run after the subscription had lapsed.
     public var isResubscription: Bool
+    /// `true` on a `RENEWAL` that follows a gap in the facts (a period between it and the previous
+    /// one was never received): access had ended with the last known period, and nothing is said
+    /// about billing. Absent otherwise.
+    public var afterFactGap: Bool?
     /// For support staff.
     public var summary: String
 

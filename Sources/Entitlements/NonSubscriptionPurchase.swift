@@ -13,7 +13,7 @@ public struct NonSubscriptionPurchase: Sendable, Hashable, Codable {
     public var serviceStartsDate: Timestamp?
     public var expiresDate: Timestamp?
     public var isActive: Bool
-    /// Consumables are recorded but never restorable.
+    /// Consumables are recorded but never restorable; nor is a refunded or revoked purchase.
     public var isRestorable: Bool
     public var quantity: Int
     public var ownership: Ownership

@@ -24,7 +24,7 @@ struct OneTimePurchases {
                 productId: transaction.productId, kind: kind, transactionId: transaction.transactionId,
                 originalTransactionId: transaction.originalTransactionId, purchaseDate: transaction.purchaseDate,
                 originalPurchaseDate: transaction.originalPurchaseDate, serviceStartsDate: nil, expiresDate: nil,
-                isActive: false, isRestorable: kind != .consumable, quantity: transaction.quantity,
+                isActive: false, isRestorable: kind != .consumable && revocation == nil, quantity: transaction.quantity,
                 ownership: transaction.ownership, environment: transaction.environment, price: nil,
                 revocation: revocation, reason: "")
             let eventType: LifecycleEventType

@@ -42,6 +42,8 @@ struct SubscriptionChain {
     /// When Apple stopped retrying (EXPIRED, a non-retry snapshot, the next purchase, 60 days).
     private(set) var retryEnds: [Timestamp] = []
     private(set) var runStarts: [Int] = []
+    /// Periods that begin after a gap in the facts (a `RENEWAL` whose previous period is missing).
+    private(set) var factGapStarts: Set<Int> = []
 
     init(
         originalTransactionId: String, transactions: [TransactionFact], snapshots: [RenewalFact],
@@ -139,6 +141,7 @@ struct SubscriptionChain {
 
         starts = []
         runStarts = []
+        factGapStarts = []
         billingIssue = observedRetry
         let recoveredTransactionIds = Set(
             notifications.lazy.filter {
@@ -170,12 +173,17 @@ struct SubscriptionChain {
                     } else if gap <= Self.renewalTolerance {
                         start =
                             previous.periodType == .trial && current.periodType != .trial ? .trialConversion : .renewal
-                    } else if current.transactionReason == .renewal
-                        || (current.transactionReason == nil && observedRetry[index - 1])
+                    } else if observedRetry[index - 1]
+                        && (current.transactionReason == .renewal || current.transactionReason == nil)
                     {
                         start = .billingRecovery
                         billingIssue[index - 1] = true
                     } else {
+                        // A renewal after a gap with no sign of billing retry means a period is
+                        // missing from the facts, not that a payment failed: no billing issue or
+                        // recovery is invented. Access ended with the last known period, so the
+                        // later one starts a new run like a resubscription (marked `afterFactGap`).
+                        if current.transactionReason == .renewal { factGapStarts.insert(index) }
                         start = .resubscribe
                     }
                 }
@@ -222,6 +230,16 @@ struct SubscriptionChain {
         billingIssue[index] ? retryEnds[index] : expires(index)
     }
 
+    /// When access ended after period `index` if it was not renewed in time: at the end of the
+    /// billing grace period when a renewal failed with one (GRACE_PERIOD_EXPIRED may end it
+    /// early), otherwise at the expiry. Billing retry does not keep access, so a failed renewal
+    /// without grace ends access at the expiry even though the customer is not churned yet.
+    func accessEnd(_ index: Int) -> Timestamp {
+        let expiry = expires(index)
+        guard billingIssue[index], let grace = graceEnds[index] else { return expiry }
+        return max(expiry, grace)
+    }
+
     /// Snapshots of the run that period `index` belongs to, up to the end of its window.
     func runSnapshots(through index: Int) -> ArraySlice<RenewalFact> {
         let from = Self.lowerBound(snapshots, transactions[runStarts[index]].purchaseDate)
@@ -261,5 +279,21 @@ struct SubscriptionChain {
         if billingIssue[index] { return .billingError }
         if !autoRenew(through: index).enabled { return .customerCancelled }
         return .unknown
+    }
+
+    /// The signed date of the latest fact `expirationReason(index)` read, or nil when the reason
+    /// is only inferred: the instant a corrected reason became known.
+    func expirationReasonKnownAt(_ index: Int) -> Timestamp? {
+        let (windowSnapshots, windowNotifications) = window(index)
+        let expiry = expires(index)
+        var latest = windowNotifications.first(where: {
+            $0.type == NotificationTypeV2.expired.rawValue && $0.signedDate >= expiry
+                && ExpirationReason(expiredSubtype: $0.subtype) != nil
+        })?.signedDate
+        if latest == nil {
+            latest = windowSnapshots.last(where: { ExpirationReason(intent: $0.expirationIntent) != nil })?.signedDate
+        }
+        if latest == nil { latest = runSnapshots(through: index).last?.signedDate }
+        return latest
     }
 }

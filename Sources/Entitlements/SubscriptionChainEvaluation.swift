@@ -25,17 +25,20 @@ extension SubscriptionChain {
     }
 
     func evaluate(now: Timestamp, builder: LifecycleEventBuilder, versions: [String: [TransactionFact]])
-        -> (subscriptions: [(info: SubscriptionInfo, accessEnd: Timestamp)], events: [LifecycleEvent])
+        -> (
+            subscriptions: [(info: SubscriptionInfo, accessEnd: Timestamp)], events: [LifecycleEvent],
+            reasonUpdates: [LifecycleEvent]
+        )
     {
         var lastIndexByProduct: [String: Int] = [:]
         for index in transactions.indices { lastIndexByProduct[transactions[index].productId] = index }
         let subscriptions = lastIndexByProduct.values.sorted().map { subscriptionInfo(index: $0, now: now) }
-        var events = periodEvents(now: now, builder: builder)
+        var (events, reasonUpdates) = periodEvents(now: now, builder: builder)
         events += renewalEvents(builder: builder)
         for transaction in transactions {
             events += builder.versionEvents(versions[transaction.transactionId] ?? [transaction])
         }
-        return (subscriptions, events)
+        return (subscriptions, events, reasonUpdates)
     }
 
     // MARK: - State
@@ -145,8 +148,13 @@ extension SubscriptionChain {
 
     /// Events of period starts and ends: purchases, renewals, conversions, recoveries, product
     /// changes, offers, billing issues and expirations.
-    private func periodEvents(now: Timestamp, builder: LifecycleEventBuilder) -> [LifecycleEvent] {
+    /// `reasonUpdates` holds, per expiration, the event that reports its current reason should it
+    /// differ from the one already reported (the engine decides from the previous state).
+    private func periodEvents(now: Timestamp, builder: LifecycleEventBuilder)
+        -> (events: [LifecycleEvent], reasonUpdates: [LifecycleEvent])
+    {
         var events: [LifecycleEvent] = []
+        var reasonUpdates: [LifecycleEvent] = []
         for index in transactions.indices {
             let transaction = transactions[index]
             let id = transaction.transactionId
@@ -165,6 +173,11 @@ extension SubscriptionChain {
                         .renewal, key: id, at: at, transaction: transaction, money: .charged,
                         summary: "resubscribed to \(transaction.productId) after the subscription lapsed")
                     event.isResubscription = true
+                    if factGapStarts.contains(index) {
+                        event.afterFactGap = true
+                        event.summary =
+                            "renewed \(transaction.productId) after a gap: the period before it is missing from the facts"
+                    }
                     events.append(event)
                 } else {
                     events.append(
@@ -243,23 +256,40 @@ extension SubscriptionChain {
                     events.append(event)
                 }
             }
+            // EXPIRATION is the end of access, dated when it happens: the expiry, or the end of
+            // the billing grace period. Billing retry goes on without access, so a recovery
+            // after that instant is a new start of access and the retry's end is no event.
+            let accessEnd = accessEnd(index)
             let lapsed: Bool
             if index + 1 < transactions.count {
-                lapsed = starts[index + 1] == .resubscribe
+                switch starts[index + 1] {
+                case .resubscribe: lapsed = true
+                case .billingRecovery: lapsed = transactions[index + 1].purchaseDate > accessEnd
+                default: lapsed = false
+                }
             } else {
-                lapsed = now >= lapseTime(index) && now >= expiry
+                lapsed = now >= accessEnd
             }
             if lapsed {
                 let reason = expirationReason(index)
                 var event = builder.event(
-                    .expiration, key: id, at: lapseTime(index), transaction: transaction,
-                    summary: "expired: \(reason.text)")
+                    .expiration, key: id, at: accessEnd, transaction: transaction,
+                    summary: billingIssue[index]
+                        ? "access ended: the renewal payment failed and Apple keeps retrying it (\(reason.rawValue))"
+                        : "expired: \(reason.text)")
                 event.expirationReason = reason
                 event.expiresDate = expiry
                 events.append(event)
+                var update = builder.event(
+                    .expirationReasonUpdated, key: "\(id)/\(reason.rawValue)",
+                    at: max(accessEnd, expirationReasonKnownAt(index) ?? accessEnd), transaction: transaction,
+                    summary: "expiration reason now known: \(reason.text)")
+                update.expirationReason = reason
+                update.expiresDate = expiry
+                reasonUpdates.append(update)
             }
         }
-        return events
+        return (events, reasonUpdates)
     }
 
     private func scheduledChange(from: String, to transaction: TransactionFact, effectiveAt: Timestamp) -> ProductChange

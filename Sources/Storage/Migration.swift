@@ -17,7 +17,7 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// Every migration this binary knows, in order.
-    public static let all: [Migration] = [initialSchema, sharedPurchases, stateFreshness, perAppKeys]
+    public static let all: [Migration] = [initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule]
 
     /// The bookkeeping table, created (if missing) before anything else.
     static let bookkeeping = """

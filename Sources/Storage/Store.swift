@@ -189,6 +189,14 @@ public protocol StoreTransaction: StoreReader {
     func saveCustomerInfo(
         _ info: CustomerInfo, json: String, customerId: Int64, expectedVersion: Int64?, at: Timestamp
     ) throws -> Int64
+    /// Up to `limit` states whose next scheduled change (`valid_until`) is at or before `now`,
+    /// earliest first, for the access scheduler. On PostgreSQL each customer's row is locked
+    /// until the transaction ends (the `lockCustomer` lock) and customers locked elsewhere are
+    /// skipped, so instances never re-evaluate the same customer at once. Re-evaluating a
+    /// state (`saveCustomerInfo`) moves its `valid_until` to the next change.
+    func claimDueCustomerStates(now: Timestamp, limit: Int) throws -> [DueCustomerState]
+    /// Sets a state's `valid_until` (the scheduler backs off a state it could not re-evaluate).
+    func postponeCustomerState(customerId: Int64, environment: AppStoreEnvironment, until: Timestamp) throws
     /// Appends the events whose ids the customer does not have yet; returns those.
     func appendEvents(_ events: [LifecycleEvent], customerId: Int64, at: Timestamp) throws -> [StoredEvent]
     /// One outbox row per event and enabled endpoint of the app; returns how many were added.

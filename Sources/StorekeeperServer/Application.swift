@@ -22,6 +22,9 @@ public struct StorekeeperApplication: Sendable {
     public let routes: [APIRoute]
     public let responder: Responder
     public let webhookDeliverer: WebhookDeliverer
+    /// Commits the changes of access that time alone makes (`configuration.accessScheduler`
+    /// says whether `storekeeper serve` runs it).
+    public let accessScheduler: AccessScheduler
     public let openAPIDocument: JSONValue
 
     /// - Parameters:
@@ -87,6 +90,10 @@ public struct StorekeeperApplication: Sendable {
             settings.maxAgeMilliseconds = Int64(configuration.webhookMaxAgeSeconds) * 1000
             settings.requestTimeout = .seconds(configuration.webhookTimeoutSeconds)
         }
+        accessScheduler = AccessScheduler(
+            store: store, clock: clock,
+            settings: AccessScheduler.Settings(
+                pollInterval: .milliseconds(configuration.accessSchedulerPollMilliseconds)))
         webhookDeliverer = WebhookDeliverer(
             store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
             settings: settings, destinations: webhookDestinations, secrets: secrets)

@@ -56,6 +56,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// (`STOREKEEPER_SECRETS_KEY`); or `secretsKeyFile`, a file holding it (mode 0600).
     public var secretsKey: String?
     public var secretsKeyFile: String?
+    /// Run the access scheduler in this process: customers are re-evaluated at the instants their
+    /// access changes by time alone (expiry, grace period end), and the events committed then.
+    public var accessScheduler: Bool
+    /// How often the access scheduler looks for due instants: its resolution.
+    public var accessSchedulerPollMilliseconds: Int
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -66,7 +71,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 250,
         webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
         webhookAllowedDestinations: WebhookDestinationAllowList = .none,
-        secretsKey: String? = nil, secretsKeyFile: String? = nil
+        secretsKey: String? = nil, secretsKeyFile: String? = nil,
+        accessScheduler: Bool = true, accessSchedulerPollMilliseconds: Int = 2000
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -90,6 +96,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.secretsKey = secretsKey
         self.secretsKeyFile = secretsKeyFile
         self.webhookAllowedDestinations = webhookAllowedDestinations
+        self.accessScheduler = accessScheduler
+        self.accessSchedulerPollMilliseconds = accessSchedulerPollMilliseconds
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -98,7 +106,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
         "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress", "secretsKey",
-        "secretsKeyFile", "webhookAllowedDestinations",
+        "secretsKeyFile", "webhookAllowedDestinations", "accessScheduler", "accessSchedulerPollMilliseconds",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -220,6 +228,8 @@ public struct ServerConfiguration: Sendable, Hashable {
                     code: "config.invalidValue",
                     message: "\(key) from \(source): \(error) (comma-separated CIDR ranges, addresses or host names)")
             }
+        case "accessScheduler": accessScheduler = try boolean()
+        case "accessSchedulerPollMilliseconds": accessSchedulerPollMilliseconds = try integer(10...3_600_000)
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

@@ -6,6 +6,7 @@ import Foundation
 ///     StorekeeperTestProbes crash --database URL --prefix P [--count N]
 ///     StorekeeperTestProbes ingest --database URL [--customers N] …
 ///     StorekeeperTestProbes group-commit [--setup] --database URL --app ID --ca DIR …
+///     StorekeeperTestProbes schedule --database URL --now MILLISECONDS [--limit N]
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 // Killed with SIGKILL by StorageTests' crash-recovery test.
@@ -14,7 +15,10 @@ case "crash": exit(StoreCrashProbe.run(Array(arguments.dropFirst())))
 case "ingest": exit(StoreIngestionProbe.run(Array(arguments.dropFirst())))
 // Killed with SIGKILL by StorageTests' group-commit crash test, while ingesting through `Ingestion`.
 case "group-commit": exit(GroupCommitCrashProbe.run(Array(arguments.dropFirst())))
+// Killed with SIGKILL by StorageTests' scheduler crash test, while due instants are processed.
+case "schedule": exit(ScheduleCrashProbe.run(Array(arguments.dropFirst())))
 default:
-    FileHandle.standardError.write(Data("usage: StorekeeperTestProbes crash|ingest|group-commit OPTIONS\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: StorekeeperTestProbes crash|ingest|group-commit|schedule OPTIONS\n".utf8))
     exit(2)
 }

@@ -88,6 +88,7 @@ enum DemoCommand {
                     + "Try: storekeeper serve --demo --listen 127.0.0.1:8081")
         }
         let worker = Task { await application.webhookDeliverer.run() }
+        let scheduler = Task { await application.accessScheduler.run() }
         let baseURL = server.baseURL.absoluteString
         let client = DemoHTTPClient(baseURL: baseURL)
 
@@ -125,9 +126,11 @@ enum DemoCommand {
         customers.cancel()
         progress.cancel()
         worker.cancel()
+        scheduler.cancel()
         await customers.value
         await progress.value
         await worker.value
+        await scheduler.value
         await simulatorServer.stop()
         await webhooks.stop()
         await store.close()

@@ -128,9 +128,13 @@ enum ServeCommand {
         ])
         let worker: Task<Void, Never>? =
             configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil
+        let scheduler: Task<Void, Never>? =
+            configuration.accessScheduler ? Task { await application.accessScheduler.run() } : nil
         await server.runUntilShutdownSignal()
         worker?.cancel()
+        scheduler?.cancel()
         await worker?.value
+        await scheduler?.value
         await store.close()
         log(["event": "server.stopped"])
         return 0

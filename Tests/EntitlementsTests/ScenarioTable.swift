@@ -634,6 +634,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
+                        "EXPIRATION/t1@d30 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -653,6 +654,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
+                        "EXPIRATION/t1@d30 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -672,7 +674,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
-                        "EXPIRATION/t1@d90 BILLING_ERROR",
+                        "EXPIRATION/t1@d30 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -721,6 +723,7 @@ enum ScenarioTable {
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
                         "GRACE_PERIOD_STARTED/t1@d30",
+                        "EXPIRATION/t1@d36 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -821,6 +824,7 @@ enum ScenarioTable {
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
                         "GRACE_PERIOD_STARTED/t1@d30",
+                        "EXPIRATION/t1@d40 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -900,6 +904,7 @@ enum ScenarioTable {
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
                         "GRACE_PERIOD_STARTED/t1@d30",
+                        "EXPIRATION/t1@d36 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -920,6 +925,7 @@ enum ScenarioTable {
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
                         "GRACE_PERIOD_STARTED/t1@d30",
+                        "EXPIRATION/t1@d36 BILLING_ERROR",
                         "BILLING_RECOVERED/t2@d50",
                         "RENEWAL/t2@d50 proceeds=6993",
                     ],
@@ -950,6 +956,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
+                        "EXPIRATION/t1@d30 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -969,7 +976,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
-                        "EXPIRATION/t1@d50 BILLING_ERROR",
+                        "EXPIRATION/t1@d30 BILLING_ERROR",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -997,6 +1004,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
+                        "EXPIRATION/t1@d30 BILLING_ERROR",
                         "BILLING_RECOVERED/t2@d40",
                         "RENEWAL/t2@d40 proceeds=6993",
                     ],
@@ -1975,7 +1983,7 @@ enum ScenarioTable {
                         "REFUND/p1/1@d12 DEVELOPER_ISSUE proceeds=-4193",
                     ],
                     purchases: [
-                        "season_pass tx=p1 inactive from=d0 until=d31 revoked=REFUND",
+                        "season_pass tx=p1 inactive from=d0 until=d31 not-restorable revoked=REFUND",
                         "season_pass tx=p2 active from=d10 until=d41",
                     ],
                     revenue: [
@@ -1998,7 +2006,7 @@ enum ScenarioTable {
                         "REFUND/p1/1@d12 DEVELOPER_ISSUE proceeds=-4193",
                     ],
                     purchases: [
-                        "season_pass tx=p1 inactive from=d0 until=d31 revoked=REFUND",
+                        "season_pass tx=p1 inactive from=d0 until=d31 not-restorable revoked=REFUND",
                         "season_pass tx=p2 inactive from=d10 until=d41",
                     ],
                     revenue: [
@@ -2076,7 +2084,7 @@ enum ScenarioTable {
                         "REFUND/l1/1@d3 OTHER proceeds=-104993",
                     ],
                     purchases: [
-                        "lifetime tx=l1 inactive revoked=REFUND"
+                        "lifetime tx=l1 inactive not-restorable revoked=REFUND"
                     ],
                     revenue: [
                         "l1 price=149990 fee=30% proceeds=104993 refunded=149990 net=0"
