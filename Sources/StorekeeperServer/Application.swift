@@ -22,6 +22,8 @@ public struct StorekeeperApplication: Sendable {
     public let routes: [APIRoute]
     public let responder: Responder
     public let webhookDeliverer: WebhookDeliverer
+    /// Runs the durable job queue (purchase completions); `ServeCommand` starts its loop.
+    public let jobWorker: JobWorker
     public let openAPIDocument: JSONValue
 
     /// - Parameters:
@@ -29,10 +31,12 @@ public struct StorekeeperApplication: Sendable {
     ///     through the app's App Store Connect key and shared secret).
     ///   - webhookSettings: delivery tuning; defaults follow `configuration`.
     ///   - webhookTransport: how webhooks are POSTed (default: URLSession).
+    ///   - jobSettings: job queue tuning (backoff, attempts); defaults otherwise.
     public init(
         configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
         appStoreConnections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
-        webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil
+        webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil,
+        jobSettings: JobWorker.Settings? = nil
     ) {
         self.configuration = configuration
         self.store = store
@@ -41,7 +45,8 @@ public struct StorekeeperApplication: Sendable {
         self.metrics = metrics
         let ingestion = Ingestion(
             store: store, clock: clock, connections: appStoreConnections, metrics: metrics,
-            appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds))
+            appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds),
+            purchaseCompletionWait: .milliseconds(configuration.purchaseCompletionWaitMilliseconds))
         self.ingestion = ingestion
         let apps = AppDirectory(store: store, metrics: metrics, runtimes: ingestion.apps)
         let notifications = ingestion.notifications
@@ -81,6 +86,10 @@ public struct StorekeeperApplication: Sendable {
         webhookDeliverer = WebhookDeliverer(
             store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
             settings: settings)
+        var jobs = jobSettings ?? JobWorker.Settings()
+        if jobSettings == nil { jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds) }
+        jobWorker = JobWorker(
+            store: store, handlers: ingestion.jobHandlers, clock: clock, metrics: metrics, settings: jobs)
     }
 
     /// The HTTP core's configuration from `configuration` (listen address and limits).

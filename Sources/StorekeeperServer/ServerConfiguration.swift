@@ -37,6 +37,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// How long a cached app configuration is used before its row is checked again: the bound
     /// within which a change made through another instance on the same database takes effect.
     public var appRefreshMilliseconds: Int
+    /// Run the job worker (purchase completions) in this process.
+    public var jobWorker: Bool
+    /// How long a posted signed transaction waits for the App Store Server API before it is
+    /// answered from the verified transaction alone (`"completion": "pending"`) and completed
+    /// by a job; 0 completes every purchase in the background.
+    public var purchaseCompletionWaitMilliseconds: Int
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -44,7 +50,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         connectionLimit: Int = 1000, connectionTimeoutSeconds: Int = 30,
         threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount), shutdownGraceSeconds: Int = 10,
         accessLog: Bool = true, webhookWorker: Bool = true, webhookPollMilliseconds: Int = 1000,
-        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000
+        webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
+        jobWorker: Bool = true, purchaseCompletionWaitMilliseconds: Int = 2000
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -62,6 +69,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.webhookMaxAgeSeconds = webhookMaxAgeSeconds
         self.webhookTimeoutSeconds = webhookTimeoutSeconds
         self.appRefreshMilliseconds = appRefreshMilliseconds
+        self.jobWorker = jobWorker
+        self.purchaseCompletionWaitMilliseconds = purchaseCompletionWaitMilliseconds
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -69,6 +78,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "listen", "databaseURL", "dataDirectory", "adminKey", "maxBodySize", "maxHeaderSize", "connectionLimit",
         "connectionTimeoutSeconds", "threadPoolSize", "shutdownGraceSeconds", "accessLog", "webhookWorker",
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
+        "jobWorker", "purchaseCompletionWaitMilliseconds",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -166,6 +176,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "webhookMaxAgeSeconds": webhookMaxAgeSeconds = try integer(60...(30 * 86_400))
         case "webhookTimeoutSeconds": webhookTimeoutSeconds = try integer(1...300)
         case "appRefreshMilliseconds": appRefreshMilliseconds = try integer(0...600_000)
+        case "jobWorker": jobWorker = try boolean()
+        case "purchaseCompletionWaitMilliseconds": purchaseCompletionWaitMilliseconds = try integer(0...30_000)
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

@@ -77,6 +77,7 @@ enum DemoCommand {
                     + "Try: storekeeper serve --demo --listen 127.0.0.1:8081")
         }
         let worker = Task { await application.webhookDeliverer.run() }
+        let jobs = Task { await application.jobWorker.run() }
         let baseURL = server.baseURL.absoluteString
         let client = DemoHTTPClient(baseURL: baseURL)
 
@@ -114,9 +115,11 @@ enum DemoCommand {
         customers.cancel()
         progress.cancel()
         worker.cancel()
+        jobs.cancel()
         await customers.value
         await progress.value
         await worker.value
+        await jobs.value
         await simulatorServer.stop()
         await webhooks.stop()
         await store.close()

@@ -105,9 +105,12 @@ enum ServeCommand {
         ])
         let worker: Task<Void, Never>? =
             configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil
+        let jobs: Task<Void, Never>? = configuration.jobWorker ? Task { await application.jobWorker.run() } : nil
         await server.runUntilShutdownSignal()
         worker?.cancel()
+        jobs?.cancel()
         await worker?.value
+        await jobs?.value
         await store.close()
         log(["event": "server.stopped"])
         return 0

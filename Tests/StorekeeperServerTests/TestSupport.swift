@@ -56,7 +56,8 @@ final class ServerHarness: Sendable {
 
     init(
         database: TestDatabase = .sqlite, ca: TestCertificateAuthority? = nil,
-        connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil
+        connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
+        purchaseCompletionWaitMilliseconds: Int = 2000, jobSettings: JobWorker.Settings? = nil
     ) async throws {
         let (store, cleanup) = try await database.open()
         let clock = FixedClock(TestSigning.signedDate)
@@ -65,13 +66,15 @@ final class ServerHarness: Sendable {
         self.cleanup = cleanup
         self.ca = try ca ?? TestSigning.authority()
         let configuration = ServerConfiguration(
-            listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false)
+            listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false,
+            purchaseCompletionWaitMilliseconds: purchaseCompletionWaitMilliseconds)
         application = StorekeeperApplication(
             configuration: configuration, store: store,
             clock: ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             appStoreConnections: connections ?? { _, _, _ in nil },
             webhookSettings: webhookSettings
-                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }))
+                ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }),
+            jobSettings: jobSettings ?? JobWorker.Settings(random: { 0.5 }))
         server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
     }
 
