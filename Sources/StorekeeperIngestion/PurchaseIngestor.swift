@@ -314,31 +314,34 @@ public struct PurchaseIngestor: Sendable {
         case timedOut
     }
 
-    /// `complete`, given at most `wait`: the call is cancelled when the time is up.
+    /// `complete`, given at most `wait`: when the time is up the answer is `timedOut` and the
+    /// call is cancelled without being awaited (a request queued behind the client's in-flight
+    /// limit cannot be cancelled, and must not hold the purchase's answer).
     func complete(
         within wait: Duration, app: AppRuntime, environment: AppStoreEnvironment, transactionId: String,
         via connection: any AppStoreConnection
     ) async -> InlineCompletion {
         guard wait > .zero else { return .timedOut }
-        return await withTaskGroup(of: InlineCompletion.self) { group in
-            group.addTask {
-                do throws(IngestionError) {
-                    return .completed(
+        let first = FirstAnswer<InlineCompletion>()
+        let work = Task {
+            do throws(IngestionError) {
+                first.offer(
+                    .completed(
                         try await complete(
-                            app: app, environment: environment, transactionId: transactionId, via: connection))
-                } catch {
-                    return .failed(error)
-                }
+                            app: app, environment: environment, transactionId: transactionId, via: connection)))
+            } catch {
+                first.offer(.failed(error))
             }
-            group.addTask {
-                // Cancelled (and then ignored) when Apple answers first.
-                try? await Task.sleep(for: wait)
-                return .timedOut
-            }
-            let first = await group.next() ?? .timedOut
-            group.cancelAll()
-            return first
         }
+        let timer = Task {
+            // Cancelled once the answer is in; only a full wait offers `timedOut`.
+            guard (try? await Task.sleep(for: wait)) != nil else { return }
+            first.offer(.timedOut)
+        }
+        let answer = await first.value()
+        work.cancel()
+        timer.cancel()
+        return answer
     }
 
     /// Applies a `purchase_completion` job: Apple's statuses and history for the posted

@@ -227,6 +227,17 @@ import Testing
         #expect(try await setup.jobs().count == 1)
     }
 
+    @Test func aCallThatIgnoresCancellationDoesNotHoldTheAnswer() async throws {
+        let setup = try await Setup(waitMilliseconds: 300)
+        defer { Task { await setup.harness.stop() } }
+        setup.fake.stall.withLock { $0 = .seconds(40) }
+        let started = ContinuousClock.now
+        let posted = try await setup.post()
+        #expect(posted.json["completion"] as? String == "pending")
+        // Answered at the wait, not when the stalled call would have ended (bound generous).
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
     @Test func appleAnsweringInTimeCompletesInlineAndQueuesNothing() async throws {
         let setup = try await Setup()
         defer { Task { await setup.harness.stop() } }

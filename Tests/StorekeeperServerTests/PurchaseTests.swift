@@ -23,8 +23,19 @@ final class FakeAppStore: AppStoreConnection {
     let failure = Mutex<AppStoreClientError?>(nil)
     /// How long every call takes before answering (cancellable, as a real request is).
     let delay = Mutex<Duration?>(nil)
+    /// A wait before every call that ignores cancellation, as a request queued behind the
+    /// client's in-flight limit does.
+    let stall = Mutex<Duration?>(nil)
 
     private func gate() async throws(AppStoreClientError) {
+        if let stall = stall.withLock({ $0 }) {
+            let nanoseconds = UInt64(stall.components.seconds) * 1_000_000_000
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
+                    continuation.resume()
+                }
+            }
+        }
         if let delay = delay.withLock({ $0 }) {
             do {
                 try await Task.sleep(for: delay)
