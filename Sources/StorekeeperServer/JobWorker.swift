@@ -107,6 +107,9 @@ public final class JobWorker: Sendable {
                 for job in claimed {
                     group.addTask {
                         let outcome = await handler.run(job, lease: JobLease(jobId: job.id, owner: owner))
+                        // Stopping mid-job is not the job's failure: leave it leased, and it is
+                        // claimed again when the lease expires, with no attempt spent as refused.
+                        if Task.isCancelled { return }
                         await self.record(outcome, of: job)
                     }
                 }

@@ -212,6 +212,45 @@ import Testing
         #expect(try await setup.factCount() == facts)
     }
 
+    @Test func stoppingTheWorkerMidJobLeavesTheJobForTheNextOne() async throws {
+        let setup = try await Setup(waitMilliseconds: 0)
+        defer { Task { await setup.harness.stop() } }
+        #expect(try await setup.post().json["completion"] as? String == "pending")
+        setup.fake.delay.withLock { $0 = .seconds(60) }
+        let worker = setup.harness.application.jobWorker
+        let running = Task { await worker.run() }
+        for _ in 0..<2000 where setup.fake.calls.withLock({ $0.isEmpty }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(setup.fake.calls.withLock { $0 } == ["statuses \(setup.original)"])
+        running.cancel()
+        await running.value
+        let job = try #require(try await setup.jobs().first)
+        #expect(job.attempts == 1)
+        #expect(job.lastError == nil && job.failedAt == nil && job.completedAt == nil)
+        #expect(job.leaseOwner != nil)
+    }
+
+    @Test func settingsLoadFromTheEnvironmentWithinBounds() throws {
+        let loaded = try ServerConfiguration.load(
+            environment: ["STOREKEEPER_PURCHASE_COMPLETION_WAIT_MILLISECONDS": "0", "STOREKEEPER_JOB_WORKER": "false"])
+        #expect(loaded.purchaseCompletionWaitMilliseconds == 0)
+        #expect(loaded.jobWorker == false)
+        #expect(ServerConfiguration().purchaseCompletionWaitMilliseconds == 2000)
+        #expect(ServerConfiguration().jobWorker == true)
+        let tooLong = ["STOREKEEPER_PURCHASE_COMPLETION_WAIT_MILLISECONDS": "30001"]
+        do {
+            _ = try ServerConfiguration.load(environment: tooLong)
+            Issue.record("30001 ms was accepted")
+        } catch {
+            #expect(error.code == "config.invalidValue")
+            #expect(
+                error.message
+                    == "purchaseCompletionWaitMilliseconds from STOREKEEPER_PURCHASE_COMPLETION_WAIT_MILLISECONDS must be an integer in 0...30000"
+            )
+        }
+    }
+
     @Test func appleSlowerThanTheWaitIsAnsweredPendingWithoutWaitingForIt() async throws {
         let setup = try await Setup(waitMilliseconds: 300)
         defer { Task { await setup.harness.stop() } }
