@@ -1,5 +1,5 @@
 /// The types of payload the App Store signs, each with top-level members that only it carries.
-public enum SignedPayloadKind: String, Sendable, Hashable, CaseIterable {
+enum SignedPayloadKind: String, Sendable, Hashable, CaseIterable {
     case transaction = "signed transaction"
     case renewalInfo = "signed renewal info"
     case notification = "notification"
