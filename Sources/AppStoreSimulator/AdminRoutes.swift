@@ -3,7 +3,7 @@ import Foundation
 import HTTPServer
 
 /// The simulator's own control API under `/simulator/v1`: catalog, customers, actions (customer
-/// journeys and store events), time, loss and rate settings, and inspection.
+/// journeys and store events), time, loss, rate and outage settings, and inspection.
 ///
 /// Unauthenticated on purpose: it is a local test tool bound to loopback by default; Apple's
 /// API next to it is authenticated exactly like Apple's.
@@ -65,6 +65,13 @@ enum AdminRoutes {
             await simulator.setRateLimit(limit)
             return HTTPResponse(status: 204)
         }
+        handle(.get, "/settings/outage") { _, _ throws(SimulatorError) in
+            ServerAPIRoutes.json(Outage(active: await simulator.isInOutage))
+        }
+        handle(.put, "/settings/outage") { request, _ throws(SimulatorError) in
+            await simulator.setOutage(try decode(Outage.self, request).active)
+            return HTTPResponse(status: 204)
+        }
         handle(.get, "/customers/{customer}/receipt") { request, context throws(SimulatorError) in
             let customer = context.parameters["customer"] ?? ""
             var bundleId = request.queryValue("bundleId")
@@ -89,6 +96,12 @@ enum AdminRoutes {
         } catch {
             throw SimulatorError(.invalidAction, error.description)
         }
+    }
+
+    /// `PUT /settings/outage` body: `{"active": true}` starts a simulated outage of the App
+    /// Store's APIs, `{"active": false}` ends it.
+    struct Outage: Codable, Sendable {
+        var active: Bool
     }
 
     static func adminError(_ error: SimulatorError) -> HTTPResponse {

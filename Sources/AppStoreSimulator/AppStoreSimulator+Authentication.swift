@@ -7,7 +7,13 @@ extension AppStoreSimulator {
     /// Checks the bearer token like Apple: ES256 by a key registered for the app named in
     /// `bid`, issuer matching the key, audience `appstoreconnect-v1`, not expired, at most an
     /// hour long; `iat` optional. Then applies the app's rate limit. Returns the bundle id.
+    /// During an outage nothing is checked: every call is a 503.
     func authenticate(authorization: String?) throws(SimulatorError) -> String {
+        if outage {
+            throw SimulatorError(
+                .outage, "An unknown error occurred. Please try again.",
+                apiErrorCode: APIError.generalInternalRetryable.rawValue)
+        }
         guard let authorization, authorization.hasPrefix("Bearer ") else {
             throw SimulatorError(.unauthenticated, "missing bearer token")
         }

@@ -38,6 +38,7 @@ extension AppStoreSimulator {
             failed.environment = RawEnum(environment)
             return failed
         }
+        if outage { return status(.receiptServerUnavailable) }
         guard let request = try? AppStoreJSON.decode(VerifyReceiptRequestBody.self, from: body),
             let receiptText = request.receiptData, !receiptText.isEmpty,
             let receipt = try? AppReceipt(base64OrDER: Array(receiptText.utf8))

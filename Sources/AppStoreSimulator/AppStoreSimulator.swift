@@ -28,6 +28,8 @@ public actor AppStoreSimulator {
     var lossPolicy: NotificationLossPolicy
     var lossGenerator: SeededGenerator
     var rateLimit: RateLimit?
+    /// While true the Server API answers 503 and verifyReceipt 21005, as during Apple's outages.
+    var outage = false
     var recentRequests: [String: [Timestamp]] = [:]
     var tokenVerifier = AppStoreConnectTokenVerifier(keys: [:])
     var keyOwners: [String: SimulatedApp.APIKey] = [:]
@@ -99,6 +101,15 @@ public actor AppStoreSimulator {
         rateLimit = limit
         recentRequests = [:]
     }
+
+    /// Starts or ends a simulated outage of the App Store's APIs: while it lasts the Server API
+    /// answers every call 503 (Apple's retryable internal error) and verifyReceipt status 21005.
+    /// The store itself goes on (purchases, renewals, notifications), as Apple's does.
+    public func setOutage(_ active: Bool) {
+        outage = active
+    }
+
+    public var isInOutage: Bool { outage }
 
     // MARK: Actions
 

@@ -285,7 +285,7 @@ enum ServerAPIRoutes {
         let code = error.apiErrorCode ?? APIError.generalBadRequest.rawValue
         var response = json(
             ErrorPayload(errorCode: RawEnum(rawValue: code), errorMessage: error.message),
-            status: HTTPStatus(error.apiErrorCode == nil ? error.httpStatus : Int(code / 10_000)))
+            status: HTTPStatus(error.httpStatus))
         if let seconds = error.retryAfterSeconds { response.headers["Retry-After"] = String(seconds) }
         return response
     }

@@ -20,6 +20,8 @@ public struct SimulatorError: Error, Sendable, Hashable, CustomStringConvertible
         case rateLimited = "simulator.rateLimited"
         case signingFailed = "simulator.signingFailed"
         case timeTravelUnavailable = "simulator.timeTravelUnavailable"
+        /// The simulated App Store is in an outage (`setOutage`): 503 to every API call.
+        case outage = "simulator.outage"
     }
 
     public let code: Code
@@ -51,6 +53,8 @@ public struct SimulatorError: Error, Sendable, Hashable, CustomStringConvertible
 
     /// The HTTP status Apple answers with: the first three digits of the error code.
     var httpStatus: Int {
+        // An outage is the gateway's 503, whatever Apple's code (which would say 500).
+        if code == .outage { return 503 }
         if let apiErrorCode { return Int(apiErrorCode / 10_000) }
         switch code {
         case .unknownApp, .unknownProduct, .unknownCustomer, .unknownTransaction, .unknownSubscription: return 404

@@ -44,8 +44,16 @@ struct CompactJWS {
 
     /// Decodes JSON that must be one object with no repeated keys.
     static func decodeObject<T: Decodable>(_ type: T.Type, from bytes: [UInt8], part: String) throws(TrustError) -> T {
+        try decodeObjectAndKeys(type, from: bytes, part: part).value
+    }
+
+    /// `decodeObject`, and the keys of the top-level object.
+    static func decodeObjectAndKeys<T: Decodable>(_ type: T.Type, from bytes: [UInt8], part: String)
+        throws(TrustError) -> (value: T, keys: Set<String>)
+    {
         let notJSON: TrustRule = part == "header" ? .headerNotJSON : .payloadNotJSON
-        switch DuplicateKeyCheck.check(bytes) {
+        let scan = DuplicateKeyCheck.scan(bytes)
+        switch scan.outcome {
         case .unique: break
         case .duplicate(let key): throw TrustError(.duplicateKey, "JWS \(part) repeats key '\(key)'")
         case .malformed, .tooDeep: throw TrustError(notJSON, "JWS \(part) is not a JSON object")
@@ -54,7 +62,7 @@ struct CompactJWS {
             throw TrustError(notJSON, "JWS \(part) is not a JSON object")
         }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
+            return (try JSONDecoder().decode(T.self, from: Data(bytes)), scan.topLevelKeys)
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 throw TrustError(notJSON, "JWS \(part) is not valid JSON")

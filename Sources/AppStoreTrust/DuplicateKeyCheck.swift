@@ -16,15 +16,19 @@ enum DuplicateKeyCheck {
 
     static let maximumDepth = 64
 
-    static func check(_ bytes: [UInt8]) -> Outcome {
+    static func check(_ bytes: [UInt8]) -> Outcome { scan(bytes).outcome }
+
+    /// `check`, and the keys of the top-level object (empty unless `unique`): what tells one
+    /// signed payload type from another (`PayloadTypeRule`), found on the same pass.
+    static func scan(_ bytes: [UInt8]) -> (outcome: Outcome, topLevelKeys: Set<String>) {
         var scanner = Scanner(bytes: bytes)
         do {
             scanner.skipWhitespace()
             try scanner.value(depth: 0)
             scanner.skipWhitespace()
-            return scanner.index == bytes.count ? .unique : .malformed
+            return scanner.index == bytes.count ? (.unique, scanner.topLevelKeys) : (.malformed, [])
         } catch let outcome {
-            return outcome.outcome
+            return (outcome.outcome, [])
         }
     }
 
@@ -33,6 +37,7 @@ enum DuplicateKeyCheck {
     private struct Scanner {
         let bytes: [UInt8]
         var index = 0
+        var topLevelKeys = Set<String>()
 
         mutating func skipWhitespace() {
             while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
@@ -71,7 +76,11 @@ enum DuplicateKeyCheck {
                 skipWhitespace()
                 guard index < bytes.count else { throw Stop(outcome: .malformed) }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "}") { index += 1; return }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    if depth == 0 { topLevelKeys = keys }
+                    return
+                }
                 throw Stop(outcome: .malformed)
             }
         }

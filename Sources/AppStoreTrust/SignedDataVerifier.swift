@@ -9,8 +9,8 @@ import Foundation
 /// `ES256` → `x5c` has exactly 3 certificates → leaf → `x5c[1]` → configured root valid at
 /// the effective date (payload `signedDate` / `receiptCreationDate` when online checks are off,
 /// now when on) → Apple's intermediate and leaf OIDs → P-256 leaf → 64-byte r‖s signature that
-/// verifies → OCSP (online only) → bundle id / appAppleId / environment as Apple's library
-/// applies them per type.
+/// verifies → OCSP (online only) → the payload is of the requested type (`PayloadTypeRule`) →
+/// bundle id / appAppleId / environment as Apple's library applies them per type.
 ///
 /// The Xcode and LocalTesting environments carry no Apple signature; a verifier configured
 /// for them decodes without signature checks and can never accept Production or Sandbox data.
@@ -51,7 +51,7 @@ public final class SignedDataVerifier: Sendable {
     // MARK: Typed entry points
 
     public func verifyAndDecodeTransaction(_ jws: String) throws(TrustError) -> Verified<JWSTransactionDecodedPayload> {
-        let verified = try verify(jws, as: JWSTransactionDecodedPayload.self) { $0.signedDate }
+        let verified = try verify(jws, as: JWSTransactionDecodedPayload.self, kind: .transaction) { $0.signedDate }
         let payload = verified.payload
         guard payload.bundleId == bundleId else {
             throw TrustError(.bundleIdMismatch, "transaction bundleId does not match \(self.bundleId)")
@@ -61,13 +61,13 @@ public final class SignedDataVerifier: Sendable {
     }
 
     public func verifyAndDecodeRenewalInfo(_ jws: String) throws(TrustError) -> Verified<JWSRenewalInfoDecodedPayload> {
-        let verified = try verify(jws, as: JWSRenewalInfoDecodedPayload.self) { $0.signedDate }
+        let verified = try verify(jws, as: JWSRenewalInfoDecodedPayload.self, kind: .renewalInfo) { $0.signedDate }
         try checkEnvironment(verified.payload.environment?.rawValue)
         return verified
     }
 
     public func verifyAndDecodeAppTransaction(_ jws: String) throws(TrustError) -> Verified<AppTransaction> {
-        let verified = try verify(jws, as: AppTransaction.self) { $0.receiptCreationDate }
+        let verified = try verify(jws, as: AppTransaction.self, kind: .appTransaction) { $0.receiptCreationDate }
         let payload = verified.payload
         guard payload.bundleId == bundleId else {
             throw TrustError(.bundleIdMismatch, "app transaction bundleId does not match \(self.bundleId)")
@@ -82,7 +82,9 @@ public final class SignedDataVerifier: Sendable {
     public func verifyAndDecodeNotification(_ signedPayload: String) throws(TrustError) -> Verified<
         ResponseBodyV2DecodedPayload
     > {
-        let verified = try verify(signedPayload, as: ResponseBodyV2DecodedPayload.self) { $0.signedDate }
+        let verified = try verify(signedPayload, as: ResponseBodyV2DecodedPayload.self, kind: .notification) {
+            $0.signedDate
+        }
         let payload = verified.payload
         let claimed: (bundleId: String?, appAppleId: Int64?, environment: String?)
         if let data = payload.data {
@@ -132,22 +134,24 @@ public final class SignedDataVerifier: Sendable {
         }
     }
 
-    /// Signature and chain rules common to every signed type.
+    /// Signature and chain rules common to every signed type, then the payload type rule.
     func verify<Payload: Decodable & Sendable>(
-        _ token: String, as type: Payload.Type, effectiveDate: (Payload) -> Timestamp?
+        _ token: String, as type: Payload.Type, kind: SignedPayloadKind, effectiveDate: (Payload) -> Timestamp?
     ) throws(TrustError) -> Verified<Payload> {
         let jws = try CompactJWS(token)
         guard let chainVerifier else {
             // Xcode / LocalTesting: Apple does not sign these; decoding is all there is.
             _ = try jws.header()
-            let payload = try CompactJWS.decodeObject(Payload.self, from: jws.payload, part: "payload")
+            let (payload, keys) = try CompactJWS.decodeObjectAndKeys(Payload.self, from: jws.payload, part: "payload")
+            try PayloadTypeRule.check(topLevelKeys: keys, expected: kind)
             return Verified(payload: payload, jws: token, chain: nil)
         }
-        let payload = try CompactJWS.decodeObject(Payload.self, from: jws.payload, part: "payload")
+        let (payload, keys) = try CompactJWS.decodeObjectAndKeys(Payload.self, from: jws.payload, part: "payload")
         let now = clock()
         let instant = enableOnlineChecks ? now : (effectiveDate(payload) ?? now)
         let chain = try chain(for: jws, at: instant, now: now, verifier: chainVerifier)
         try jws.verifyES256Signature(with: chain.leafKey, signer: "the leaf key")
+        try PayloadTypeRule.check(topLevelKeys: keys, expected: kind)
         return Verified(payload: payload, jws: token, chain: chain)
     }
 

@@ -44,6 +44,9 @@ public enum TrustRule: String, Sendable, Hashable, CaseIterable {
     case duplicateKey = "format.duplicateKey"
     case x5cMissing = "format.x5cMissing"
     case payloadSchema = "format.payloadSchema"
+    /// A signed payload of another type than the one asked for (a renewal info posted as a
+    /// notification): refused before any claim inside it is read.
+    case payloadTypeMismatch = "format.payloadType"
     // Algorithm and signature.
     case algorithmNotES256 = "alg.notES256"
     case signatureLength = "signature.notRawP256"
@@ -88,7 +91,7 @@ public enum TrustRule: String, Sendable, Hashable, CaseIterable {
     public var category: TrustErrorCategory {
         switch self {
         case .tooLarge, .partCount, .base64, .headerNotJSON, .payloadNotJSON, .duplicateKey, .x5cMissing,
-            .payloadSchema, .algorithmNotES256:
+            .payloadSchema, .payloadTypeMismatch, .algorithmNotES256:
             return .invalidFormat
         case .chainLength, .certificateMalformed, .chainUntrusted, .chainExpired, .chainNotYetValid,
             .chainInvalid, .intermediateOIDMissing, .leafOIDMissing, .leafKeyNotP256, .certificateRevoked,

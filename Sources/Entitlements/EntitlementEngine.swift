@@ -73,6 +73,7 @@ public enum EntitlementEngine {
             reasonUpdates += result.reasonUpdates
             for (var subscription, accessEnd) in result.subscriptions {
                 subscription.price = revenue[subscription.transactionId]?.price
+                if catalog[subscription.productId] == nil { subscription.isUnknownProduct = true }
                 grants.append(grant(subscription, accessEnd: accessEnd))
                 if let kept = subscriptions[subscription.productId], !ranksBelow(kept, subscription) { continue }
                 subscriptions[subscription.productId] = subscription
@@ -87,6 +88,7 @@ public enum EntitlementEngine {
         var nonSubscriptionPurchases: [NonSubscriptionPurchase] = []
         for var purchase in purchases.purchases {
             purchase.price = revenue[purchase.transactionId]?.price
+            if catalog[purchase.productId] == nil { purchase.isUnknownProduct = true }
             nonSubscriptionPurchases.append(purchase)
             if purchase.kind == .nonConsumable || (purchase.kind == .nonRenewing && purchase.expiresDate != nil) {
                 grants.append(grant(purchase))

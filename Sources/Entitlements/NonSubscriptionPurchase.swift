@@ -21,6 +21,10 @@ public struct NonSubscriptionPurchase: Sendable, Hashable, Codable {
     public var price: Money?
     public var revocation: Revocation?
     public var reason: String
+    /// `true` when the catalog does not list the product: its kind was read from the
+    /// transaction (Apple's `type`; legacy: non-consumable unless it expires) and it grants
+    /// nothing. Absent otherwise.
+    public var isUnknownProduct: Bool?
 
     public init(
         productId: String, kind: ProductKind, transactionId: String, originalTransactionId: String,

@@ -25,6 +25,9 @@ public struct ProductChange: Sendable, Hashable, Codable {
     public var timing: Timing
     /// When the new product starts (the upgrade's purchase date, or the renewal date).
     public var effectiveAt: Timestamp
+    /// `true` on the event of a scheduled change the customer took back before it took effect
+    /// (`toProductId` names the product that will not come); absent otherwise.
+    public var isWithdrawn: Bool?
 
     public init(fromProductId: String, toProductId: String, kind: Kind, timing: Timing, effectiveAt: Timestamp) {
         self.fromProductId = fromProductId

@@ -357,6 +357,28 @@ extension SubscriptionChain {
                 )
                 event.productChange = change
                 events.append(event)
+            } else if target == nil, snapshot.autoRenewProductId != nil, let withdrawn = pending,
+                withdrawn != transaction.productId
+            {
+                // The customer went back to the current product before the change took effect
+                // (Apple: DID_CHANGE_RENEWAL_PREF without subtype): as visible as the change.
+                var change = ProductChange(
+                    fromProductId: transaction.productId, toProductId: withdrawn,
+                    kind: ProductChange.classify(
+                        from: catalog[transaction.productId], to: catalog[withdrawn], timing: .atNextRenewal),
+                    timing: .atNextRenewal, effectiveAt: expires(index))
+                change.isWithdrawn = true
+                let counterKey = "withdrawn/\(transaction.transactionId)/\(withdrawn)"
+                transitions[counterKey, default: 0] += 1
+                var event = builder.event(
+                    .productChange,
+                    key: "\(transaction.transactionId)/\(withdrawn)/withdrawn/\(transitions[counterKey]!)",
+                    at: snapshot.signedDate, transaction: transaction, productId: transaction.productId,
+                    summary:
+                        "\(change.kind.rawValue.lowercased()) to \(withdrawn) withdrawn: \(transaction.productId) renews \(expires(index).humanReadable)"
+                )
+                event.productChange = change
+                events.append(event)
             }
             if snapshot.autoRenewProductId != nil { pending = target }
             if let status = snapshot.priceIncreaseStatus {

@@ -54,6 +54,10 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
     public var environment: AppStoreEnvironment
     public var price: Money?
     public var reason: String
+    /// `true` when the catalog does not list the product: it was read as a subscription from
+    /// the transaction itself (Apple's `type`; legacy: its expiry) and grants nothing. Absent
+    /// otherwise.
+    public var isUnknownProduct: Bool?
 
     public init(
         productId: String, subscriptionGroup: String?, status: SubscriptionStatus, isActive: Bool,

@@ -132,6 +132,9 @@ public struct TransactionFact: Sendable, Hashable, Codable {
             transactionId: legacy.transactionId,
             originalTransactionId: legacy.originalTransactionId,
             productId: legacy.productId,
+            // Legacy entries carry no product type; only auto-renewable ones have an expiry
+            // (`expires_date`), so that much is known even of a product the catalog lacks.
+            productKind: legacy.expiresDate != nil ? .autoRenewable : nil,
             subscriptionGroup: legacy.subscriptionGroupIdentifier,
             purchaseDate: legacy.purchaseDate,
             originalPurchaseDate: legacy.originalPurchaseDate,

@@ -57,7 +57,8 @@ public final class AppRuntime: Sendable {
     }
 
     /// The App Store connection for `environment`, built on first use; `nil` when the app has
-    /// neither an App Store Connect key nor a shared secret, which is an error if `required`.
+    /// neither an App Store Connect key nor a shared secret, which is an error
+    /// (`missingAppStoreKey`) if `required`.
     public func connection(_ environment: AppStoreEnvironment, required: Bool) throws(IngestionError)
         -> (any AppStoreConnection)?
     {
@@ -74,8 +75,15 @@ public final class AppRuntime: Sendable {
                 if cache[environment] == nil { cache[environment] = .some(made) }
             }
         }
-        if made == nil && required { throw IngestionError.appStoreNotConfigured }
+        if made == nil && required { throw missingAppStoreKey }
         return made
+    }
+
+    /// The refusal of a call that needs the App Store Server API when the app has no App Store
+    /// Connect key; it mentions the shared secret only to say why that one does not help.
+    public var missingAppStoreKey: IngestionError {
+        record.sharedSecret != nil && !settings.legacyReceiptFlow
+            ? .appStoreNotConfiguredSharedSecretUnused : .appStoreNotConfigured
     }
 
     /// `wanted` if the app accepts it, else its first environment (`wanted == nil`).

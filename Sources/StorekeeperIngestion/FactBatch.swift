@@ -24,6 +24,9 @@ public struct FactBatch: Sendable {
     /// to find the customer of an unowned purchase (`existingOwner`).
     public var appAccountTokens: [String] = []
     public var ownership: Ownership
+    /// The job this batch finishes: it is marked complete in the same transaction as the facts,
+    /// and the batch fails (`conflict`) if the lease was lost, so a job's facts apply once.
+    public var completesJob: JobLease?
 
     /// Who the facts belong to.
     public enum Ownership: Sendable, Hashable {
@@ -37,6 +40,11 @@ public struct FactBatch: Sendable {
         /// The customer known as `alias` is merged into `appUserId`: its purchases move over and
         /// the alias names the target from now on.
         case merge(appUserId: String, alias: String)
+        /// Facts completing a purchase that `appUserId` posted (the App Store Server API's
+        /// answer, applied later by a job): each original transaction stays with the customer
+        /// that owns it now, or goes to the customer an app account token links; one nobody
+        /// owns goes to `appUserId`, as it would have if Apple had answered at once.
+        case completion(appUserId: String)
     }
 
     /// A StoreKit 1 receipt as posted, and Apple's verifyReceipt answer when it was asked.

@@ -33,6 +33,17 @@ public enum FactCommitter {
             outcome = FactCommit(
                 outcome: .applied,
                 customerInfo: try merge(batch, alias: alias, into: appUserId, in: transaction))
+        case .completion(let appUserId):
+            try storeFacts(batch, customerId: nil, in: transaction)
+            try claimUnowned(batch, for: appUserId, in: transaction)
+            outcome = FactCommit(outcome: try applyToOwners(batch, in: transaction), customerInfo: nil)
+        }
+        if let lease = batch.completesJob {
+            guard try transaction.completeJob(id: lease.jobId, owner: lease.owner, at: now) else {
+                // Another worker holds the job now (this lease expired): it applies the facts.
+                throw IngestionError(
+                    .conflict, "The job's lease was lost to another worker; its facts were not applied.")
+            }
         }
         if let notificationRow {
             try transaction.finishNotification(id: notificationRow, outcome: outcome.outcome.rawValue, at: now)
@@ -98,6 +109,29 @@ public enum FactCommitter {
             }
         }
         return outcome
+    }
+
+    /// `completion`: original transactions that no customer owns and no app account token of
+    /// the batch links go to the customer known as `appUserId` (the one who posted the purchase).
+    private static func claimUnowned(_ batch: FactBatch, for appUserId: String, in transaction: any StoreTransaction)
+        throws
+    {
+        var poster: CustomerRecord?
+        for originalId in batch.originalTransactionIds {
+            guard try transaction.customer(appId: batch.appId, .originalTransactionId(originalId)) == nil else {
+                continue
+            }
+            let linked = try batch.appAccountTokens.contains {
+                try transaction.customer(appId: batch.appId, .appAccountToken($0)) != nil
+            }
+            if linked { continue }
+            let customer =
+                try poster
+                ?? CustomerIdentity.resolve(
+                    appId: batch.appId, appUserId: appUserId, in: transaction, now: batch.receivedAt)
+            poster = customer
+            try transaction.claimOriginalTransaction(originalId, customerId: customer.id, at: batch.receivedAt)
+        }
     }
 
     /// `claim`: the customer claims every original transaction under `policy`; customers that

@@ -18,10 +18,12 @@ public struct Ingestion: Sendable {
     ///   - appRefreshInterval: how long a cached app may go unchecked; the bound within which a
     ///     change made by another instance is seen.
     ///   - secrets: opens the apps' sealed secrets (default: no key; clear values only).
+    ///   - purchaseCompletionWait: how long a posted signed transaction waits for Apple before it
+    ///     is answered without Apple's data (and completed by a job); `.zero`: always by a job.
     public init(
         store: any Store, clock: ServerClock = .system, connections: AppStoreConnectionFactory? = nil,
         metrics: any IngestionMetrics = DiscardingIngestionMetrics(), appRefreshInterval: Duration = .seconds(1),
-        secrets: StoredSecrets = .keyless
+        secrets: StoredSecrets = .keyless, purchaseCompletionWait: Duration = .seconds(2)
     ) {
         self.store = store
         self.clock = clock
@@ -30,7 +32,11 @@ public struct Ingestion: Sendable {
             metrics: metrics, refreshInterval: appRefreshInterval, secrets: secrets)
         writer = IngestionWriter(store: store, metrics: metrics)
         notifications = NotificationIngestor(writer: writer, metrics: metrics, clock: clock)
-        purchases = PurchaseIngestor(writer: writer, metrics: metrics, clock: clock)
+        purchases = PurchaseIngestor(
+            writer: writer, metrics: metrics, clock: clock, completionWait: purchaseCompletionWait)
         aliases = CustomerAliases(writer: writer, clock: clock)
     }
+
+    /// The handlers of the jobs ingestion queues, for the server's `JobWorker`.
+    public var jobHandlers: [any JobHandler] { [PurchaseCompletion(apps: apps, purchases: purchases)] }
 }

@@ -128,8 +128,17 @@ extension IngestionError {
         }
     }
 
+    /// A call that needs the App Store Server API, for an app without an App Store Connect key.
+    /// (verifyReceipt never needs configuring: the legacy flow works without a shared secret.)
     public static let appStoreNotConfigured = IngestionError(
-        .appStoreNotConfigured, "The app has no App Store Connect key (or shared secret) configured.")
+        .appStoreNotConfigured, "The app has no App Store Connect key configured.")
+
+    /// `appStoreNotConfigured` for an app that has a shared secret: the secret cannot stand in for
+    /// the key, and saying "or shared secret" sent operators to set one they already had.
+    static let appStoreNotConfiguredSharedSecretUnused = IngestionError(
+        .appStoreNotConfigured,
+        "The app has no App Store Connect key configured; its shared secret only serves the legacy receipt flow (legacyReceiptFlow), which is off."
+    )
 
     static let appStoreConfigurationUnusable = IngestionError(
         .appStoreNotConfigured, "The app's App Store Connect configuration cannot be used.")

@@ -8,6 +8,8 @@ public protocol IngestionMetrics: Sendable {
     func recordVerificationFailure(rule: String)
     /// How long one store operation took (`ingest_notification`, `ingest_purchase`, `read`, …).
     func recordDatabase(operation: String, seconds: Double)
+    /// How a posted signed transaction was answered: `complete`, `pending` or `skipped`.
+    func recordPurchaseCompletion(outcome: String)
 }
 
 /// Counts nothing: for tools and tests that ingest without a metrics endpoint.
@@ -19,6 +21,9 @@ public struct DiscardingIngestionMetrics: IngestionMetrics {
 }
 
 extension IngestionMetrics {
+    /// Counts nothing unless the implementation does.
+    public func recordPurchaseCompletion(outcome: String) {}
+
     /// Runs `body` and records its duration as `operation`, whether it succeeds or throws.
     public func timed<R>(_ operation: String, _ body: () async throws -> R) async rethrows -> R {
         let started = ContinuousClock.now

@@ -166,11 +166,21 @@ public struct NotificationIngestor: Sendable {
         let notificationId = "v1:" + Digest.hex(Digest.sha256(Array(stored.utf8)))
         let transactions = LegacyFactMapping.transactions(
             decoded.unifiedReceipt?.latestReceiptInfo ?? [], environment: environment, observedAt: now)
-        let renewals = LegacyFactMapping.renewals(
+        var renewals = LegacyFactMapping.renewals(
             decoded.unifiedReceipt?.pendingRenewalInfo ?? [], environment: environment, observedAt: now)
         let originalTransactionId =
             decoded.originalTransactionId ?? transactions.last?.originalTransactionId
             ?? renewals.first?.originalTransactionId
+        if type == NotificationTypeV1.didChangeRenewalStatus.rawValue, let changed = decoded.autoRenewStatusChangeDate,
+            changed <= now
+        {
+            // The change happened at Apple's `auto_renew_status_change_date_ms`, not when the
+            // notification arrived (Apple retries late deliveries for days): date the snapshot
+            // of the subscription it is about there, so CANCELLATION and unsubscribe detection do.
+            for index in renewals.indices where renewals[index].originalTransactionId == originalTransactionId {
+                renewals[index].signedDate = changed
+            }
+        }
         let notificationFact = NotificationFact(
             legacyV1Type: type, notificationId: notificationId, observedAt: now, environment: environment,
             originalTransactionId: originalTransactionId, productId: decoded.autoRenewProductId)

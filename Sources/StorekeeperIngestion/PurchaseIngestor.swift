@@ -12,16 +12,28 @@ import Storage
 /// through the app's `AppStoreConnection` (all subscription statuses and the transaction
 /// history), then committed as one `FactBatch` whose customer claims the original transactions
 /// under the app's transfer policy.
+///
+/// A signed transaction is authoritative once verified: Apple is given `completionWait` to
+/// complete it; if Apple is unreachable, slow or refuses, the transaction is stored and grants
+/// at once, and a `purchase_completion` job (`PurchaseCompletion`) completes it later.
 /// - Note: Immutable and `Sendable`.
 public struct PurchaseIngestor: Sendable {
     let writer: IngestionWriter
     let metrics: any IngestionMetrics
     let clock: ServerClock
+    /// How long a posted signed transaction waits for Apple's statuses and history before it is
+    /// answered without them (`.zero`: always complete in the background). Real time: it
+    /// bounds a network wait, not a business instant.
+    let completionWait: Duration
 
-    public init(writer: IngestionWriter, metrics: any IngestionMetrics, clock: ServerClock) {
+    public init(
+        writer: IngestionWriter, metrics: any IngestionMetrics, clock: ServerClock,
+        completionWait: Duration = .seconds(2)
+    ) {
         self.writer = writer
         self.metrics = metrics
         self.clock = clock
+        self.completionWait = completionWait
     }
 
     /// Verified facts about to be stored.
@@ -40,55 +52,90 @@ public struct PurchaseIngestor: Sendable {
     // MARK: Sources
 
     /// A StoreKit 2 signed transaction, or a transaction id looked up through the App Store
-    /// Server API; either way completed from Apple when the app has a connection.
+    /// Server API; either way completed from Apple when the app has an App Store Connect key.
+    ///
+    /// A signed transaction never waits on Apple longer than `completionWait` and never fails
+    /// because of Apple: see `PostedTransaction.Completion`. A bare transaction id has nothing
+    /// to stand on without Apple, so Apple's failures are its answer.
     public func postTransaction(
         app: AppRuntime, appUserId: String, signedTransaction: String?, transactionId: String?,
         environment requested: AppStoreEnvironment?
-    ) async throws(IngestionError) -> CustomerInfo {
+    ) async throws(IngestionError) -> PostedTransaction {
+        guard let signedTransaction else {
+            guard let transactionId else {
+                throw IngestionError.invalidBody("Send signedTransaction or transactionId.")
+            }
+            return try await postTransactionId(
+                app: app, appUserId: appUserId, transactionId: transactionId, environment: requested)
+        }
         var facts = Facts()
-        let environment: AppStoreEnvironment
-        let completeFrom: String
-        if let signedTransaction {
-            environment = try app.environment(
-                UnverifiedJWS.claimedEnvironment(ofTransaction: signedTransaction) ?? requested)
-            let verified: Verified<JWSTransactionDecodedPayload>
-            do {
-                verified = try app.verifier(for: environment).verifyAndDecodeTransaction(signedTransaction)
-            } catch {
-                metrics.recordVerificationFailure(rule: error.rule.rawValue)
-                throw IngestionError.trust(error)
-            }
-            try facts.append(verified, source: "client")
-            completeFrom = verified.payload.transactionId ?? ""
-        } else if let transactionId {
-            guard Self.isTransactionId(transactionId) else {
-                throw IngestionError.invalidBody("transactionId must be 1 to 64 digits.")
-            }
-            environment = try app.environment(requested)
-            completeFrom = transactionId
-        } else {
-            throw IngestionError.invalidBody("Send signedTransaction or transactionId.")
+        let environment = try app.environment(
+            UnverifiedJWS.claimedEnvironment(ofTransaction: signedTransaction) ?? requested)
+        let verified: Verified<JWSTransactionDecodedPayload>
+        do {
+            verified = try app.verifier(for: environment).verifyAndDecodeTransaction(signedTransaction)
+        } catch {
+            metrics.recordVerificationFailure(rule: error.rule.rawValue)
+            throw IngestionError.trust(error)
         }
-        if let connection = try app.connection(environment, required: signedTransaction == nil) {
-            if signedTransaction == nil {
-                let signed = try await call { () async throws(AppStoreClientError) in
-                    try await connection.transactionInfo(transactionId: completeFrom)
-                }
-                try facts.append(
-                    try verifyFromApple(app, environment) { (verifier) throws(TrustError) in
-                        try verifier.verifyAndDecodeTransaction(signed)
-                    }, source: "api")
-            }
-            do {
-                facts.merge(
-                    try await complete(app: app, environment: environment, transactionId: completeFrom, via: connection)
-                )
-            } catch let error where signedTransaction != nil && error == .appStoreNotConfigured {
-                // A connection with only a shared secret (verifyReceipt) cannot complete the
-                // picture; the verified signed transaction stands on its own, as with no connection.
-            }
+        try facts.append(verified, source: "client")
+        let transactionId = verified.payload.transactionId ?? ""
+        guard let connection = try app.connection(environment, required: false) else {
+            return try await answer(facts, .skipped, app: app, appUserId: appUserId, environment: environment)
         }
-        return try await save(facts, app: app, appUserId: appUserId, environment: environment, receipt: nil)
+        switch await complete(
+            within: completionWait, app: app, environment: environment, transactionId: transactionId, via: connection)
+        {
+        case .completed(let more):
+            facts.merge(more)
+            return try await answer(facts, .complete, app: app, appUserId: appUserId, environment: environment)
+        case .failed(let error) where error == app.missingAppStoreKey:
+            // A connection with only a shared secret (verifyReceipt) cannot complete the
+            // picture; the verified signed transaction stands on its own, as with no connection.
+            return try await answer(facts, .skipped, app: app, appUserId: appUserId, environment: environment)
+        case .failed, .timedOut:
+            let payload = PurchaseCompletion.Payload(
+                appId: app.id, environment: environment, transactionId: transactionId, appUserId: appUserId)
+            // One job per posted payload: the same JWS posted twice queues one completion.
+            let job = FactBatch.Job(
+                kind: PurchaseCompletion.kind, payload: String(decoding: AppStoreJSON.encode(payload), as: UTF8.self),
+                dedupeKey: "\(PurchaseCompletion.kind):\(app.id):\(environment.rawValue):\(transactionId):"
+                    + String(verified.payload.signedDate?.millisecondsSince1970 ?? 0))
+            return try await answer(
+                facts, .pending, app: app, appUserId: appUserId, environment: environment, jobs: [job])
+        }
+    }
+
+    /// A transaction id: Get Transaction Info, then statuses and history, all from Apple.
+    private func postTransactionId(
+        app: AppRuntime, appUserId: String, transactionId: String, environment requested: AppStoreEnvironment?
+    ) async throws(IngestionError) -> PostedTransaction {
+        guard Self.isTransactionId(transactionId) else {
+            throw IngestionError.invalidBody("transactionId must be 1 to 64 digits.")
+        }
+        let environment = try app.environment(requested)
+        guard let connection = try app.connection(environment, required: true) else { throw app.missingAppStoreKey }
+        var facts = Facts()
+        let signed = try await call(app) { () async throws(AppStoreClientError) in
+            try await connection.transactionInfo(transactionId: transactionId)
+        }
+        try facts.append(
+            try verifyFromApple(app, environment) { (verifier) throws(TrustError) in
+                try verifier.verifyAndDecodeTransaction(signed)
+            }, source: "api")
+        facts.merge(
+            try await complete(app: app, environment: environment, transactionId: transactionId, via: connection))
+        return try await answer(facts, .complete, app: app, appUserId: appUserId, environment: environment)
+    }
+
+    private func answer(
+        _ facts: Facts, _ completion: PostedTransaction.Completion, app: AppRuntime, appUserId: String,
+        environment: AppStoreEnvironment, jobs: [FactBatch.Job] = []
+    ) async throws(IngestionError) -> PostedTransaction {
+        let info = try await save(
+            facts, app: app, appUserId: appUserId, environment: environment, receipt: nil, jobs: jobs)
+        metrics.recordPurchaseCompletion(outcome: completion.rawValue)
+        return PostedTransaction(customerInfo: info, completion: completion)
     }
 
     /// A base64 app receipt: its transactions through the App Store Server API, or through
@@ -102,9 +149,9 @@ public struct PurchaseIngestor: Sendable {
         if app.settings.legacyReceiptFlow {
             let environment = try app.environment(requested)
             guard let connection = try app.connection(environment, required: true) else {
-                throw IngestionError.appStoreNotConfigured
+                throw app.missingAppStoreKey
             }
-            let answer = try await call { () async throws(AppStoreClientError) in
+            let answer = try await call(app) { () async throws(AppStoreClientError) in
                 try await connection.verifyReceipt(receipt)
             }
             guard app.record.environments.contains(answer.environment) else {
@@ -150,7 +197,7 @@ public struct PurchaseIngestor: Sendable {
         }
         let environment = try app.environment(requested)
         guard let connection = try app.connection(environment, required: true) else {
-            throw IngestionError.appStoreNotConfigured
+            throw app.missingAppStoreKey
         }
         var byOriginal: [String: String] = [:]
         for purchase in parsed.inAppPurchases {
@@ -182,7 +229,7 @@ public struct PurchaseIngestor: Sendable {
         }
         guard let customer else { throw IngestionError.customerNotFound }
         guard let connection = try app.connection(environment, required: true) else {
-            throw IngestionError.appStoreNotConfigured
+            throw app.missingAppStoreKey
         }
         var facts = Facts()
         for originalTransactionId in customer.originalTransactionIds {
@@ -201,10 +248,10 @@ public struct PurchaseIngestor: Sendable {
         via connection: any AppStoreConnection
     ) async throws(IngestionError) -> Facts {
         var facts = Facts()
-        let states = try await call { () async throws(AppStoreClientError) in
+        let states = try await call(app) { () async throws(AppStoreClientError) in
             try await connection.subscriptionStatuses(transactionId: transactionId)
         }
-        let history = try await call { () async throws(AppStoreClientError) in
+        let history = try await call(app) { () async throws(AppStoreClientError) in
             try await connection.transactionHistory(transactionId: transactionId)
         }
         for state in states {
@@ -248,21 +295,84 @@ public struct PurchaseIngestor: Sendable {
         }
     }
 
-    private func call<R: Sendable>(_ body: () async throws(AppStoreClientError) -> R) async throws(IngestionError)
-        -> R
+    private func call<R: Sendable>(_ app: AppRuntime, _ body: () async throws(AppStoreClientError) -> R)
+        async throws(IngestionError) -> R
     {
         do {
             return try await body()
         } catch {
+            // The connection lacks the API client: say so for this app (see `missingAppStoreKey`).
+            if error.code == .invalidConfiguration { throw app.missingAppStoreKey }
             throw IngestionError.appStore(error)
         }
+    }
+
+    /// What an inline completion came to.
+    enum InlineCompletion: Sendable {
+        case completed(Facts)
+        case failed(IngestionError)
+        case timedOut
+    }
+
+    /// `complete`, given at most `wait`: when the time is up the answer is `timedOut` and the
+    /// call is cancelled without being awaited (a request queued behind the client's in-flight
+    /// limit cannot be cancelled, and must not hold the purchase's answer).
+    func complete(
+        within wait: Duration, app: AppRuntime, environment: AppStoreEnvironment, transactionId: String,
+        via connection: any AppStoreConnection
+    ) async -> InlineCompletion {
+        guard wait > .zero else { return .timedOut }
+        let first = FirstAnswer<InlineCompletion>()
+        let work = Task {
+            do throws(IngestionError) {
+                first.offer(
+                    .completed(
+                        try await complete(
+                            app: app, environment: environment, transactionId: transactionId, via: connection)))
+            } catch {
+                first.offer(.failed(error))
+            }
+        }
+        let timer = Task {
+            // Cancelled once the answer is in; only a full wait offers `timedOut`.
+            guard (try? await Task.sleep(for: wait)) != nil else { return }
+            first.offer(.timedOut)
+        }
+        let answer = await first.value()
+        work.cancel()
+        timer.cancel()
+        return answer
+    }
+
+    /// Applies a `purchase_completion` job: Apple's statuses and history for the posted
+    /// transaction, committed with the job's completion under `lease`.
+    func applyCompletion(_ payload: PurchaseCompletion.Payload, app: AppRuntime, lease: JobLease)
+        async throws(IngestionError)
+    {
+        let environment = try app.environment(payload.environment)
+        guard let connection = try app.connection(environment, required: true) else { throw app.missingAppStoreKey }
+        let facts = try await complete(
+            app: app, environment: environment, transactionId: payload.transactionId, via: connection)
+        let now = clock.now()
+        var batch = FactBatch(
+            appId: app.id, receivedAt: now, environment: environment,
+            ownership: .completion(appUserId: payload.appUserId))
+        batch.transactions = facts.transactions.map {
+            NewTransaction(appId: app.id, jws: $0.jws, fact: $0.fact, source: $0.source, receivedAt: now)
+        }
+        batch.renewals = facts.renewals.map {
+            NewRenewalInfo(appId: app.id, jws: $0.jws, fact: $0.fact, source: $0.source, receivedAt: now)
+        }
+        batch.appAccountTokens = facts.appAccountTokens.sorted()
+        batch.completesJob = lease
+        _ = try await writer.commit(batch, operation: "complete_purchase")
     }
 
     // MARK: Storing
 
     private func save(
         _ facts: Facts, app: AppRuntime, appUserId: String, environment: AppStoreEnvironment,
-        receipt: FactBatch.Receipt?
+        receipt: FactBatch.Receipt?, jobs: [FactBatch.Job] = []
     ) async throws(IngestionError) -> CustomerInfo {
         let now = clock.now()
         let appId = app.id
@@ -277,6 +387,7 @@ public struct PurchaseIngestor: Sendable {
         }
         batch.appAccountTokens = facts.appAccountTokens.sorted()
         batch.receipt = receipt
+        batch.jobs = jobs
         let commit = try await writer.commit(batch, operation: "ingest_purchase")
         return commit.customerInfo ?? CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: now)
     }

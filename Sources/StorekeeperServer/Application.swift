@@ -25,6 +25,8 @@ public struct StorekeeperApplication: Sendable {
     /// Commits the changes of access that time alone makes (`configuration.accessScheduler`
     /// says whether `storekeeper serve` runs it).
     public let accessScheduler: AccessScheduler
+    /// Runs the durable job queue (purchase completions); `ServeCommand` starts its loop.
+    public let jobWorker: JobWorker
     public let openAPIDocument: JSONValue
 
     /// - Parameters:
@@ -37,11 +39,13 @@ public struct StorekeeperApplication: Sendable {
     ///     serving. Keyless (the default) cannot store a secret.
     ///   - webhookResolver: how webhook hosts are resolved for the destination checks (default:
     ///     the system's `getaddrinfo`).
+    ///   - jobSettings: job queue tuning (backoff, attempts); defaults otherwise.
     public init(
         configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
         appStoreConnections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
         webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil,
-        secrets: StoredSecrets = .keyless, webhookResolver: (any HostResolver)? = nil
+        secrets: StoredSecrets = .keyless, webhookResolver: (any HostResolver)? = nil,
+        jobSettings: JobWorker.Settings? = nil
     ) {
         self.configuration = configuration
         self.store = store
@@ -50,7 +54,8 @@ public struct StorekeeperApplication: Sendable {
         self.metrics = metrics
         let ingestion = Ingestion(
             store: store, clock: clock, connections: appStoreConnections, metrics: metrics,
-            appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds), secrets: secrets)
+            appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds), secrets: secrets,
+            purchaseCompletionWait: .milliseconds(configuration.purchaseCompletionWaitMilliseconds))
         self.ingestion = ingestion
         let apps = AppDirectory(store: store, metrics: metrics, runtimes: ingestion.apps)
         let notifications = ingestion.notifications
@@ -97,6 +102,10 @@ public struct StorekeeperApplication: Sendable {
         webhookDeliverer = WebhookDeliverer(
             store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
             settings: settings, destinations: webhookDestinations, secrets: secrets)
+        var jobs = jobSettings ?? JobWorker.Settings()
+        if jobSettings == nil { jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds) }
+        jobWorker = JobWorker(
+            store: store, handlers: ingestion.jobHandlers, clock: clock, metrics: metrics, settings: jobs)
     }
 
     /// The HTTP core's configuration from `configuration` (listen address and limits).

@@ -220,6 +220,11 @@ struct CustomersController: Sendable {
         }
     }
 
+    /// The strong ETag of a CustomerInfo's canonical JSON.
+    static func etag(of body: Data) -> String {
+        "\"" + Digest.hex(Digest.sha256(body).prefix(16)) + "\""
+    }
+
     /// CustomerInfo as JSON with a strong ETag over the body; 304 when `If-None-Match` matches.
     static func respond(_ info: CustomerInfo, request: HTTPRequest) -> HTTPResponse {
         respond(body: AppStoreJSON.encode(info), request: request)
@@ -227,7 +232,7 @@ struct CustomersController: Sendable {
 
     /// `body` (CustomerInfo's canonical JSON) with its ETag; 304 when `If-None-Match` matches.
     static func respond(body: Data, request: HTTPRequest) -> HTTPResponse {
-        let etag = "\"" + Digest.hex(Digest.sha256(body).prefix(16)) + "\""
+        let etag = etag(of: body)
         if let match = request.headers["If-None-Match"], request.method == .get || request.method == .head {
             let candidates = match.split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "")

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Entitlements
+import Foundation
 import HTTPServer
 import StorekeeperIngestion
 
@@ -34,9 +35,10 @@ struct PurchasesController: Sendable {
             APIRoute(
                 .post, "/v1/apps/{appId}/customers/{appUserId}/transactions", access: .appPublic,
                 operationId: "postTransaction",
-                summary: "Post a StoreKit 2 signed transaction or a transaction id; returns CustomerInfo.",
-                tag: "customers", request: "PostTransaction", responses: errors.merging([200: "CustomerInfo"]) { $1 },
-                handler: postTransaction),
+                summary:
+                    "Post a StoreKit 2 signed transaction or a transaction id; returns CustomerInfo and whether the App Store completed it.",
+                tag: "customers", request: "PostTransaction",
+                responses: errors.merging([200: "PostedTransaction"]) { $1 }, handler: postTransaction),
             APIRoute(
                 .post, "/v1/apps/{appId}/customers/{appUserId}/receipts", access: .appPublic,
                 operationId: "postReceipt", summary: "Post a base64 StoreKit 1 app receipt; returns CustomerInfo.",
@@ -56,12 +58,41 @@ struct PurchasesController: Sendable {
         let app = try await apps.app(context)
         let appUserId = try CustomersController.appUserId(context)
         let environment = try CustomersController.environment(body.environment)
-        let info = try await ingest { () async throws(IngestionError) in
-            try await ingestor.postTransaction(
+        let posted: PostedTransaction
+        do {
+            posted = try await ingestor.postTransaction(
                 app: app, appUserId: appUserId, signedTransaction: body.signedTransaction,
                 transactionId: body.transactionId, environment: environment)
+        } catch {
+            throw ErrorMapping.ingestionFailure(error)
         }
-        return CustomersController.respond(info, request: request)
+        return Self.respond(posted, request: request)
+    }
+
+    /// CustomerInfo plus `"completion"`. The ETag is the customer's (the CustomerInfo alone, as
+    /// a GET answers it), so a client may send it back as `If-None-Match` on GET.
+    static func respond(_ posted: PostedTransaction, request: HTTPRequest) -> HTTPResponse {
+        let state = AppStoreJSON.encode(posted.customerInfo)
+        var response = HTTPResponse.json(data: AppStoreJSON.encode(PostedTransactionBody(posted)))
+        response.headers["ETag"] = CustomersController.etag(of: state)
+        response.headers["Cache-Control"] = "private, no-cache"
+        return response
+    }
+
+    /// The answer of a transaction post: the members of CustomerInfo and `completion`.
+    struct PostedTransactionBody: Encodable {
+        let posted: PostedTransaction
+
+        init(_ posted: PostedTransaction) { self.posted = posted }
+
+        enum CodingKeys: String, CodingKey { case completion }
+
+        func encode(to encoder: any Encoder) throws {
+            // Both write into the same top-level object.
+            try posted.customerInfo.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(posted.completion, forKey: .completion)
+        }
     }
 
     @Sendable func postReceipt(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {

@@ -61,6 +61,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var accessScheduler: Bool
     /// How often the access scheduler looks for due instants: its resolution.
     public var accessSchedulerPollMilliseconds: Int
+    /// Run the job worker (purchase completions) in this process.
+    public var jobWorker: Bool
+    /// How long a posted signed transaction waits for the App Store Server API before it is
+    /// answered from the verified transaction alone (`"completion": "pending"`) and completed
+    /// by a job; 0 completes every purchase in the background.
+    public var purchaseCompletionWaitMilliseconds: Int
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -72,7 +78,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         webhookMaxAgeSeconds: Int = 3 * 86_400, webhookTimeoutSeconds: Int = 10, appRefreshMilliseconds: Int = 1000,
         webhookAllowedDestinations: WebhookDestinationAllowList = .none,
         secretsKey: String? = nil, secretsKeyFile: String? = nil,
-        accessScheduler: Bool = true, accessSchedulerPollMilliseconds: Int = 2000
+        accessScheduler: Bool = true, accessSchedulerPollMilliseconds: Int = 2000,
+        jobWorker: Bool = true, purchaseCompletionWaitMilliseconds: Int = 2000
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -98,6 +105,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.webhookAllowedDestinations = webhookAllowedDestinations
         self.accessScheduler = accessScheduler
         self.accessSchedulerPollMilliseconds = accessSchedulerPollMilliseconds
+        self.jobWorker = jobWorker
+        self.purchaseCompletionWaitMilliseconds = purchaseCompletionWaitMilliseconds
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -107,6 +116,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         "webhookPollMilliseconds", "webhookMaxAgeSeconds", "webhookTimeoutSeconds", "appRefreshMilliseconds",
         "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress", "secretsKey",
         "secretsKeyFile", "webhookAllowedDestinations", "accessScheduler", "accessSchedulerPollMilliseconds",
+        "jobWorker",
+        "purchaseCompletionWaitMilliseconds",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -230,6 +241,8 @@ public struct ServerConfiguration: Sendable, Hashable {
             }
         case "accessScheduler": accessScheduler = try boolean()
         case "accessSchedulerPollMilliseconds": accessSchedulerPollMilliseconds = try integer(10...3_600_000)
+        case "jobWorker": jobWorker = try boolean()
+        case "purchaseCompletionWaitMilliseconds": purchaseCompletionWaitMilliseconds = try integer(0...30_000)
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

@@ -33,6 +33,8 @@ public final class ServerMetrics: IngestionMetrics {
         var verificationFailures: [String: Int] = [:]
         var webhookDeliveries: [String: Int] = [:]
         var databaseLatency: [String: Histogram] = [:]
+        var purchaseCompletions: [String: Int] = [:]
+        var jobs: [[String]: Int] = [:]
         var outboxClaimed = 0
         var outboxOldestAgeSeconds: Double = 0
     }
@@ -62,6 +64,15 @@ public final class ServerMetrics: IngestionMetrics {
 
     public func recordDatabase(operation: String, seconds: Double) {
         state.withLock { $0.databaseLatency[operation, default: Histogram()].observe(seconds) }
+    }
+
+    public func recordPurchaseCompletion(outcome: String) {
+        state.withLock { $0.purchaseCompletions[outcome, default: 0] += 1 }
+    }
+
+    /// One job run's outcome (`completed`, `retried`, `failed`, `store_error`) by kind.
+    public func recordJob(kind: String, outcome: String) {
+        state.withLock { $0.jobs[[kind, outcome], default: 0] += 1 }
     }
 
     /// What the delivery worker saw on its last claim: due deliveries claimed and how old the
@@ -112,6 +123,16 @@ public final class ServerMetrics: IngestionMetrics {
         header("storekeeper_webhook_deliveries_total", "counter", "Webhook delivery attempts by outcome.")
         for (outcome, value) in state.webhookDeliveries.sorted(by: { $0.key < $1.key }) {
             out += "storekeeper_webhook_deliveries_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header(
+            "storekeeper_purchase_completions_total", "counter",
+            "Posted signed transactions by completion from the App Store Server API (complete, pending, skipped).")
+        for (outcome, value) in state.purchaseCompletions.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_purchase_completions_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header("storekeeper_jobs_total", "counter", "Job runs by kind and outcome.")
+        for (key, value) in state.jobs.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "storekeeper_jobs_total\(labels([("kind", key[0]), ("outcome", key[1])])) \(value)\n"
         }
         header("storekeeper_outbox_due_claimed", "gauge", "Due webhook deliveries claimed by the last worker poll.")
         out += "storekeeper_outbox_due_claimed \(state.outboxClaimed)\n"

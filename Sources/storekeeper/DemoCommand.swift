@@ -89,6 +89,7 @@ enum DemoCommand {
         }
         let worker = Task { await application.webhookDeliverer.run() }
         let scheduler = Task { await application.accessScheduler.run() }
+        let jobs = Task { await application.jobWorker.run() }
         let baseURL = server.baseURL.absoluteString
         let client = DemoHTTPClient(baseURL: baseURL)
 
@@ -127,10 +128,12 @@ enum DemoCommand {
         progress.cancel()
         worker.cancel()
         scheduler.cancel()
+        jobs.cancel()
         await customers.value
         await progress.value
         await worker.value
         await scheduler.value
+        await jobs.value
         await simulatorServer.stop()
         await webhooks.stop()
         await store.close()

@@ -130,11 +130,14 @@ enum ServeCommand {
             configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil
         let scheduler: Task<Void, Never>? =
             configuration.accessScheduler ? Task { await application.accessScheduler.run() } : nil
+        let jobs: Task<Void, Never>? = configuration.jobWorker ? Task { await application.jobWorker.run() } : nil
         await server.runUntilShutdownSignal()
         worker?.cancel()
         scheduler?.cancel()
+        jobs?.cancel()
         await worker?.value
         await scheduler?.value
+        await jobs?.value
         await store.close()
         log(["event": "server.stopped"])
         return 0

@@ -46,6 +46,36 @@ import Testing
         #expect(try AppStoreJSON.decode(ErrorPayload.self, from: invalid.body).errorCode == .invalidTransactionId)
     }
 
+    /// The outage switch of the admin API: Apple's APIs answer 503 / 21005 while the store goes
+    /// on, then answer again once it ends.
+    @Test func outageMakesTheAPIsUnavailableUntilItEnds() async throws {
+        let fixture = try await SimulatorFixture()
+        let id = try #require(try await fixture.act(.purchase, "alice", "lifetime").transactionId)
+        let responder = SimulatorServer.responder(mounts: [("", fixture.simulator)])
+        func admin(_ method: HTTPMethod, _ body: String? = nil) async -> HTTPResponse {
+            await responder.respond(
+                to: HTTPRequest(
+                    method: method, target: "/simulator/v1/settings/outage",
+                    headers: ["Content-Type": "application/json"], body: Data((body ?? "").utf8)))
+        }
+        let path = "/inApps/v1/transactions/\(id)"
+        let token = try fixture.token()
+        #expect(await get(fixture, path, token: token).status.code == 200)
+        #expect(await admin(.put, #"{"active":true}"#).status.code == 204)
+        #expect(String(decoding: await admin(.get).body, as: UTF8.self) == #"{"active":true}"#)
+        let down = await get(fixture, path, token: token)
+        #expect(down.status.code == 503)
+        #expect(try AppStoreJSON.decode(ErrorPayload.self, from: down.body).errorCode == .generalInternalRetryable)
+        // Even an unauthenticated call: the gateway is down before any check.
+        #expect(await get(fixture, path, token: nil).status.code == 503)
+        #expect(await fixture.simulator.verifyReceipt(body: Data("{}".utf8)).status == .receiptServerUnavailable)
+        // The store itself goes on.
+        #expect(try await fixture.act(.purchase, "bob", "coins").transactionId != nil)
+        #expect(await admin(.put, #"{"active":"yes"}"#).status.code == 400)
+        #expect(await admin(.put, #"{"active":false}"#).status.code == 204)
+        #expect(await get(fixture, path, token: token).status.code == 200)
+    }
+
     @Test func rateLimitAnswers429WithRetryAfter() async throws {
         let fixture = try await SimulatorFixture()
         let id = try #require(try await fixture.act(.purchase, "alice", "lifetime").transactionId)

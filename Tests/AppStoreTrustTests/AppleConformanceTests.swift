@@ -58,9 +58,11 @@ struct AppleConformanceTests {
         #expect(
             rule { _ = try verifier(.production, appAppleId: 1235).verifyAndDecodeNotification(jws) }
                 == .appAppleIdMismatch)
-        // Swift's variant: decoded as a transaction it has no top-level bundleId.
+        // Verified as a transaction: Apple's Swift library refuses it for the top-level bundleId a
+        // notification lacks (INVALID_APP_IDENTIFIER); Storekeeper names the real cause first.
         #expect(
-            rule { _ = try verifier(.sandbox, appAppleId: 1235).verifyAndDecodeTransaction(jws) } == .bundleIdMismatch)
+            rule { _ = try verifier(.sandbox, appAppleId: 1235).verifyAndDecodeTransaction(jws) }
+                == .payloadTypeMismatch)
     }
 
     @Test func wrongBundleIdNotificationIsRefused() throws {
@@ -221,13 +223,14 @@ struct AppleConformanceTests {
                     localTestingJWS("signedExternalPurchaseTokenNotification.json"))
             } == .environmentMismatch)
         let token = try verifier.verify(
-            localTestingJWS("signedExternalPurchaseTokenNotification.json"), as: ResponseBodyV2DecodedPayload.self
+            localTestingJWS("signedExternalPurchaseTokenNotification.json"), as: ResponseBodyV2DecodedPayload.self,
+            kind: .notification
         ) { _ in nil }
         #expect(token.payload.externalPurchaseToken?.derivedEnvironment == .production)
         #expect(token.payload.externalPurchaseToken?.appAppleId == 55555)
         let sandbox = try verifier.verify(
             localTestingJWS("signedExternalPurchaseTokenSandboxNotification.json"),
-            as: ResponseBodyV2DecodedPayload.self
+            as: ResponseBodyV2DecodedPayload.self, kind: .notification
         ) { _ in nil }
         #expect(sandbox.payload.externalPurchaseToken?.derivedEnvironment == .sandbox)
     }

@@ -245,6 +245,63 @@ struct SignedDataVerifierRuleTests {
         #expect(TrustRule.environmentMismatch.category == .invalidEnvironment)
     }
 
+    /// Issue 11, defect 9(d): a genuine payload of another type is refused for its type, before
+    /// any claim it lacks (a renewal info has no bundle id; a notification has no environment at
+    /// the top level) could name the wrong cause.
+    @Test func wrongPayloadTypeIsRefusedByItsOwnRuleBeforeTheClaims() throws {
+        var renewal = JWSRenewalInfoDecodedPayload()
+        renewal.originalTransactionId = "1000000001"
+        renewal.productId = "com.example.monthly"
+        renewal.autoRenewProductId = "com.example.monthly"
+        renewal.autoRenewStatus = RawEnum(.on)
+        renewal.signedDate = TestSigning.signedDate
+        renewal.environment = RawEnum(.sandbox)
+        let signedRenewal = try ca.signer.sign(renewal)
+        var notification = ResponseBodyV2DecodedPayload()
+        notification.notificationType = RawEnum(.test)
+        notification.notificationUUID = "6b1d6ee4-0000-4000-8000-000000000002"
+        notification.signedDate = TestSigning.signedDate
+        var data = NotificationData()
+        data.bundleId = "com.example"
+        data.environment = RawEnum(.sandbox)
+        notification.data = data
+        let signedNotification = try ca.signer.sign(notification)
+        let signedTransaction = try ca.signer.sign(TestSigning.transaction())
+
+        func rule(_ body: () throws -> Void) -> TrustRule? {
+            do {
+                try body()
+                return nil
+            } catch let error as TrustError { return error.rule } catch { return nil }
+        }
+        #expect(rule { _ = try verifier.verifyAndDecodeNotification(signedRenewal) } == .payloadTypeMismatch)
+        #expect(rule { _ = try verifier.verifyAndDecodeNotification(signedTransaction) } == .payloadTypeMismatch)
+        #expect(rule { _ = try verifier.verifyAndDecodeRenewalInfo(signedNotification) } == .payloadTypeMismatch)
+        #expect(rule { _ = try verifier.verifyAndDecodeRenewalInfo(signedTransaction) } == .payloadTypeMismatch)
+        #expect(rule { _ = try verifier.verifyAndDecodeTransaction(signedRenewal) } == .payloadTypeMismatch)
+        #expect(rule { _ = try verifier.verifyAndDecodeTransaction(signedNotification) } == .payloadTypeMismatch)
+        #expect(rule { _ = try verifier.verifyAndDecodeAppTransaction(signedTransaction) } == .payloadTypeMismatch)
+        // A sparse payload (as in Apple's own test vectors) carries no type and goes on to the claims.
+        let sparse = try TestSigning.token(
+            header: TestSigning.header(chain: chain),
+            payload: Array(#"{"environment":"Production","signedDate":1764547200000}"#.utf8), key: ca.leafKey)
+        #expect(rule { _ = try verifier.verifyAndDecodeRenewalInfo(sparse) } == .environmentMismatch)
+        // Each of them verifies as what it is.
+        #expect(rule { _ = try verifier.verifyAndDecodeRenewalInfo(signedRenewal) } == nil)
+        #expect(rule { _ = try verifier.verifyAndDecodeNotification(signedNotification) } == nil)
+        #expect(rule { _ = try verifier.verifyAndDecodeTransaction(signedTransaction) } == nil)
+        // A forged payload of the wrong type is still refused for its signature first.
+        let forged = try TestSigning.authority(name: "Evil").signer.sign(renewal)
+        #expect(rule { _ = try verifier.verifyAndDecodeNotification(forged) } == .chainUntrusted)
+        #expect(TrustRule.payloadTypeMismatch.rawValue == "format.payloadType")
+        #expect(TrustRule.payloadTypeMismatch.category == .invalidFormat)
+        do {
+            _ = try verifier.verifyAndDecodeNotification(signedRenewal)
+        } catch {
+            #expect(error.detail == "expected a notification, but the payload is a signed renewal info")
+        }
+    }
+
     @Test func productionRequiresAppAppleId() {
         #expect(throws: TrustError.self) {
             _ = try SignedDataVerifier(

@@ -130,6 +130,53 @@ import Testing
         #expect(Set(LifecycleEventType.allCases.map(\.rank)).count == LifecycleEventType.allCases.count)
     }
 
+    /// Issue 11, defect 9(a): a legacy entry names no product type. One with an expiry is an
+    /// auto-renewable subscription even when the catalog lacks its product (it used to become
+    /// a lifetime non-consumable); either way the product is flagged as unknown.
+    @Test func legacyPurchaseOfAnUnknownProductIsReadFromItsData() throws {
+        func legacy(_ product: String, _ id: String, expires: Double?) -> TransactionFact {
+            TransactionFact(
+                LegacyTransactionFact(
+                    productId: product, transactionId: id, originalTransactionId: id, purchaseDate: Fixture.day(0),
+                    expiresDate: expires.map(Fixture.day), environment: .production, observedAt: Fixture.day(0)))
+        }
+        let expiring = legacy("retired_monthly", "t1", expires: 30)
+        let unlock = legacy("retired_unlock", "t2", expires: nil)
+        let known = legacy("monthly", "t3", expires: 30)
+        #expect(expiring.productKind == .autoRenewable)
+        #expect(unlock.productKind == nil)
+
+        let during = Fixture.evaluate([.transaction(expiring), .transaction(unlock), .transaction(known)], at: 10)
+        let info = during.customerInfo
+        #expect(Set(info.subscriptions.keys) == ["retired_monthly", "monthly"])
+        #expect(info.subscriptions["retired_monthly"]?.status == .active)
+        #expect(info.subscriptions["retired_monthly"]?.expiresDate == Fixture.day(30))
+        #expect(info.subscriptions["retired_monthly"]?.isUnknownProduct == true)
+        #expect(info.subscriptions["monthly"]?.isUnknownProduct == nil)
+        #expect(info.nonSubscriptionPurchases.map(\.productId) == ["retired_unlock"])
+        #expect(info.nonSubscriptionPurchases.first?.kind == .nonConsumable)
+        #expect(info.nonSubscriptionPurchases.first?.isUnknownProduct == true)
+        // Unknown products grant nothing; only the catalog's monthly gives pro.
+        #expect(info.activeEntitlementIds == ["pro"])
+        #expect(info.entitlements["pro"]?.productId == "monthly")
+        #expect(
+            info.notes == [
+                "product retired_monthly is not in the catalog: recorded, grants nothing",
+                "product retired_unlock is not in the catalog: recorded, grants nothing",
+            ])
+        #expect(
+            during.allEvents.map(\.id).sorted() == [
+                "INITIAL_PURCHASE/t1", "INITIAL_PURCHASE/t3", "NON_CONSUMABLE_PURCHASE/t2",
+            ])
+
+        let after = Fixture.evaluate([.transaction(expiring)], at: 40).customerInfo
+        #expect(after.subscriptions["retired_monthly"]?.status == .expired)
+        #expect(after.nonSubscriptionPurchases.isEmpty)
+        // The flag is absent (not false) for known products: stored states keep their bytes.
+        let json = String(decoding: try JSONEncoder().encode(info.subscriptions["monthly"]), as: UTF8.self)
+        #expect(!json.contains("isUnknownProduct"))
+    }
+
     @Test func customerInfoRoundTripsThroughJSON() throws {
         let facts = ScenarioTable.all.first { $0.name.hasPrefix("downgrade") }!.facts
         let info = Fixture.evaluate(facts, at: 11).customerInfo

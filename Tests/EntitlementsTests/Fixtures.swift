@@ -164,6 +164,7 @@ enum Rendering {
         var line = "\(event.id)@\(Fixture.label(event.occurredAt))"
         if let change = event.productChange {
             line += " \(change.kind.rawValue)/\(change.timing.rawValue)"
+            if change.isWithdrawn == true { line += " withdrawn" }
         }
         if let reason = event.expirationReason { line += " \(reason.rawValue)" }
         if let reason = event.refundReason { line += " \(reason.rawValue)" }

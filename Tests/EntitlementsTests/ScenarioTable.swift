@@ -1630,6 +1630,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=10493",
                         "PRODUCT_CHANGE/t1/monthly@d10 DOWNGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/monthly/withdrawn/1@d20 DOWNGRADE/AT_NEXT_RENEWAL withdrawn",
                     ],
                     revenue: [
                         "t1 price=14990 fee=30% proceeds=10493"
@@ -1650,6 +1651,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=10493",
                         "PRODUCT_CHANGE/t1/monthly@d10 DOWNGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/monthly/withdrawn/1@d20 DOWNGRADE/AT_NEXT_RENEWAL withdrawn",
                         "RENEWAL/t2@d30 proceeds=10493",
                     ],
                     revenue: [

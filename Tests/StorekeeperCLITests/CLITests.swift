@@ -117,6 +117,42 @@ struct CLITests {
                     stderr: "INVALID_JWT_FORMAT [format.base64]: a JWS part is not unpadded base64url\n"))
     }
 
+    /// Issue 11, defect 9(d): `verify --type renewal` on a notification names the wrong type,
+    /// not the environment the notification keeps inside `data`.
+    @Test func verifyOfTheWrongTypeNamesThePayloadType() throws {
+        let directory = try temporaryDirectory()
+        let ca = directory.appendingPathComponent("ca").path
+        #expect(try run(["ca", "init", ca]).status == 0)
+        let signedDate = Int64(Date().timeIntervalSince1970) * 1000
+        let payload =
+            #"{"notificationType":"TEST","notificationUUID":"6b1d6ee4-0000-4000-8000-000000000003","signedDate":\#(signedDate),"data":{"bundleId":"com.example.cli","environment":"Sandbox"}}"#
+        let signed = try run(
+            [
+                "jws", "sign", "--key", "\(ca)/leaf.key.pem", "--chain",
+                "\(ca)/leaf.der,\(ca)/intermediate.der,\(ca)/root.der",
+            ], stdin: payload)
+        #expect(signed.status == 0)
+        let token = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let verify = [
+            "verify", "--root", "\(ca)/root.der", "--bundle-id", "com.example.cli", "--environment", "Sandbox",
+        ]
+        #expect(
+            try run(verify + ["--type", "renewal", "-"], stdin: token)
+                == Run(
+                    status: 1, stdout: "",
+                    stderr:
+                        "INVALID_JWT_FORMAT [format.payloadType]: expected a signed renewal info, but the payload is a notification\n"
+                ))
+        #expect(
+            try run(verify + ["--type", "transaction", "-"], stdin: token)
+                == Run(
+                    status: 1, stdout: "",
+                    stderr:
+                        "INVALID_JWT_FORMAT [format.payloadType]: expected a signed transaction, but the payload is a notification\n"
+                ))
+        #expect(try run(verify + ["--type", "notification", "-"], stdin: token).status == 0)
+    }
+
     @Test func jwsVerifyPrintsHeaderAndPayloadAsSignedAndRefusalsNameTheRule() throws {
         let directory = try temporaryDirectory()
         let key = try PrivateKey.generateP256()

@@ -142,6 +142,90 @@ import Testing
         #expect(again.json["outcome"] as? String == "duplicate")
     }
 
+    /// Issue 11, defect 9(c): a V1 auto-renew change is dated by Apple's
+    /// `auto_renew_status_change_date_ms`, not by when the notification arrived.
+    @Test func v1AutoRenewChangeTakesApplesChangeDate() async throws {
+        let harness = try await ServerHarness()
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        let signer = AppStoreSigner(ca: harness.ca)
+        let id = uniqueDigits()
+        let t0 = TestSigning.signedDate
+        harness.clock.set(t0.plus(days: 1))
+        let posted = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/vic/transactions", key: app.publicKey,
+            json: [
+                "signedTransaction": try signer.transaction(
+                    id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+            ])
+        #expect(posted.status == 200)
+        let changed = t0.plus(days: 2)
+        // Delivered three days after the change (Apple retries failed V1 deliveries).
+        harness.clock.set(t0.plus(days: 5))
+        let body: [String: Any] = [
+            "notification_type": "DID_CHANGE_RENEWAL_STATUS", "password": "shared-secret-\(app.appId)",
+            "environment": "Sandbox", "bid": "com.example", "auto_renew_status": "false",
+            "auto_renew_product_id": "com.example.monthly", "original_transaction_id": id,
+            "auto_renew_status_change_date_ms": "\(changed.millisecondsSince1970)",
+            "unified_receipt": [
+                "environment": "Sandbox", "status": 0,
+                "latest_receipt_info": [
+                    [
+                        "product_id": "com.example.monthly", "transaction_id": id, "original_transaction_id": id,
+                        "purchase_date_ms": "\(t0.millisecondsSince1970)",
+                        "expires_date_ms": "\(t0.plus(days: 30).millisecondsSince1970)", "quantity": "1",
+                    ]
+                ],
+                "pending_renewal_info": [
+                    [
+                        "product_id": "com.example.monthly", "auto_renew_product_id": "com.example.monthly",
+                        "original_transaction_id": id, "auto_renew_status": "0",
+                    ]
+                ],
+            ],
+        ]
+        let response = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/notifications/appstore", json: body)
+        #expect(response.status == 200, "\(response.text)")
+        #expect(response.json["outcome"] as? String == "applied")
+        let customer = try await harness.request("GET", "/v1/apps/\(app.appId)/customers/vic", key: app.publicKey)
+        let pro = (customer.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
+        #expect(pro?["willRenew"] as? Bool == false)
+        #expect(pro?["unsubscribeDetectedAt"] as? Int64 == changed.millisecondsSince1970)
+        let events = try await harness.request(
+            "GET", "/v1/apps/\(app.appId)/customers/vic/events", key: app.secretKey)
+        let cancellations = (events.json["events"] as? [[String: Any]] ?? []).compactMap {
+            $0["event"] as? [String: Any]
+        }.filter { $0["type"] as? String == "CANCELLATION" }
+        #expect(cancellations.count == 1)
+        #expect(cancellations.first?["occurredAt"] as? Int64 == changed.millisecondsSince1970)
+    }
+
+    /// Issue 11, defect 9(d): a renewal info posted where a notification belongs is refused for
+    /// its type, not for the bundle id it does not carry.
+    @Test func renewalInfoPostedAsANotificationIsRefusedForItsType() async throws {
+        let harness = try await ServerHarness()
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        let renewal = try AppStoreSigner(ca: harness.ca).renewal(
+            originalId: uniqueDigits(), signed: TestSigning.signedDate)
+        let response = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/notifications/appstore", json: ["signedPayload": renewal])
+        #expect(response.status == 400)
+        #expect(response.errorCode == "verification_failed")
+        #expect(
+            (response.json["error"] as? [String: Any])?["message"] as? String
+                == "The signed payload failed verification (format.payloadType).")
+        let audit = try await harness.store.read { try $0.auditEntries(after: nil, limit: 100) }
+        let rejected = audit.filter { $0.action == "notification.rejected" && $0.appId == app.appId }
+        #expect(rejected.count == 1)
+        if case .object(let detail)? = rejected.first?.detail {
+            #expect(detail["rule"] == .string("format.payloadType"))
+        } else {
+            Issue.record("the rejection has no detail")
+        }
+    }
+
     @Test func unrecognisedBodiesAre400() async throws {
         let harness = try await ServerHarness()
         defer { Task { await harness.stop() } }

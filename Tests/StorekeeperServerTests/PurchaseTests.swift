@@ -19,19 +19,48 @@ final class FakeAppStore: AppStoreConnection {
 
     let answers = Mutex(Answers())
     let calls = Mutex<[String]>([])
+    /// What every call throws, while set (an outage, a refusal).
+    let failure = Mutex<AppStoreClientError?>(nil)
+    /// How long every call takes before answering (cancellable, as a real request is).
+    let delay = Mutex<Duration?>(nil)
+    /// A wait before every call that ignores cancellation, as a request queued behind the
+    /// client's in-flight limit does.
+    let stall = Mutex<Duration?>(nil)
+
+    private func gate() async throws(AppStoreClientError) {
+        if let stall = stall.withLock({ $0 }) {
+            let nanoseconds = UInt64(stall.components.seconds) * 1_000_000_000
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
+                    continuation.resume()
+                }
+            }
+        }
+        if let delay = delay.withLock({ $0 }) {
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw AppStoreClientError(.cancelled, "cancelled while waiting for the fake App Store")
+            }
+        }
+        if let failure = failure.withLock({ $0 }) { throw failure }
+    }
 
     func subscriptionStatuses(transactionId: String) async throws(AppStoreClientError) -> [SignedSubscriptionState] {
         calls.withLock { $0.append("statuses \(transactionId)") }
+        try await gate()
         return answers.withLock { $0.statuses[transactionId] ?? [] }
     }
 
     func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String] {
         calls.withLock { $0.append("history \(transactionId)") }
+        try await gate()
         return answers.withLock { $0.history[transactionId] ?? [] }
     }
 
     func transactionInfo(transactionId: String) async throws(AppStoreClientError) -> String {
         calls.withLock { $0.append("info \(transactionId)") }
+        try await gate()
         guard let signed = answers.withLock({ $0.info[transactionId] }) else {
             throw AppStoreClientError(.apiError, "not found", httpStatus: 404)
         }

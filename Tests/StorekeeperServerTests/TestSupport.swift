@@ -67,7 +67,8 @@ final class ServerHarness: Sendable {
         database: TestDatabase = .sqlite, ca: TestCertificateAuthority? = nil,
         connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
         secrets: StoredSecrets? = nil, opened: (store: any Store, cleanup: @Sendable () -> Void)? = nil,
-        webhookAllowedDestinations: [String] = [], webhookResolver: (any HostResolver)? = nil
+        webhookAllowedDestinations: [String] = [], webhookResolver: (any HostResolver)? = nil,
+        purchaseCompletionWaitMilliseconds: Int = 2000, jobSettings: JobWorker.Settings? = nil
     ) async throws {
         let (store, cleanup) = try await Self.open(database, opened)
         let secrets = try secrets ?? StoredSecrets(sealer: SecretSealer(key: SecretsKey.generate()))
@@ -79,14 +80,16 @@ final class ServerHarness: Sendable {
         self.ca = try ca ?? TestSigning.authority()
         let configuration = ServerConfiguration(
             listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false,
-            webhookAllowedDestinations: try WebhookDestinationAllowList(webhookAllowedDestinations))
+            webhookAllowedDestinations: try WebhookDestinationAllowList(webhookAllowedDestinations),
+            purchaseCompletionWaitMilliseconds: purchaseCompletionWaitMilliseconds)
         application = StorekeeperApplication(
             configuration: configuration, store: store,
             clock: ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             appStoreConnections: connections ?? { _, _, _ in nil },
             webhookSettings: webhookSettings
                 ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }), secrets: secrets,
-            webhookResolver: webhookResolver)
+            webhookResolver: webhookResolver,
+            jobSettings: jobSettings ?? JobWorker.Settings(random: { 0.5 }))
         server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
     }
 
