@@ -31,7 +31,7 @@ import Testing
     private func run(
         on database: TestDatabase, _ scenario: (ServerHarness, WebhookReceiver) async throws -> Void
     ) async throws {
-        let harness = try await ServerHarness(database: database)
+        let harness = try await ServerHarness(database: database, webhookAllowedDestinations: ["127.0.0.1"])
         let receiver = try WebhookReceiver()
         do {
             try await scenario(harness, receiver)

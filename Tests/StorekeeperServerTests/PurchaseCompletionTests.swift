@@ -158,6 +158,7 @@ import Testing
         let state = try await setup.customer()
         try await harness.store.write { transaction in
             _ = try transaction.enqueueJob(
+                appId: job.appId,
                 kind: PurchaseCompletion.kind, payload: job.payload, runAt: harness.clock.now, dedupeKey: "again",
                 at: harness.clock.now)
         }
