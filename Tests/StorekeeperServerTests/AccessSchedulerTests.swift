@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreTrust
 import Foundation
 import HTTPServer
+import Storage
 import StorekeeperServer
 import StorekeeperTesting
 import Testing
@@ -31,7 +32,12 @@ import Testing
     private func run(
         on database: TestDatabase, _ scenario: (ServerHarness, WebhookReceiver) async throws -> Void
     ) async throws {
-        let harness = try await ServerHarness(database: database, webhookAllowedDestinations: ["127.0.0.1"])
+        // A database of its own: the scheduler claims every due state in it, and on the shared
+        // PostgreSQL database other suites leave states whose instants have passed.
+        let engine: StoreEngine = if case .postgres = database { .postgres } else { .sqlite }
+        let own = try await OwnDatabase.make(engine)
+        let harness = try await ServerHarness(
+            opened: (try await own.open(), { own.drop() }), webhookAllowedDestinations: ["127.0.0.1"])
         let receiver = try WebhookReceiver()
         do {
             try await scenario(harness, receiver)
