@@ -41,7 +41,11 @@ public final class IngestionWriter: Sendable {
     /// Counters since start: how well grouping works (`batches / groups`).
     /// - Note: Immutable value; `Sendable`.
     public struct Statistics: Sendable, Hashable {
+        /// Distinct ingestions taken into a group: a retried one counts once, here.
         public var batches = 0
+        /// Ingestions taken again after a retryable failure in their savepoint (a conflict
+        /// with a concurrent group on PostgreSQL).
+        public var retries = 0
         public var groups = 0
         public var largestGroup = 0
     }
@@ -129,7 +133,9 @@ public final class IngestionWriter: Sendable {
                 let count = min(state.queue.count, settings.maximumGroupSize)
                 let group = Array(state.queue.prefix(count))
                 state.queue.removeFirst(count)
-                state.statistics.batches += count
+                let retried = group.count { $0.attempts > 0 }
+                state.statistics.batches += count - retried
+                state.statistics.retries += retried
                 state.statistics.groups += 1
                 state.statistics.largestGroup = max(state.statistics.largestGroup, count)
                 return group

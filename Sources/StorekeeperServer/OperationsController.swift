@@ -96,6 +96,9 @@ struct OperationsController: Sendable {
             # HELP storekeeper_ingestion_batches_total Ingestions committed (or refused) by the group-commit writer.
             # TYPE storekeeper_ingestion_batches_total counter
             storekeeper_ingestion_batches_total \(grouping.batches)
+            # HELP storekeeper_ingestion_retries_total Ingestions taken again after a retryable conflict.
+            # TYPE storekeeper_ingestion_retries_total counter
+            storekeeper_ingestion_retries_total \(grouping.retries)
             # HELP storekeeper_ingestion_groups_total Database transactions the writer ran for them.
             # TYPE storekeeper_ingestion_groups_total counter
             storekeeper_ingestion_groups_total \(grouping.groups)
