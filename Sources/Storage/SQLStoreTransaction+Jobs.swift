@@ -5,11 +5,13 @@ extension SQLStoreTransaction {
     func enqueueJob(
         appId: String?, kind: String, payload: String, runAt: Timestamp, dedupeKey: String?, at: Timestamp
     ) throws -> Int64? {
-        // Each conflict target names the partial unique index (0004) that covers its rows.
+        // Each conflict target names the partial unique index (0010) that covers its rows: a
+        // key is taken only while a job holding it is unfinished.
         let conflict =
             appId == nil
-            ? "ON CONFLICT (dedupe_key) WHERE app_id IS NULL DO NOTHING"
-            : "ON CONFLICT (app_id, dedupe_key) WHERE app_id IS NOT NULL DO NOTHING"
+            ? "ON CONFLICT (dedupe_key) WHERE app_id IS NULL AND completed_at IS NULL AND failed_at IS NULL DO NOTHING"
+            : "ON CONFLICT (app_id, dedupe_key) WHERE app_id IS NOT NULL AND completed_at IS NULL AND failed_at IS NULL "
+                + "DO NOTHING"
         return try insertReturningId(
             """
             INSERT INTO jobs (app_id, kind, payload, dedupe_key, run_at, attempts, created_at)

@@ -232,8 +232,9 @@ public protocol StoreTransaction: StoreReader {
     func markFailed(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool
 
     // Job queue.
-    /// Queues a job of `appId` (`nil`: a job of no app). `nil` when `dedupeKey` is already
-    /// queued for the same app (a job of no app: by any job of no app).
+    /// Queues a job of `appId` (`nil`: a job of no app). `nil` when an unfinished job of the
+    /// same app (a job of no app: any unfinished job of no app) holds `dedupeKey`; a completed
+    /// or failed job frees its key.
     func enqueueJob(
         appId: String?, kind: String, payload: String, runAt: Timestamp, dedupeKey: String?, at: Timestamp
     ) throws -> Int64?

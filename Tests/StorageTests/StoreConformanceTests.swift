@@ -518,6 +518,19 @@ struct StoreConformanceTests {
                         limit: 10)
                 }.isEmpty)
             #expect(try await store.read { try $0.job(id: other)?.failedAt } == t0.adding(milliseconds: 2_100))
+
+            // A finished job frees its dedupe key (0010): the key may be queued again, once.
+            let requeued = try #require(
+                try await store.write {
+                    try $0.enqueueJob(
+                        appId: nil, kind: "reconcile", payload: "{}", runAt: t0, dedupeKey: "reconcile:o1", at: t0)
+                })
+            #expect(requeued != id)
+            #expect(
+                try await store.write {
+                    try $0.enqueueJob(
+                        appId: nil, kind: "reconcile", payload: "{}", runAt: t0, dedupeKey: "reconcile:o1", at: t0)
+                } == nil)
         }
     }
 }

@@ -179,6 +179,40 @@ import Testing
         #expect(try await setup.jobs().count == 1)
     }
 
+    /// A finished job frees its dedupe key: the same purchase posted again during a later
+    /// outage is answered "pending" with a job that exists to complete it (before 0010 the key
+    /// stayed taken, so "pending" was answered with no job queued).
+    @Test func thePostAgainAfterTheJobFinishedQueuesANewJob() async throws {
+        let setup = try await Setup()
+        defer { Task { await setup.harness.stop() } }
+        let harness = setup.harness
+        setup.fake.failure.withLock { $0 = Self.outage }
+        #expect(try await setup.post().json["completion"] as? String == "pending")
+        setup.fake.failure.withLock { $0 = nil }
+        try setup.appleKnowsAutoRenewIsOff()
+        let worker = harness.application.jobWorker
+        #expect(await worker.runDue() == 1)
+        let first = try #require(try await setup.jobs().first)
+        #expect(first.completedAt == harness.clock.now)
+
+        setup.fake.failure.withLock { $0 = Self.outage }
+        #expect(try await setup.post().json["completion"] as? String == "pending")
+        let jobs = try await setup.jobs()
+        #expect(jobs.count == 2)
+        let second = try #require(jobs.last)
+        #expect(second.id != first.id)
+        #expect(second.payload == first.payload)
+        #expect(second.completedAt == nil && second.failedAt == nil)
+        // While it is unfinished, the key is still taken.
+        #expect(try await setup.post().json["completion"] as? String == "pending")
+        #expect(try await setup.jobs().count == 2)
+
+        setup.fake.failure.withLock { $0 = nil }
+        #expect(await worker.runDue() == 1)
+        #expect(try await setup.jobs().map { $0.completedAt != nil } == [true, true])
+        #expect(try await setup.events() == ["INITIAL_PURCHASE/\(setup.original)", "CANCELLATION/\(setup.original)/1"])
+    }
+
     @Test func aJobWhoseWorkerDiedIsRunAgainAndTheStaleLeaseAppliesNothing() async throws {
         let setup = try await Setup()
         defer { Task { await setup.harness.stop() } }
