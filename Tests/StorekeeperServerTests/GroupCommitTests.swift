@@ -94,4 +94,53 @@ struct GroupCommitTests {
         #expect(metrics.contains("\nstorekeeper_ingestion_retries_total \(after.retries)\n"))
         await harness.stop()
     }
+
+    /// A retried ingestion counts once in `storekeeper_ingestion_batches_total` and once in
+    /// `storekeeper_ingestion_retries_total` (d8239c6). The retry is forced, not raced for: in
+    /// the test's own PostgreSQL database a trigger fails the first customer insert with
+    /// SQLSTATE 40001 (serialization failure: retryable) inside the batch's savepoint; a
+    /// sequence, which no rollback undoes, makes it fail exactly once.
+    @Test(
+        "a retried ingestion counts once in batches and once in retries",
+        .enabled(if: TestDatabase.postgresURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"))
+    func retriedIngestionCountsOnce() async throws {
+        let own = try await OwnDatabase.make(.postgres)
+        let harness = try await ServerHarness(opened: (try await own.open(), { own.drop() }))
+        let app = try await harness.createApp()
+        for statement in [
+            "CREATE SEQUENCE sk_injected_failures",
+            """
+            CREATE FUNCTION sk_fail_first_customer() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF nextval('sk_injected_failures') = 1 THEN
+                    RAISE EXCEPTION 'injected conflict' USING ERRCODE = '40001';
+                END IF;
+                RETURN NEW;
+            END $$
+            """,
+            """
+            CREATE TRIGGER sk_fail_first_customer BEFORE INSERT ON customers
+            FOR EACH ROW EXECUTE FUNCTION sk_fail_first_customer()
+            """,
+        ] {
+            _ = try OwnDatabase.query(own.url, statement)
+        }
+        let writer = harness.application.ingestion.writer
+        let before = writer.statistics
+        let committed = try await writer.commit(
+            FactBatch(
+                appId: app.appId, receivedAt: harness.clock.now, environment: .sandbox,
+                ownership: .merge(appUserId: "retried", alias: "retried-alias")),
+            operation: "test")
+        let after = writer.statistics
+        #expect(committed.customerInfo?.customerId == "retried")
+        #expect(after.batches - before.batches == 1)
+        #expect(after.retries - before.retries == 1)
+        #expect(after.groups - before.groups == 2)
+        let metrics = try await harness.request("GET", "/metrics").text
+        #expect(metrics.contains("\nstorekeeper_ingestion_batches_total \(after.batches)\n"))
+        #expect(metrics.contains("\nstorekeeper_ingestion_retries_total \(after.retries)\n"))
+        #expect(metrics.contains("\nstorekeeper_ingestion_groups_total \(after.groups)\n"))
+        await harness.stop()
+    }
 }
