@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // libcurl (the OpenSSL flavour, the soname FoundationNetworking links) for pinned webhook connections.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         .target(name: "AppStoreModels", swiftSettings: strict),
         .target(name: "AppStoreTrust", dependencies: ["AppStoreModels", "COpenSSL"], swiftSettings: strict),
@@ -47,7 +49,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "HTTPServer",
-                "StorekeeperIngestion", "SecretSealing",
+                "StorekeeperIngestion", "SecretSealing", "CCurl",
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -98,7 +100,7 @@ let package = Package(
             name: "StorekeeperServerTests",
             dependencies: [
                 "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting", "HTTPServer", "Storage",
-                "AppStoreClient", "AppStoreModels", "AppStoreTrust", "Entitlements", "SecretSealing",
+                "AppStoreClient", "AppStoreModels", "AppStoreTrust", "Entitlements", "SecretSealing", "COpenSSL",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -2,7 +2,7 @@
 # Installs the Debian packages Storekeeper builds and tests with, if any are missing.
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -euo pipefail
-packages=(pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev python3-venv openssl)
+packages=(pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev libcurl4-openssl-dev python3-venv openssl)
 case "${1:-}" in
   --test) packages+=(postgresql util-linux) ;;
   --bench) packages+=(postgresql util-linux wrk nginx) ;;

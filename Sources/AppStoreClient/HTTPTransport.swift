@@ -9,16 +9,23 @@ public struct HTTPTransportRequest: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: Data?
     public var timeout: Duration
+    /// An IP address literal (IPv6 without brackets) to connect to instead of resolving the
+    /// URL's host, which still names TLS SNI, certificate verification and the `Host` header:
+    /// set by a caller that already checked where the name resolves (webhook delivery). A
+    /// transport that cannot connect to a given address must fail the request rather than
+    /// resolve the name itself.
+    public var connectAddress: String?
 
     public init(
         method: String, url: URL, headers: [(name: String, value: String)] = [], body: Data? = nil,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(30), connectAddress: String? = nil
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.connectAddress = connectAddress
     }
 
     /// The first value of a header, compared case-insensitively.

@@ -29,6 +29,10 @@ public final class URLSessionTransport: HTTPTransport {
     public func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure)
         -> HTTPTransportResponse
     {
+        // URLSession always resolves the URL's host itself: it cannot keep a checked address.
+        if request.connectAddress != nil {
+            throw HTTPTransportFailure(.notConnected, "URLSession cannot connect to a given address")
+        }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body

@@ -69,11 +69,12 @@ final class ConnectionSupervisor: Sendable {
         }
     }
 
-    /// A connection was accepted; returns its id for the socket context.
-    func opened(socket: Int32) -> UInt64 {
+    /// A connection was accepted from `address` (its bytes); returns its id for the socket
+    /// context.
+    func opened(socket: Int32, address: [UInt8]?) -> UInt64 {
         let now = ContinuousClock.now
         return table.withLock { table in
-            let (id, evicted) = table.open(socket: socket, at: now)
+            let (id, evicted) = table.open(socket: socket, address: address, at: now)
             Self.shutDown(evicted)
             return id
         }

@@ -1,6 +1,7 @@
 /// Every open TCP connection of a server and the rules that close some of them before
-/// libmicrohttpd would: the request-head deadline, the minimum body rate, and eviction of the
-/// oldest waiting connections when the connection limit is near.
+/// libmicrohttpd would: the request-head deadline, the minimum body rate, eviction of the
+/// oldest waiting connections when the connection limit is near, and the per-address limit
+/// (kept here rather than by libmicrohttpd, which refuses silently, so refusals are counted).
 ///
 /// Why our own: libmicrohttpd's connection timeout is an *idle* timeout, reset by every byte,
 /// so a client trickling one header byte every few seconds keeps its connection forever; and at
@@ -25,6 +26,9 @@ struct ConnectionTable {
         /// connection closes the oldest connection waiting for a request: kept-alive idle ones
         /// first, then ones that never completed a head.
         var evictionThreshold: Int
+        /// The most connections from one client address (whole IPv6 addresses); a connection
+        /// beyond it is closed as soon as it is accepted. 0: no limit.
+        var maxConnectionsPerAddress = 0
     }
 
     enum Phase: Equatable {
@@ -42,6 +46,8 @@ struct ConnectionTable {
     struct Connection {
         let socket: Int32
         var phase: Phase
+        /// The client address it counts against, when the per-address limit applies.
+        var address: [UInt8]? = nil
     }
 
     let policy: Policy
@@ -57,6 +63,9 @@ struct ConnectionTable {
     private var evicted = 0
     private var headTimeouts = 0
     private var slowBodies = 0
+    private var addressRefusals = 0
+    /// Open connections per client address (only while the per-address limit applies).
+    private var perAddress: [[UInt8]: Int] = [:]
 
     init(policy: Policy) {
         self.policy = policy
@@ -64,14 +73,30 @@ struct ConnectionTable {
 
     var statistics: HTTPServer.ConnectionStatistics {
         HTTPServer.ConnectionStatistics(
-            open: connections.count, evicted: evicted, headTimeouts: headTimeouts, slowBodies: slowBodies)
+            open: connections.count, evicted: evicted, headTimeouts: headTimeouts, slowBodies: slowBodies,
+            addressRefusals: addressRefusals)
     }
 
-    /// A connection was accepted. Returns its id (never 0) and the sockets evicted to make room.
-    mutating func open(socket: Int32, at now: ContinuousClock.Instant) -> (id: UInt64, close: [Int32]) {
+    /// A connection was accepted from `address` (the client's address bytes; `nil`: unknown).
+    /// Returns its id (never 0) and the sockets to shut down: the connection itself when its
+    /// address already holds `maxConnectionsPerAddress`, else those evicted to make room.
+    mutating func open(socket: Int32, address: [UInt8]? = nil, at now: ContinuousClock.Instant) -> (
+        id: UInt64, close: [Int32]
+    ) {
         lastID += 1
         let id = lastID
-        connections[id] = Connection(socket: socket, phase: .awaitingHead(since: now, reused: false))
+        var counted: [UInt8]?
+        if let address, policy.maxConnectionsPerAddress > 0 {
+            if perAddress[address, default: 0] >= policy.maxConnectionsPerAddress {
+                connections[id] = Connection(socket: socket, phase: .closing)
+                closingCount += 1
+                addressRefusals += 1
+                return (id, [socket])
+            }
+            perAddress[address, default: 0] += 1
+            counted = address
+        }
+        connections[id] = Connection(socket: socket, phase: .awaitingHead(since: now, reused: false), address: counted)
         freshWaiting.append(id)
         var close: [Int32] = []
         while isCrowded {
@@ -137,6 +162,10 @@ struct ConnectionTable {
         idleWaiting.remove(id)
         bodies.remove(id)
         if connection.phase == .closing { closingCount -= 1 }
+        if let address = connection.address {
+            let remaining = perAddress[address, default: 1] - 1
+            perAddress[address] = remaining > 0 ? remaining : nil
+        }
     }
 
     /// The sockets whose head deadline has passed or whose body is below the minimum rate.

@@ -97,9 +97,9 @@ public final class HTTPServer: Sendable {
         /// The slowest a request body may arrive; below it the connection is closed. `nil`: no
         /// minimum (only `connectionTimeout` applies).
         public var minimumBodyRate: MinimumBodyRate?
-        /// Most connections open at once from one client IP address
-        /// (`MHD_OPTION_PER_IP_CONNECTION_LIMIT`, whole IPv6 addresses); a connection beyond it
-        /// is closed as soon as it is accepted. 0: no limit. Behind a reverse proxy every client
+        /// Most connections open at once from one client IP address (whole IPv6 addresses); a
+        /// connection beyond it is closed as soon as it is accepted, and counted
+        /// (`ConnectionStatistics.addressRefusals`). 0: no limit. Behind a reverse proxy every client
         /// shares the proxy's address: set it above the proxy's connection pool, or 0.
         public var maxConnectionsPerAddress: Int
         /// How long `stop()` waits for in-flight requests by default.
@@ -167,12 +167,15 @@ public final class HTTPServer: Sendable {
         public var headTimeouts: Int
         /// Closed because their body arrived below `minimumBodyRate`.
         public var slowBodies: Int
+        /// Closed at accept because their client address already held `maxConnectionsPerAddress`.
+        public var addressRefusals: Int
 
-        public init(open: Int, evicted: Int, headTimeouts: Int, slowBodies: Int) {
+        public init(open: Int, evicted: Int, headTimeouts: Int, slowBodies: Int, addressRefusals: Int = 0) {
             self.open = open
             self.evicted = evicted
             self.headTimeouts = headTimeouts
             self.slowBodies = slowBodies
+            self.addressRefusals = addressRefusals
         }
     }
 

@@ -128,7 +128,8 @@ final class DaemonCore: @unchecked Sendable {
         self.connections = ConnectionSupervisor(
             policy: ConnectionTable.Policy(
                 headTimeout: configuration.requestHeadTimeout, minimumBodyRate: configuration.minimumBodyRate,
-                evictionThreshold: max(1, configuration.connectionLimit - configuration.evictionHeadroom)))
+                evictionThreshold: max(1, configuration.connectionLimit - configuration.evictionHeadroom),
+                maxConnectionsPerAddress: configuration.maxConnectionsPerAddress))
     }
 
     var liveRequestCount: Int { registry.withLock { $0.live } }
@@ -171,8 +172,8 @@ final class DaemonCore: @unchecked Sendable {
                 CMicroHTTPD_option_size(
                     .CONNECTION_MEMORY_LIMIT, configuration.maxHeaderSize + 4 * 1024),
                 CMicroHTTPD_option_uint(.CONNECTION_TIMEOUT, timeoutSeconds),
-                CMicroHTTPD_option_uint(
-                    .PER_IP_CONNECTION_LIMIT, UInt32(clamping: configuration.maxConnectionsPerAddress)),
+                // No PER_IP_CONNECTION_LIMIT: ConnectionTable keeps that limit, so that refusals
+                // are counted (libmicrohttpd's own limit closes silently).
                 // Strict parsing: HTTP/1.1 without Host, whitespace in field names, … get 400.
                 CMicroHTTPD_option_uint(.STRICT_FOR_CLIENT, 1),
                 CMicroHTTPD_option_uri_log(
@@ -335,7 +336,9 @@ enum MicroHTTPDCallbacks {
         let core = Unmanaged<DaemonCore>.fromOpaque(cls).takeUnretainedValue()
         switch code {
         case .CONNECTION_NOTIFY_STARTED:
-            let id = core.connections.opened(socket: CMicroHTTPD_connection_socket(connection))
+            let id = core.connections.opened(
+                socket: CMicroHTTPD_connection_socket(connection),
+                address: CMicroHTTPD_connection_client_address(connection).flatMap(SocketAddress.addressBytes))
             // The id itself is the socket context: nothing to allocate or release.
             socketContext.pointee = UnsafeMutableRawPointer(bitPattern: UInt(id))
         case .CONNECTION_NOTIFY_CLOSED:
@@ -674,6 +677,25 @@ struct SocketAddress {
     mutating func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>) -> Result) -> Result {
         withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1, body)
+        }
+    }
+
+    /// The IP address of a peer (4 or 16 bytes, network order, no port), or nil for other
+    /// families: the key of the per-address connection limit.
+    static func addressBytes(_ address: UnsafePointer<sockaddr>) -> [UInt8]? {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            return UnsafeRawPointer(address).withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                var raw = $0.pointee.sin_addr
+                return withUnsafeBytes(of: &raw) { Array($0) }
+            }
+        case AF_INET6:
+            return UnsafeRawPointer(address).withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                var raw = $0.pointee.sin6_addr
+                return withUnsafeBytes(of: &raw) { Array($0) }
+            }
+        default:
+            return nil
         }
     }
 

@@ -100,12 +100,20 @@ public struct StorekeeperApplication: Sendable {
             settings: AccessScheduler.Settings(
                 pollInterval: .milliseconds(configuration.accessSchedulerPollMilliseconds)))
         webhookDeliverer = WebhookDeliverer(
-            store: store, transport: webhookTransport ?? URLSessionTransport(), clock: clock, metrics: metrics,
+            store: store, transport: webhookTransport ?? PinnedHTTPTransport(), clock: clock, metrics: metrics,
             settings: settings, destinations: webhookDestinations, secrets: secrets)
         var jobs = jobSettings ?? JobWorker.Settings()
         if jobSettings == nil { jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds) }
         jobWorker = JobWorker(
             store: store, handlers: ingestion.jobHandlers, clock: clock, metrics: metrics, settings: jobs)
+    }
+
+    /// Starts serving `responder` with `httpConfiguration()`, and exports the server's
+    /// connection statistics on `/metrics`.
+    public func startServer() throws -> HTTPServer {
+        let server = try HTTPServer(configuration: try httpConfiguration(), responder: responder)
+        metrics.observeConnections { [weak server] in server?.connectionStatistics }
+        return server
     }
 
     /// The HTTP core's configuration from `configuration` (listen address and limits).

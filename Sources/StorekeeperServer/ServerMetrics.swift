@@ -40,6 +40,8 @@ public final class ServerMetrics: IngestionMetrics {
     }
 
     private let state = Mutex(State())
+    /// The HTTP server's connection counters, read at each render (`nil`: no server attached).
+    private let connections = Mutex<(@Sendable () -> HTTPServer.ConnectionStatistics?)?>(nil)
 
     public init() {}
 
@@ -82,6 +84,11 @@ public final class ServerMetrics: IngestionMetrics {
             $0.outboxClaimed = claimed
             $0.outboxOldestAgeSeconds = oldestAgeSeconds
         }
+    }
+
+    /// Exports `source`'s connection counters (the HTTP server this application runs on).
+    public func observeConnections(_ source: @escaping @Sendable () -> HTTPServer.ConnectionStatistics?) {
+        connections.withLock { $0 = source }
     }
 
     /// The Prometheus text exposition (format 0.0.4).
@@ -143,6 +150,27 @@ public final class ServerMetrics: IngestionMetrics {
         header("storekeeper_database_duration_seconds", "histogram", "Database transaction latency by operation.")
         for (operation, value) in state.databaseLatency.sorted(by: { $0.key < $1.key }) {
             histogram("storekeeper_database_duration_seconds", [("operation", operation)], value)
+        }
+        if let statistics = connections.withLock({ $0 })?() {
+            header(
+                "storekeeper_http_connections_open", "gauge", "TCP connections open now, those being closed included.")
+            out += "storekeeper_http_connections_open \(statistics.open)\n"
+            header(
+                "storekeeper_http_connections_evicted_total", "counter",
+                "Waiting connections closed to make room near connectionLimit, idle keep-alive ones first.")
+            out += "storekeeper_http_connections_evicted_total \(statistics.evicted)\n"
+            header(
+                "storekeeper_http_connections_head_timeouts_total", "counter",
+                "Connections closed because their request head was not complete within requestHeadTimeoutSeconds.")
+            out += "storekeeper_http_connections_head_timeouts_total \(statistics.headTimeouts)\n"
+            header(
+                "storekeeper_http_connections_slow_bodies_total", "counter",
+                "Connections closed because their request body arrived below minBodyBytesPerSecond.")
+            out += "storekeeper_http_connections_slow_bodies_total \(statistics.slowBodies)\n"
+            header(
+                "storekeeper_http_connections_address_refusals_total", "counter",
+                "Connections closed at accept because their client address held maxConnectionsPerAddress already.")
+            out += "storekeeper_http_connections_address_refusals_total \(statistics.addressRefusals)\n"
         }
         return out
     }

@@ -89,7 +89,7 @@ public final class WebhookDeliverer: Sendable {
     private let claiming = Mutex(false)
 
     public init(
-        store: any Store, transport: any HTTPTransport = URLSessionTransport(), clock: ServerClock,
+        store: any Store, transport: any HTTPTransport = PinnedHTTPTransport(), clock: ServerClock,
         metrics: ServerMetrics, settings: Settings = Settings(),
         destinations: WebhookDestinationGuard = .standard(),
         owner: String = APIKeys.identifier(prefix: "worker-"), secrets: StoredSecrets = .keyless
@@ -352,15 +352,15 @@ public final class WebhookDeliverer: Sendable {
             customerInfo: context?.customerInfo)
         let body = AppStoreJSON.encode(payload)
         let signature = WebhookSignature.header(body: body, secret: secret, unixSeconds: clock.now().secondsSince1970)
-        var headers: [(name: String, value: String)] = [
+        let headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), (WebhookSignature.headerName, signature),
             ("Storekeeper-Event-Id", delivery.event.event.id),
             ("Storekeeper-Delivery-Attempt", String(delivery.attempt)),
             ("User-Agent", "storekeeper-webhooks/1"),
         ]
-        if let host = connection.hostHeader { headers.append(("Host", host)) }
         let request = HTTPTransportRequest(
-            method: "POST", url: connection.url, headers: headers, body: body, timeout: settings.requestTimeout)
+            method: "POST", url: connection.url, headers: headers, body: body, timeout: settings.requestTimeout,
+            connectAddress: connection.address.description)
         do {
             let response = try await transport.send(request, maximumResponseBytes: 64 * 1024)
             return (200..<300).contains(response.status) ? nil : .httpStatus(response.status)

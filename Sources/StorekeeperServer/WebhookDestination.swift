@@ -22,14 +22,8 @@ public struct WebhookDestination: Sendable, Hashable {
     /// The longest URL accepted.
     public static let maximumURLLength = 2048
 
-    /// The URL to request when connecting to `address`, already checked: for `http`, the
-    /// address itself (the `Host` header carries the name), so nothing resolves the name again
-    /// between the check and the connection.
-    public func url(connectingTo address: IPAddress) -> URL? {
-        URL(string: "\(scheme)://\(address.urlHost):\(port)\(pathAndQuery)")
-    }
-
-    /// The URL as registered, normalized (for `https`, which must name the host for TLS).
+    /// The URL as registered, normalized: what a delivery requests (its host names TLS SNI, the
+    /// certificate check and `Host`) while connecting to a checked address.
     public var url: URL? { URL(string: "\(scheme)://\(hostHeader)\(pathAndQuery)") }
 
     /// Parses and checks the parts of `text` that do not depend on where the host resolves.

@@ -4,22 +4,20 @@ import Foundation
 /// refusal for the operator) and again before every delivery (DNS may have changed since, and
 /// endpoints may predate the policy).
 ///
-/// At delivery the host is resolved here, every address is checked, and the request goes to a
-/// checked address: an `http` URL is rewritten to the address with the original `Host`
-/// header, so nothing resolves the name again between the check and the connection. An
-/// `https` URL keeps its host name, which TLS needs for SNI and certificate verification, and
-/// URLSession (libcurl underneath) resolves it once more: a DNS server answering differently
-/// to the two lookups could steer that connection to a refused address. What it can reach
-/// there is a TLS handshake, not a request: the peer must present a certificate for the
-/// endpoint's name from a trusted CA before a byte of the webhook is sent. See docs/server.md.
+/// At delivery the host is resolved here, every address is checked, and the delivery connects
+/// to a checked address (`Connection.address`, through `PinnedHTTPTransport`), `http` and
+/// `https` alike: the URL keeps its host name for TLS (SNI, certificate verification) and
+/// `Host`, but nothing resolves the name again between the check and the connection, so a DNS
+/// server answering differently to a second lookup (rebinding) has nothing to steer. See
+/// docs/server.md.
 /// - Note: Immutable and `Sendable`.
 public struct WebhookDestinationGuard: Sendable {
-    /// Where a delivery connects: the URL to request and the `Host` header to send with it
-    /// (`nil`: the URL's own host).
+    /// Where a delivery connects: the URL as registered (normalized), whose host names TLS SNI,
+    /// the certificate check and `Host`, and the checked address the connection must go to.
     /// - Note: Immutable value; `Sendable`.
     public struct Connection: Sendable, Hashable {
         public let url: URL
-        public let hostHeader: String?
+        public let address: IPAddress
     }
 
     public let policy: WebhookDestinationPolicy
@@ -64,11 +62,8 @@ public struct WebhookDestinationGuard: Sendable {
         } catch {
             return .failure(.destinationRefused)
         }
-        if destination.scheme == "http", let target = destination.url(connectingTo: addresses[0]) {
-            return .success(Connection(url: target, hostHeader: destination.hostHeader))
-        }
         guard let target = destination.url else { return .failure(.destinationRefused) }
-        return .success(Connection(url: target, hostHeader: nil))
+        return .success(Connection(url: target, address: addresses[0]))
     }
 
     /// A literal is its own address; `localhost` names are loopback whatever a resolver says

@@ -77,8 +77,7 @@ enum DemoCommand {
             configuration: configuration, store: store, secrets: StoredSecrets(sealer: SecretSealer(key: secretsKey)))
         let server: HTTPServer
         do {
-            server = try HTTPServer(
-                configuration: try application.httpConfiguration(), responder: application.responder)
+            server = try application.startServer()
         } catch {
             await store.close()
             await simulatorServer.stop()

@@ -116,8 +116,7 @@ enum ServeCommand {
         let application = StorekeeperApplication(configuration: configuration, store: store, secrets: secrets)
         let server: HTTPServer
         do {
-            server = try HTTPServer(
-                configuration: try application.httpConfiguration(), responder: application.responder)
+            server = try application.startServer()
         } catch {
             log(["event": "server.startFailed", "error": "\(error)"])
             await store.close()

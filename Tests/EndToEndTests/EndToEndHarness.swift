@@ -83,7 +83,7 @@ final class EndToEndHarness: Sendable {
             webhookSettings: WebhookDeliverer.Settings(
                 requestTimeout: .seconds(5), maxAgeMilliseconds: Self.webhookMaxAge, random: { 0.5 }),
             secrets: StoredSecrets(sealer: SecretSealer(key: try SecretsKey.generate())))
-        server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
+        server = try application.startServer()
         webhooks = try WebhookListener()
     }
 

@@ -18,6 +18,31 @@ import Testing
 
     func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
 
+    /// The per-address limit closes a connection beyond it at once and counts the refusal; a
+    /// closed connection gives its place back; other addresses are not affected.
+    @Test func perAddressLimitRefusesAndCounts() {
+        var table = ConnectionTable(
+            policy: ConnectionTable.Policy(
+                headTimeout: nil, minimumBodyRate: nil, evictionThreshold: 100, maxConnectionsPerAddress: 2))
+        let one: [UInt8] = [127, 0, 0, 9]
+        let other: [UInt8] = [127, 0, 0, 10]
+        let a = table.open(socket: 10, address: one, at: at(0))
+        let b = table.open(socket: 11, address: one, at: at(1))
+        let refused = table.open(socket: 12, address: one, at: at(2))
+        let elsewhere = table.open(socket: 13, address: other, at: at(3))
+        #expect([a.close, b.close, refused.close, elsewhere.close] == [[], [], [12], []])
+        #expect(
+            table.statistics
+                == HTTPServer.ConnectionStatistics(
+                    open: 4, evicted: 0, headTimeouts: 0, slowBodies: 0, addressRefusals: 1))
+        table.closed(refused.id)
+        table.closed(a.id)
+        #expect(table.open(socket: 14, address: one, at: at(4)).close == [])
+        #expect(table.open(socket: 15, address: one, at: at(5)).close == [15])
+        #expect(table.statistics.addressRefusals == 2)
+        #expect(table.statistics.open == 4)
+    }
+
     @Test func orderedIDSetKeepsAppendOrder() {
         var set = OrderedIDSet()
         for id: UInt64 in [5, 3, 9, 1] { set.append(id) }

@@ -63,12 +63,14 @@ final class ServerHarness: Sendable {
     ///   - webhookAllowedDestinations: the server's webhook allow-list (`["127.0.0.1"]` for tests
     ///     whose listeners are on loopback); empty by default, as in production.
     ///   - webhookResolver: the destination checks' resolver (default: the system's).
+    ///   - configure: changes to the server's configuration (HTTP limits, …) before it starts.
     init(
         database: TestDatabase = .sqlite, ca: TestCertificateAuthority? = nil,
         connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
         secrets: StoredSecrets? = nil, opened: (store: any Store, cleanup: @Sendable () -> Void)? = nil,
         webhookAllowedDestinations: [String] = [], webhookResolver: (any HostResolver)? = nil,
-        purchaseCompletionWaitMilliseconds: Int = 2000, jobSettings: JobWorker.Settings? = nil
+        purchaseCompletionWaitMilliseconds: Int = 2000, jobSettings: JobWorker.Settings? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws {
         let (store, cleanup) = try await Self.open(database, opened)
         let secrets = try secrets ?? StoredSecrets(sealer: SecretSealer(key: SecretsKey.generate()))
@@ -78,10 +80,11 @@ final class ServerHarness: Sendable {
         self.store = store
         self.cleanup = cleanup
         self.ca = try ca ?? TestSigning.authority()
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             listen: "127.0.0.1:0", adminKey: Self.adminKey, threadPoolSize: 2, accessLog: false,
             webhookAllowedDestinations: try WebhookDestinationAllowList(webhookAllowedDestinations),
             purchaseCompletionWaitMilliseconds: purchaseCompletionWaitMilliseconds)
+        configure(&configuration)
         application = StorekeeperApplication(
             configuration: configuration, store: store,
             clock: ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
@@ -90,7 +93,7 @@ final class ServerHarness: Sendable {
                 ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }), secrets: secrets,
             webhookResolver: webhookResolver,
             jobSettings: jobSettings ?? JobWorker.Settings(random: { 0.5 }))
-        server = try HTTPServer(configuration: try application.httpConfiguration(), responder: application.responder)
+        server = try application.startServer()
     }
 
     private static func open(_ database: TestDatabase, _ opened: (store: any Store, cleanup: @Sendable () -> Void)?)

@@ -29,7 +29,7 @@ import Testing
         _ = try await harness.addEndpoint(app, url: hanging.url)
         _ = try await harness.addEndpoint(app, url: receiver.url)
         let deliverer = WebhookDeliverer(
-            store: harness.store, transport: URLSessionTransport(), clock: ServerClock(now: harness.clock.function),
+            store: harness.store, transport: PinnedHTTPTransport(), clock: ServerClock(now: harness.clock.function),
             metrics: ServerMetrics(),
             settings: WebhookDeliverer.Settings(
                 pollInterval: .milliseconds(50), requestTimeout: .seconds(20), random: { 0.5 }),

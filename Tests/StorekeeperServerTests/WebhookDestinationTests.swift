@@ -7,7 +7,7 @@ import StorekeeperTesting
 import Testing
 
 /// Where webhooks may go: refused at registration with a clear 400, checked again before every
-/// delivery (the resolved address, pinned for http), and failures listed only by category.
+/// delivery (the resolved address, pinned), and failures listed only by category.
 @Suite(.serialized) struct WebhookDestinationTests {
     /// Each URL the policy refuses by default, and the rule that refuses it.
     static let refused: [(url: String, rule: String)] = [
@@ -249,7 +249,8 @@ import Testing
         #expect(try await harness.failedErrors(app) == [rebound: "destination_refused", legacy: "destination_refused"])
     }
 
-    /// An http delivery goes to the address that was checked, with the registered name as Host.
+    /// An http delivery goes to the address that was checked, with the registered name as Host
+    /// (`hooks.test` exists only in the test's resolver: `.test` is reserved, RFC 6761).
     @Test func httpDeliveryConnectsToTheCheckedAddress() async throws {
         let resolver = Self.resolver()
         resolver.set("hooks.test", ["127.0.0.1"])
@@ -273,7 +274,8 @@ import Testing
                 policy: WebhookDestinationPolicy(allowList: try WebhookDestinationAllowList(["127.0.0.1"])),
                 resolver: resolver), secrets: harness.secrets)
         #expect(await deliverer.deliverDue() == 1)
-        #expect(transport.urls == ["http://127.0.0.1:\(port)/hooks?source=storekeeper"])
+        #expect(transport.urls == ["http://hooks.test:\(port)/hooks?source=storekeeper"])
+        #expect(transport.connectAddresses == ["127.0.0.1"])
         #expect(receiver.deliveries.count == 1)
         #expect(receiver.deliveries.first?.headers["Host"] == "hooks.test:\(port)")
         #expect(try await harness.failedErrors(app) == [:])
@@ -311,7 +313,7 @@ import Testing
         }
         try await harness.purchase(app, appUserId: "failing")
         let deliverer = WebhookDeliverer(
-            store: harness.store, transport: URLSessionTransport(), clock: ServerClock(now: harness.clock.function),
+            store: harness.store, transport: PinnedHTTPTransport(), clock: ServerClock(now: harness.clock.function),
             metrics: ServerMetrics(), settings: WebhookDeliverer.Settings(requestTimeout: .seconds(1), random: { 0.5 }),
             destinations: WebhookDestinationGuard(
                 policy: WebhookDestinationPolicy(allowList: try WebhookDestinationAllowList(["127.0.0.1"])),

@@ -33,7 +33,7 @@ final class RecordingTransport: HTTPTransport {
     let inner: any HTTPTransport
     let sent = Mutex<[HTTPTransportRequest]>([])
 
-    init(_ inner: any HTTPTransport = URLSessionTransport()) { self.inner = inner }
+    init(_ inner: any HTTPTransport = PinnedHTTPTransport()) { self.inner = inner }
 
     func send(_ request: HTTPTransportRequest, maximumResponseBytes: Int) async throws(HTTPTransportFailure)
         -> HTTPTransportResponse
@@ -43,6 +43,8 @@ final class RecordingTransport: HTTPTransport {
     }
 
     var urls: [String] { sent.withLock { $0.map(\.url.absoluteString) } }
+    /// The checked address each request was to connect to.
+    var connectAddresses: [String?] { sent.withLock { $0.map(\.connectAddress) } }
 }
 
 /// Requests to `gatedHost` wait until `open()`; others answer 200 at once. Records how many
