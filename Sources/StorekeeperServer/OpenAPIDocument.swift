@@ -77,9 +77,10 @@ public enum OpenAPIDocument {
                                     name,
                                     JSONValue.object([
                                         "required": .bool(true), "description": .string(headerDescription(name)),
-                                        "schema": .object([
-                                            "type": .string("string"), "pattern": .string(#"^"[0-9]+"$"#),
-                                        ]),
+                                        "schema": .object(
+                                            name == "ETag"
+                                                ? ["type": .string("string"), "pattern": .string(#"^"[0-9]+"$"#)]
+                                                : ["type": .string("string")]),
                                     ])
                                 )
                             }))
