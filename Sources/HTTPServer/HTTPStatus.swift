@@ -67,6 +67,7 @@ public struct HTTPStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let notFound: HTTPStatus = 404
     public static let methodNotAllowed: HTTPStatus = 405
     public static let conflict: HTTPStatus = 409
+    public static let preconditionFailed: HTTPStatus = 412
     public static let contentTooLarge: HTTPStatus = 413
     public static let unsupportedMediaType: HTTPStatus = 415
     public static let unprocessableContent: HTTPStatus = 422

@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 
 /// One app served by Storekeeper and its App Store identity.
 /// - Note: Immutable value; `Sendable`.
@@ -13,10 +14,13 @@ public struct AppRecord: Sendable, Hashable, Codable {
     public var sharedSecret: String?
     /// Settings the application layer owns (opaque to storage).
     public var settings: JSONValue
+    /// The stored row's version (migration `0007_resource_versions`): 1 when created, one more
+    /// on every save. Set by the store's reads; a save ignores it (the store counts).
+    public var version: Int64
 
     public init(
         id: String, bundleId: String, appAppleId: Int64? = nil, environments: [AppStoreEnvironment],
-        sharedSecret: String? = nil, settings: JSONValue = .object([:])
+        sharedSecret: String? = nil, settings: JSONValue = .object([:]), version: Int64 = 0
     ) {
         self.id = id
         self.bundleId = bundleId
@@ -24,6 +28,7 @@ public struct AppRecord: Sendable, Hashable, Codable {
         self.environments = environments
         self.sharedSecret = sharedSecret
         self.settings = settings
+        self.version = version
     }
 }
 
@@ -70,12 +75,29 @@ public struct WebhookEndpoint: Sendable, Hashable, Codable {
     public var url: String
     public var secret: String
     public var isEnabled: Bool
+    /// The stored row's version, as `AppRecord.version`. Set by `webhookEndpoints(appId:)` and
+    /// `lockWebhookEndpoint(id:appId:)`; 0 where a read does not load it (the deliverer's claim).
+    public var version: Int64
 
-    public init(id: String, appId: String, url: String, secret: String, isEnabled: Bool = true) {
+    public init(id: String, appId: String, url: String, secret: String, isEnabled: Bool = true, version: Int64 = 0) {
         self.id = id
         self.appId = appId
         self.url = url
         self.secret = secret
         self.isEnabled = isEnabled
+        self.version = version
+    }
+}
+
+/// An app's product catalog as stored, with its row's version (1 when first saved, one more on
+/// every save).
+/// - Note: Immutable value; `Sendable`.
+public struct StoredCatalog: Sendable, Hashable {
+    public var catalog: ProductCatalog
+    public var version: Int64
+
+    public init(catalog: ProductCatalog, version: Int64) {
+        self.catalog = catalog
+        self.version = version
     }
 }

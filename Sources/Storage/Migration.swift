@@ -18,7 +18,7 @@ public struct Migration: Sendable, Hashable {
 
     /// Every migration this binary knows, in order.
     public static let all: [Migration] = [
-        initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, jobDedupe,
+        initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, resourceVersions, jobDedupe,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.

@@ -72,6 +72,8 @@ public protocol StoreReader {
     func app(id: String) throws -> AppRecord?
     func apps() throws -> [AppRecord]
     func catalog(appId: String) throws -> ProductCatalog?
+    /// `catalog(appId:)` with its version.
+    func storedCatalog(appId: String) throws -> StoredCatalog?
     /// An API key by the SHA-256 of its secret (the secret itself is never stored).
     func apiKey(hash: String) throws -> APIKeyRecord?
     func webhookEndpoints(appId: String) throws -> [WebhookEndpoint]
@@ -135,12 +137,30 @@ public protocol StoreTransaction: StoreReader {
     /// thrown instead and the transaction is unusable: let it propagate.
     func withSavepoint<R>(_ body: () throws -> R) throws -> R
 
-    // Apps and configuration.
-    func saveApp(_ app: AppRecord, at: Timestamp) throws
-    func saveCatalog(appId: String, _ catalog: ProductCatalog, at: Timestamp) throws
+    // Apps and configuration. Each save of an app, a catalog or an endpoint returns the row's
+    // new version (1 when created, one more on every save). A read-modify-write locks the row
+    // first (`lockApp`, `lockWebhookEndpoint`) so that a concurrent one cannot slip in between.
+    /// Creates or replaces the app; returns its new version.
+    @discardableResult
+    func saveApp(_ app: AppRecord, at: Timestamp) throws -> Int64
+    /// Creates the app (version 1) unless its id exists: `false` then, and nothing changes.
+    func insertApp(_ app: AppRecord, at: Timestamp) throws -> Bool
+    /// The app's row, locked against other writers until the transaction ends (PostgreSQL
+    /// `SELECT … FOR NO KEY UPDATE`; SQLite's single writer already serializes). Locking the
+    /// app also serializes writes of its catalog. `nil` for an unknown id.
+    func lockApp(id: String) throws -> AppRecord?
+    /// Creates or replaces the app's catalog; returns its new version.
+    @discardableResult
+    func saveCatalog(appId: String, _ catalog: ProductCatalog, at: Timestamp) throws -> Int64
     func saveAPIKey(_ key: APIKeyRecord) throws
     func revokeAPIKey(id: String, at: Timestamp) throws -> Bool
-    func saveWebhookEndpoint(_ endpoint: WebhookEndpoint, at: Timestamp) throws
+    /// Creates or replaces the endpoint; returns its new version.
+    @discardableResult
+    func saveWebhookEndpoint(_ endpoint: WebhookEndpoint, at: Timestamp) throws -> Int64
+    /// Creates the endpoint (version 1) unless its id exists: `false` then, and nothing changes.
+    func insertWebhookEndpoint(_ endpoint: WebhookEndpoint, at: Timestamp) throws -> Bool
+    /// The app's endpoint, locked as `lockApp` locks an app; `nil` when the app has no such endpoint.
+    func lockWebhookEndpoint(id: String, appId: String) throws -> WebhookEndpoint?
 
     // Customers.
     /// Finds or creates the customer, moves `lastSeenAt` forward and holds the customer's lock

@@ -17,6 +17,10 @@ public struct APIRoute: Sendable {
     public var responses: [Int: String?]
     /// Query parameters (all optional strings).
     public var query: [String]
+    /// Optional request header fields the operation reads (documented as header parameters).
+    public var requestHeaders: [String] = []
+    /// Status → response header fields always sent with it (documented as required).
+    public var responseHeaders: [Int: [String]] = [:]
     /// Async (on the task pool), or immediate: answered on the HTTP thread that received the
     /// request, for reads that wait on nothing but a short local store read.
     public var handler: RouteHandler
@@ -55,6 +59,15 @@ public struct APIRoute: Sendable {
         self.responses = responses
         self.query = query
         self.handler = handler
+    }
+
+    /// The route of a versioned resource: it reads `If-Match` when `ifMatch`, and answers an
+    /// `ETag` (the version) with each of `etagStatuses`.
+    func versioned(ifMatch: Bool, etagStatuses: [Int]) -> APIRoute {
+        var route = self
+        if ifMatch { route.requestHeaders.append("If-Match") }
+        for status in etagStatuses { route.responseHeaders[status, default: []].append("ETag") }
+        return route
     }
 
     /// The key `AuthenticationMiddleware` looks routes up by.

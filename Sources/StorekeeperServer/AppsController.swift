@@ -8,6 +8,15 @@ import StorekeeperIngestion
 /// Admin: apps (bundle id, appAppleId, environments, App Store Connect key, shared secret,
 /// root certificates, policies) and API keys. Secrets go in and never come out: views say
 /// only whether they are set; a new API key is shown once, and only its hash is stored.
+///
+/// An app carries a version (`version`, and its `ETag`). `POST` with an id that exists is 409
+/// `app_exists` and changes nothing (the insert itself decides, so two instances creating the
+/// same id at once get one 201 and one 409). `PUT` is a merge: the fields it names replace the
+/// stored ones, the others keep their stored value; it is applied to the row as it is at that
+/// moment, read and written under the row's lock in one transaction, so concurrent PUTs that
+/// change different fields all survive. With `If-Match` it applies only to the version named
+/// (else 412 `version_mismatch`): what a client that sends back a whole view it read needs, so
+/// that a root certificate removed meanwhile does not come back.
 /// - Note: Immutable and `Sendable`.
 struct AppsController: Sendable {
     let apps: AppDirectory
@@ -43,6 +52,8 @@ struct AppsController: Sendable {
         var legacyReceiptFlow: Bool
         var answerConsumptionRequests: Bool
         var onlineVerification: Bool
+        /// The stored row's version; the `ETag` is this number in quotes.
+        var version: Int64
 
         struct ConnectView: Encodable {
             var keyId: String
@@ -72,6 +83,7 @@ struct AppsController: Sendable {
             legacyReceiptFlow = settings.legacyReceiptFlow
             answerConsumptionRequests = settings.answerConsumptionRequests
             onlineVerification = settings.onlineVerification
+            version = app.version
         }
     }
 
@@ -99,20 +111,25 @@ struct AppsController: Sendable {
         ]
         return [
             APIRoute(
-                .post, "/v1/admin/apps", access: .admin, operationId: "createApp", summary: "Create an app.",
-                tag: "admin", request: "AppInput",
+                .post, "/v1/admin/apps", access: .admin, operationId: "createApp",
+                summary: "Create an app; 409 app_exists when the id is taken.", tag: "admin", request: "AppInput",
                 responses: errors.merging([201: "App", 409: "Error"]) { $1 },
-                handler: create),
+                handler: create
+            ).versioned(ifMatch: false, etagStatuses: [201]),
             APIRoute(
                 .get, "/v1/admin/apps", access: .admin, operationId: "listApps", summary: "List apps.", tag: "admin",
                 responses: errors.merging([200: "AppList"]) { $1 }, handler: list),
             APIRoute(
                 .get, "/v1/admin/apps/{appId}", access: .admin, operationId: "getApp", summary: "One app.",
-                tag: "admin", responses: errors.merging([200: "App"]) { $1 }, handler: get),
+                tag: "admin", responses: errors.merging([200: "App"]) { $1 }, handler: get
+            ).versioned(ifMatch: false, etagStatuses: [200]),
             APIRoute(
                 .put, "/v1/admin/apps/{appId}", access: .admin, operationId: "updateApp",
-                summary: "Update an app; omitted fields keep their value.", tag: "admin", request: "AppInput",
-                responses: errors.merging([200: "App", 409: "Error"]) { $1 }, handler: update),
+                summary: "Update an app: the fields sent replace the stored ones, omitted fields keep their value; "
+                    + "with If-Match only if the version is still that one (412 version_mismatch).",
+                tag: "admin", request: "AppInput",
+                responses: errors.merging([200: "App", 409: "Error", 412: "Error"]) { $1 }, handler: update
+            ).versioned(ifMatch: true, etagStatuses: [200, 412]),
             APIRoute(
                 .post, "/v1/admin/apps/{appId}/keys", access: .admin, operationId: "createAppKey",
                 summary: "Create a public or secret API key for the app (shown once).", tag: "admin",
@@ -140,14 +157,26 @@ struct AppsController: Sendable {
         let stored = try apps.sealed(app)
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "admin"
-        try await apps.write("admin") { transaction in
-            guard try transaction.app(id: id) == nil else {
-                throw HTTPError(status: .conflict, code: "app_exists", message: "An app with that id exists.")
-            }
-            try transaction.saveApp(stored, at: now)
+        // The insert decides, not a read before it: of two instances creating the id at once,
+        // exactly one inserts and the other is told, whatever the isolation level.
+        let created = try await apps.write("admin") { transaction -> Bool in
+            guard try transaction.insertApp(stored, at: now) else { return false }
             try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.create", appId: id))
+            return true
         }
-        return JSONResponse.make(try AppView(app), status: .created)
+        guard created else {
+            throw HTTPError(status: .conflict, code: "app_exists", message: "An app with that id exists.")
+        }
+        var view = app
+        view.version = 1
+        return try Self.respond(view, status: .created)
+    }
+
+    /// `app` as JSON with its version as the ETag.
+    static func respond(_ app: AppRecord, status: HTTPStatus = .ok) throws -> HTTPResponse {
+        var response = JSONResponse.make(try AppView(app), status: status)
+        response.headers["ETag"] = VersionPrecondition.etag(app.version)
+        return response
     }
 
     @Sendable func list(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
@@ -156,25 +185,33 @@ struct AppsController: Sendable {
     }
 
     @Sendable func get(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        JSONResponse.make(try AppView(try await apps.record(context)))
+        try Self.respond(try await apps.record(context))
     }
 
+    /// The merge runs inside the write, on the row read under its lock: a change committed by
+    /// another request (or instance) just before is the base this one applies to, never lost.
     @Sendable func update(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let input = try RequestBody.decode(AppInput.self, from: request)
-        let existing = try await apps.record(context)
-        if let id = input.id, id != existing.id {
+        let precondition = try VersionPrecondition(request)
+        let appId = try context.parameter("appId")
+        if let id = input.id, id != appId {
             throw HTTPError.badRequest("The id in the body differs from the path.", code: "invalid_body")
         }
-        let app = try Self.apply(input, to: existing, id: existing.id)
-        let stored = try apps.sealed(app)
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "admin"
-        try await apps.write("admin") { transaction in
-            try transaction.saveApp(stored, at: now)
-            try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.update", appId: app.id))
+        let apps = apps
+        let saved = try await apps.write("admin") { transaction -> AppRecord in
+            guard let existing = try transaction.lockApp(id: appId) else {
+                throw ErrorMapping.ingestionFailure(.appNotFound)
+            }
+            try precondition.check(current: existing.version, resource: "app")
+            var app = try Self.apply(input, to: existing, id: appId)
+            app.version = try transaction.saveApp(try apps.sealed(app), at: now)
+            try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.update", appId: appId))
+            return app
         }
-        apps.runtimes.invalidate(appId: app.id)
-        return JSONResponse.make(try AppView(app))
+        apps.runtimes.invalidate(appId: appId)
+        return try Self.respond(saved)
     }
 
     @Sendable func createAppKey(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {

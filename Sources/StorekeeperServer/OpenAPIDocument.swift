@@ -42,6 +42,14 @@ public enum OpenAPIDocument {
                         "schema": .object(schema),
                     ]))
             }
+            for name in route.requestHeaders {
+                parameters.append(
+                    .object([
+                        "name": .string(name), "in": .string("header"), "required": .bool(false),
+                        "description": .string(headerDescription(name)),
+                        "schema": .object(["type": .string("string"), "maxLength": .integer(1024)]),
+                    ]))
+            }
             if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
             if let request = route.requestSchema {
                 operation["requestBody"] = .object([
@@ -60,6 +68,22 @@ public enum OpenAPIDocument {
                     } else {
                         response["content"] = .object(["application/json": .object(["schema": reference(schema)])])
                     }
+                }
+                if let headers = route.responseHeaders[status] {
+                    response["headers"] = .object(
+                        Dictionary(
+                            uniqueKeysWithValues: headers.map { name in
+                                (
+                                    name,
+                                    JSONValue.object([
+                                        "required": .bool(true), "description": .string(headerDescription(name)),
+                                        "schema": .object(
+                                            name == "ETag"
+                                                ? ["type": .string("string"), "pattern": .string(#"^"[0-9]+"$"#)]
+                                                : ["type": .string("string")]),
+                                    ])
+                                )
+                            }))
                 }
                 responses[String(status)] = .object(response)
             }
@@ -91,6 +115,16 @@ public enum OpenAPIDocument {
         .object(["$ref": .string("#/components/schemas/\(name)")])
     }
 
+    private static func headerDescription(_ name: String) -> String {
+        switch name {
+        case "If-Match":
+            return "Apply the write only if the resource's version is still the one this ETag names "
+                + "(* for any); otherwise 412 version_mismatch. Without it, the write applies to the current version."
+        case "ETag": return "The resource's version as a strong entity tag, e.g. \"3\"; send it back as If-Match."
+        default: return name
+        }
+    }
+
     private static func description(_ status: Int) -> String {
         switch status {
         case 200: return "OK"
@@ -102,7 +136,8 @@ public enum OpenAPIDocument {
         case 401: return "Missing or invalid API key (or V1 shared secret)"
         case 403: return "The key may not use this route or app"
         case 404: return "Not found"
-        case 409: return "Conflict or the app is not configured for this"
+        case 409: return "Conflict (e.g. app_exists: the id is taken) or the app is not configured for this"
+        case 412: return "If-Match names a version that is no longer current (version_mismatch; ETag: the current one)"
         case 413: return "Body too large"
         case 415: return "Body must be application/json"
         case 422: return "Unsupported value"
@@ -168,12 +203,13 @@ public enum OpenAPIDocument {
                 "onlineVerification": {"type": "boolean"}, "verifyReceiptProductionURL": {"type": "string"},
                 "verifyReceiptSandboxURL": {"type": "string"}}},
               "App": {"type": "object", "required": ["id", "bundleId", "environments", "hasSharedSecret", "rootCertificates",
-                  "transferPolicy", "legacyReceiptFlow", "answerConsumptionRequests", "onlineVerification"],
+                  "transferPolicy", "legacyReceiptFlow", "answerConsumptionRequests", "onlineVerification", "version"],
                 "properties": {"id": {"type": "string"}, "bundleId": {"type": "string"}, "appAppleId": {"type": "integer"},
                   "environments": {"type": "array", "items": {"type": "string"}}, "hasSharedSecret": {"type": "boolean"},
                   "rootCertificates": {"type": "array", "items": {"type": "string"}}, "appStoreConnect": {"type": "object"},
                   "transferPolicy": {"type": "string"}, "legacyReceiptFlow": {"type": "boolean"},
-                  "answerConsumptionRequests": {"type": "boolean"}, "onlineVerification": {"type": "boolean"}}},
+                  "answerConsumptionRequests": {"type": "boolean"}, "onlineVerification": {"type": "boolean"},
+                  "version": {"type": "integer", "minimum": 1, "description": "1 when created, one more on every change; the ETag is this number in quotes."}}},
               "AppList": {"type": "object", "required": ["apps"], "properties": {"apps": {"type": "array", "items": {"$ref": "#/components/schemas/App"}}}},
               "AppKeyInput": {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "enum": ["public", "secret"]},
                 "label": {"type": "string", "maxLength": 200}}},
@@ -188,11 +224,13 @@ public enum OpenAPIDocument {
                   "duration": {"type": "string", "pattern": "^P[1-9][0-9]*[DWMY]$", "description": "ISO 8601 period, e.g. P1M."},
                   "entitlementIds": {"type": "array", "items": {"type": "string"}},
                   "referencePrice": {"type": "object", "required": ["milliunits", "currency"], "properties": {"milliunits": {"type": "integer"}, "currency": {"type": "string"}}}}}},
-                "isSmallBusinessProgram": {"type": "boolean"}}},
+                "isSmallBusinessProgram": {"type": "boolean"},
+                "version": {"type": "integer", "minimum": 0, "description": "In answers: 0 while none is stored, then one more on every PUT (the ETag). Ignored in a PUT: send If-Match."}}},
               "WebhookEndpointInput": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"},
                 "secret": {"type": "string", "minLength": 16, "maxLength": 256}, "enabled": {"type": "boolean"}}},
-              "WebhookEndpoint": {"type": "object", "required": ["id", "url", "enabled"], "properties": {"id": {"type": "string"},
-                "url": {"type": "string"}, "enabled": {"type": "boolean"}, "secret": {"type": "string"}}},
+              "WebhookEndpoint": {"type": "object", "required": ["id", "url", "enabled", "version"], "properties": {"id": {"type": "string"},
+                "url": {"type": "string"}, "enabled": {"type": "boolean"}, "secret": {"type": "string"},
+                "version": {"type": "integer", "minimum": 1, "description": "1 when created, one more on every change; the ETag is this number in quotes."}}},
               "WebhookEndpointList": {"type": "object", "required": ["endpoints"], "properties": {"endpoints": {"type": "array",
                 "items": {"$ref": "#/components/schemas/WebhookEndpoint"}}}},
               "FailedDeliveryList": {"type": "object", "required": ["deliveries"], "properties": {"deliveries": {"type": "array",

@@ -7,6 +7,12 @@ import StorekeeperIngestion
 /// The app's webhook endpoints (URL and signing secret, shown once) and its failed deliveries.
 /// An endpoint's URL must pass the destination policy (`WebhookDestinationGuard`): refused
 /// with 400 `destination_refused`, naming the rule.
+///
+/// An endpoint carries a version (`version` and the `ETag`). Its id is the server's (random),
+/// and creation never replaces an endpoint (409 `endpoint_exists` if the id were taken). `PUT`
+/// is a merge (the fields sent replace the stored ones) applied under the endpoint's row lock,
+/// so concurrent changes of different fields all survive; with `If-Match` only to the version
+/// named (412 `version_mismatch` otherwise).
 /// - Note: Immutable and `Sendable`.
 struct WebhooksController: Sendable {
     let apps: AppDirectory
@@ -25,6 +31,15 @@ struct WebhooksController: Sendable {
         var enabled: Bool
         /// Only in the answer to creation (or a secret change).
         var secret: String?
+        /// The stored row's version; the `ETag` is this number in quotes.
+        var version: Int64
+
+        /// The view as JSON with the version as the ETag.
+        func response(status: HTTPStatus = .ok) -> HTTPResponse {
+            var response = JSONResponse.make(self, status: status)
+            response.headers["ETag"] = VersionPrecondition.etag(version)
+            return response
+        }
     }
 
     struct EndpointList: Encodable {
@@ -57,13 +72,17 @@ struct WebhooksController: Sendable {
                 summary: "Add a webhook endpoint; its signing secret is returned once.", tag: "webhooks",
                 request: "WebhookEndpointInput",
                 responses: errors.merging([201: "WebhookEndpoint", 409: "Error", 415: "Error"]) { $1 },
-                handler: create),
+                handler: create
+            ).versioned(ifMatch: false, etagStatuses: [201]),
             APIRoute(
                 .put, "/v1/apps/{appId}/webhooks/{endpointId}", access: .appSecret,
-                operationId: "updateWebhookEndpoint", summary: "Change an endpoint's URL, secret or enabled flag.",
+                operationId: "updateWebhookEndpoint",
+                summary: "Change an endpoint's URL, secret or enabled flag (omitted fields keep their value); with "
+                    + "If-Match only if the version is still that one (412 version_mismatch).",
                 tag: "webhooks", request: "WebhookEndpointInput",
-                responses: errors.merging([200: "WebhookEndpoint", 409: "Error", 415: "Error"]) { $1 },
-                handler: update),
+                responses: errors.merging([200: "WebhookEndpoint", 409: "Error", 412: "Error", 415: "Error"]) { $1 },
+                handler: update
+            ).versioned(ifMatch: true, etagStatuses: [200, 412]),
             APIRoute(
                 .get, "/v1/apps/{appId}/webhooks/deliveries/failed", access: .appSecret,
                 operationId: "listFailedWebhookDeliveries", summary: "Dead-lettered and failing webhook deliveries.",
@@ -83,7 +102,10 @@ struct WebhooksController: Sendable {
         let appId = app.id
         let endpoints = try await apps.read { reader in try reader.webhookEndpoints(appId: appId) }
         return JSONResponse.make(
-            EndpointList(endpoints: endpoints.map { EndpointView(id: $0.id, url: $0.url, enabled: $0.isEnabled) }))
+            EndpointList(
+                endpoints: endpoints.map {
+                    EndpointView(id: $0.id, url: $0.url, enabled: $0.isEnabled, version: $0.version)
+                }))
     }
 
     @Sendable func create(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
@@ -103,20 +125,25 @@ struct WebhooksController: Sendable {
         let stored = try apps.sealed(endpoint)
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "api"
-        try await apps.write("admin") { transaction in
-            try transaction.saveWebhookEndpoint(stored, at: now)
+        let created = try await apps.write("admin") { transaction -> Bool in
+            guard try transaction.insertWebhookEndpoint(stored, at: now) else { return false }
             try transaction.appendAudit(
                 NewAuditEntry(
                     at: now, actor: actor, action: "webhook.create", appId: endpoint.appId,
                     detail: .object(["endpointId": .string(endpoint.id)])))
+            return true
         }
-        return JSONResponse.make(
-            EndpointView(id: endpoint.id, url: endpoint.url, enabled: endpoint.isEnabled, secret: secret),
-            status: .created)
+        guard created else {
+            throw HTTPError(
+                status: .conflict, code: "endpoint_exists", message: "A webhook endpoint with that id exists.")
+        }
+        return EndpointView(id: endpoint.id, url: endpoint.url, enabled: endpoint.isEnabled, secret: secret, version: 1)
+            .response(status: .created)
     }
 
     @Sendable func update(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let input = try RequestBody.decode(EndpointInput.self, from: request)
+        let precondition = try VersionPrecondition(request)
         if let url = input.url { try await checkDestination(url) }
         let newSecret = try input.secret.map(Self.checkedSecret)
         let app = try await apps.app(context)
@@ -125,12 +152,12 @@ struct WebhooksController: Sendable {
         let appId = app.id
         let actor = context[PrincipalKey.self]?.actor ?? "api"
         let updated = try await apps.write("admin") { transaction -> WebhookEndpoint? in
-            guard var endpoint = try transaction.webhookEndpoints(appId: appId).first(where: { $0.id == endpointId })
-            else { return nil }
+            guard var endpoint = try transaction.lockWebhookEndpoint(id: endpointId, appId: appId) else { return nil }
+            try precondition.check(current: endpoint.version, resource: "webhook endpoint")
             if let url = input.url { endpoint.url = url }
             if let enabled = input.enabled { endpoint.isEnabled = enabled }
             if let newSecret { endpoint.secret = newSecret }
-            try transaction.saveWebhookEndpoint(try apps.sealed(endpoint), at: now)
+            endpoint.version = try transaction.saveWebhookEndpoint(try apps.sealed(endpoint), at: now)
             try transaction.appendAudit(
                 NewAuditEntry(
                     at: now, actor: actor, action: "webhook.update", appId: appId,
@@ -140,8 +167,9 @@ struct WebhooksController: Sendable {
         guard let updated else {
             throw HTTPError(status: .notFound, code: "endpoint_not_found", message: "No such webhook endpoint.")
         }
-        return JSONResponse.make(
-            EndpointView(id: updated.id, url: updated.url, enabled: updated.isEnabled, secret: newSecret))
+        return EndpointView(
+            id: updated.id, url: updated.url, enabled: updated.isEnabled, secret: newSecret, version: updated.version
+        ).response()
     }
 
     /// Deliveries of this app's endpoints that are dead-lettered or failing, oldest first,

@@ -69,9 +69,21 @@ struct PerAppKeysMigrationTests {
         try connection.executeScript("BEGIN")
         let (before, droppedForTwin) = try { () throws -> ([[[String?]]], Int) in
             let tx = SQLStoreTransaction(connection: connection)
-            try tx.saveApp(F.app, at: F.at(0))
-            try tx.saveApp(Self.twin, at: F.at(0))
-            try tx.saveCatalog(appId: F.appId, F.catalog, at: F.at(0))
+            // As the statements of that time wrote them: today's saves also count `version` (0007).
+            for app in [F.app, Self.twin] {
+                try tx.execute(
+                    """
+                    INSERT INTO apps (id, bundle_id, app_apple_id, environments, shared_secret, settings_json,
+                                      created_at, updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+                    """,
+                    .text(app.id), .text(app.bundleId), SQLValue(app.appAppleId),
+                    .text(app.environments.map(\.rawValue).joined(separator: ",")), SQLValue(app.sharedSecret),
+                    SQLStoreTransaction.json(app.settings), SQLValue(F.at(0)))
+            }
+            try tx.execute(
+                "INSERT INTO product_catalogs (app_id, catalog_json, updated_at) VALUES ($1, $2, $3)",
+                .text(F.appId), SQLStoreTransaction.json(F.catalog), SQLValue(F.at(0)))
             let ann = try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now)
             try tx.claimOriginalTransaction(original, customerId: ann.id, at: F.now)
             for notification in source {

@@ -85,10 +85,15 @@ struct StoreConformanceTests {
                     try reader.webhookEndpoints(appId: F.appId), try reader.auditEntries(after: nil, limit: 10)
                 )
             }
-            #expect(read.0 == F.app)
+            // Read back as saved, with the version a first save gives (0007_resource_versions).
+            var savedApp = F.app
+            savedApp.version = 1
+            var savedEndpoint = endpoint
+            savedEndpoint.version = 1
+            #expect(read.0 == savedApp)
             #expect(read.1 == F.catalog)
             #expect(read.2 == key)
-            #expect(read.3 == [endpoint])
+            #expect(read.3 == [savedEndpoint])
             #expect(read.4.map(\.action) == ["app.create"])
             #expect(try await store.write { try $0.revokeAPIKey(id: "k1", at: F.at(2)) })
             #expect(try await store.write { try $0.revokeAPIKey(id: "k1", at: F.at(3)) } == false)

@@ -133,7 +133,7 @@ struct TenantIsolationTests {
     func jobDedupePerApp(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
             try await F.setUp(store)
-            try await store.write { tx in try tx.saveApp(Self.twin, at: F.at(0)) }
+            _ = try await store.write { tx in try tx.saveApp(Self.twin, at: F.at(0)) }
             let t0 = F.at(1)
             let key = "consumption_request:same-uuid"
             let ids = try await store.write { tx in

@@ -212,7 +212,7 @@ struct SecretsAtRestTests {
         body[14] ^= 0x01
         record.sharedSecret = prefix + Data(body).base64EncodedString()
         let tampered = record
-        try await harness.store.write { try $0.saveApp(tampered, at: TestSigning.signedDate) }
+        _ = try await harness.store.write { try $0.saveApp(tampered, at: TestSigning.signedDate) }
         harness.application.ingestion.apps.invalidate(appId: app.appId)
 
         let runtime = await #expect(throws: IngestionError.self) {
@@ -251,7 +251,7 @@ struct SecretsAtRestTests {
         #expect(source.sharedSecret?.hasPrefix("sk1:") == true)
         target.sharedSecret = source.sharedSecret
         let moved = target
-        try await harness.store.write { try $0.saveApp(moved, at: TestSigning.signedDate) }
+        _ = try await harness.store.write { try $0.saveApp(moved, at: TestSigning.signedDate) }
         harness.application.ingestion.apps.invalidate(appId: second.appId)
         let error = await #expect(throws: IngestionError.self) {
             try await harness.application.ingestion.apps.runtime(appId: second.appId)

@@ -229,7 +229,7 @@ import Testing
         // Stored as it was before the policy existed.
         let legacy = "we_legacy\(uniqueDigits())"
         let appId = app.appId
-        try await harness.store.write { transaction in
+        _ = try await harness.store.write { transaction in
             try transaction.saveWebhookEndpoint(
                 WebhookEndpoint(
                     id: legacy, appId: appId, url: "http://localhost:\(port)/hooks", secret: "whsec_0123456789abcdef"),
@@ -305,7 +305,7 @@ import Testing
         let dns = try await harness.addEndpoint(app, url: "http://nowhere.test/hooks")
         let privateId = "we_private\(uniqueDigits())"
         let appId = app.appId
-        try await harness.store.write { transaction in
+        _ = try await harness.store.write { transaction in
             try transaction.saveWebhookEndpoint(
                 WebhookEndpoint(
                     id: privateId, appId: appId, url: "http://10.0.0.1:22/", secret: "whsec_0123456789abcdef"),
