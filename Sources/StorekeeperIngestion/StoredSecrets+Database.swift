@@ -116,10 +116,15 @@ extension StoredSecrets {
                 if sealed != stored { count += 1 }
                 return sealed
             }
-            for app in try transaction.apps() {
+            // Each row is re-read under its lock: an admin write through another instance between
+            // the listing and the save would otherwise be overwritten with the stale row.
+            for listed in try transaction.apps() {
+                guard let app = try transaction.lockApp(id: listed.id) else { continue }
                 let sealed = try secrets.transformed(app, reseal)
                 if sealed != app { try transaction.saveApp(sealed, at: now) }
-                for endpoint in try transaction.webhookEndpoints(appId: app.id) {
+                for listedEndpoint in try transaction.webhookEndpoints(appId: app.id) {
+                    guard let endpoint = try transaction.lockWebhookEndpoint(id: listedEndpoint.id, appId: app.id)
+                    else { continue }
                     var copy = endpoint
                     copy.secret = try reseal(
                         endpoint.secret, Self.webhookSecret(appId: endpoint.appId, endpointId: endpoint.id))

@@ -5,6 +5,7 @@ import SecretSealing
 import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
+import Synchronization
 import Testing
 
 @testable import Storage
@@ -85,6 +86,48 @@ struct SecretsAtRestTests {
         #expect(contents.count > 1000)
         for needle in secrets.needles { #expect(!contents.contains(needle), "found in clear: \(needle.prefix(12))…") }
         #expect(contents.contains("sk1:\(key.id):"))
+    }
+
+    /// Rotation lists the apps and then saves each resealed: an admin write committed through
+    /// another instance in between must survive (the row is re-read under its lock). Only
+    /// PostgreSQL has concurrent writers; on SQLite the single writer orders them anyway.
+    @Test(arguments: engines.filter { $0 == .postgres })
+    func rotationKeepsAnAdminWriteCommittedWhileItRan(engine: StoreEngine) async throws {
+        let database = try await OwnDatabase.make(engine)
+        defer { database.drop() }
+        let oldKey = try SecretsKey.generate()
+        let newKey = try SecretsKey.generate()
+        let first = try await ServerHarness(
+            secrets: StoredSecrets(sealer: SecretSealer(key: oldKey)), opened: (try await database.open(), {}),
+            webhookAllowedDestinations: ["127.0.0.1"])
+        let app = try await createApp(first, AppSecrets())
+        await first.stop()
+
+        let store = try await database.open()
+        let admin = try await database.open()
+        let locked = Mutex(false)
+        // The admin write (another instance) holds the app's row while rotation lists the apps.
+        let write = Task {
+            try await admin.write { transaction in
+                var record = try #require(try transaction.lockApp(id: app.appId))
+                locked.withLock { $0 = true }
+                Thread.sleep(forTimeInterval: 1)
+                record.bundleId = "com.example.changed-during-rotation"
+                try transaction.saveApp(record, at: TestSigning.signedDate)
+            }
+        }
+        while !locked.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        let rotating = StoredSecrets(sealer: SecretSealer(key: newKey, alsoOpening: [oldKey]))
+        #expect(try await rotating.resealAll(store, at: TestSigning.signedDate) == 3)
+        try await write.value
+        await admin.close()
+
+        let stored = try #require(try await store.read { try $0.app(id: app.appId) })
+        #expect(stored.bundleId == "com.example.changed-during-rotation")
+        let inventory = try await store.read { try StoredSecretsInventory(reading: $0) }
+        #expect(inventory.clear == [])
+        #expect(inventory.sealed.keys.sorted() == [newKey.id])
+        await store.close()
     }
 
     @Test(arguments: engines)
