@@ -108,7 +108,7 @@ public final class WebhookDeliverer: Sendable {
     let transport: any HTTPTransport
     let clock: ServerClock
     let metrics: ServerMetrics
-    let settings: Settings
+    public let settings: Settings
     let destinations: WebhookDestinationGuard
     let owner: String
     /// Opens each endpoint's sealed signing secret.

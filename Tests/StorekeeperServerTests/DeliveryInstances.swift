@@ -44,11 +44,13 @@ struct DeliveryInstances: Sendable {
             if engine == .postgres {
                 for _ in 1..<count { stores.append(try await database.open()) }
             }
-            let destinations = WebhookDestinationGuard.standard(allowList: try WebhookDestinationAllowList(["127.0.0.1"]))
+            let destinations = WebhookDestinationGuard.standard(
+                allowList: try WebhookDestinationAllowList(["127.0.0.1"]))
             let deliverers = (0..<count).map { index in
                 WebhookDeliverer(
                     store: stores[index % stores.count], transport: URLSessionTransport(), clock: .system,
-                    metrics: ServerMetrics(), settings: settings, destinations: destinations, owner: "instance-\(index)")
+                    metrics: ServerMetrics(), settings: settings, destinations: destinations, owner: "instance-\(index)"
+                )
             }
             return DeliveryInstances(database: database, stores: stores, deliverers: deliverers)
         } catch {

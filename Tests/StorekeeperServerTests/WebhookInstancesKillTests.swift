@@ -1,7 +1,7 @@
 import Foundation
 import Storage
-import StorekeeperTesting
 import StorekeeperServer
+import StorekeeperTesting
 import Synchronization
 import Testing
 

@@ -1,13 +1,9 @@
 import Foundation
 import Storage
-import StorekeeperTesting
 import StorekeeperServer
+import StorekeeperTesting
 import Synchronization
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// Issue 17: webhook delivery with several instances on one database. Each instance is a
 /// deliverer with its own store (PostgreSQL) — or, for the kill, a real `storekeeper serve`
