@@ -18,7 +18,8 @@ public struct Migration: Sendable, Hashable {
 
     /// Every migration this binary knows, in order.
     public static let all: [Migration] = [
-        initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, resourceVersions, jobDedupe,
+        initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, deliveryLeases, resourceVersions,
+        jobDedupe,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.

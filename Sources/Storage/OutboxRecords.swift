@@ -35,9 +35,34 @@ public struct OutboxDelivery: Sendable, Hashable {
     public var id: Int64
     /// This attempt's number, from 1.
     public var attempt: Int
+    /// When the lease ends unless renewed (as claimed).
     public var leaseExpiresAt: Timestamp
     public var endpoint: WebhookEndpoint
     public var event: StoredEvent
+    /// The lease on the delivery's queue it was claimed under: what recording it requires.
+    public var lease: DeliveryLease
+}
+
+/// A worker's hold on one queue of the outbox (one customer's deliveries to one endpoint, sent in
+/// event order). Every claim of a queue increments its generation: the fencing token. Recording
+/// a delivery, renewing or giving back the lease succeeds only while the queue's lease is still
+/// this owner's and this generation, so a worker whose lease expired and was taken by another
+/// cannot record anything.
+/// - Note: Immutable value; `Sendable`.
+public struct DeliveryLease: Sendable, Hashable {
+    public var customerId: Int64
+    public var endpointId: String
+    public var owner: String
+    public var generation: Int64
+    public var expiresAt: Timestamp
+
+    public init(customerId: Int64, endpointId: String, owner: String, generation: Int64, expiresAt: Timestamp) {
+        self.customerId = customerId
+        self.endpointId = endpointId
+        self.owner = owner
+        self.generation = generation
+        self.expiresAt = expiresAt
+    }
 }
 
 /// A job for a worker.

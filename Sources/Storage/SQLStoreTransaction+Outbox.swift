@@ -1,76 +1,57 @@
 import AppStoreModels
 
-/// The webhook outbox: rows committed with the events, leased by delivery workers.
+/// The webhook outbox: rows committed with the events, delivered queue by queue (one customer's
+/// rows to one endpoint, in event order) under a lease on the queue (`webhook_queues`).
 extension SQLStoreTransaction {
     func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int {
         var added = 0
         for event in events {
             added += try execute(
                 """
-                INSERT INTO webhook_outbox (event_row_id, endpoint_id, attempts, next_attempt_at, created_at)
-                SELECT $1, id, 0, $2, $2 FROM webhook_endpoints WHERE app_id = $3 AND enabled = 1
+                INSERT INTO webhook_outbox (event_row_id, endpoint_id, customer_id, attempts, next_attempt_at,
+                                            created_at)
+                SELECT $1, id, $4, 0, $2, $2 FROM webhook_endpoints WHERE app_id = $3 AND enabled = 1
                 ON CONFLICT (event_row_id, endpoint_id) DO NOTHING
-                """, .integer(event.sequence), SQLValue(at), .text(appId))
+                """, .integer(event.sequence), SQLValue(at), .text(appId), .integer(event.customerId))
+        }
+        // A queue that exists keeps its schedule: an event behind a failed one waits for its retry.
+        for customerId in Set(events.map(\.customerId)).sorted() {
+            try execute(
+                """
+                INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
+                SELECT $1, id, $2 FROM webhook_endpoints WHERE app_id = $3 AND enabled = 1
+                ON CONFLICT (customer_id, endpoint_id) DO NOTHING
+                """, .integer(customerId), SQLValue(at), .text(appId))
         }
         return added
     }
 
-    func claimDeliveries(owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int)
-        throws -> [OutboxDelivery]
-    {
-        try claim(
-            endpointId: nil, owner: owner, now: now, leaseMilliseconds: leaseMilliseconds, limit: limit,
-            maxAttempts: maxAttempts)
-    }
-
-    func claimDeliveries(
-        endpointId: String, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
-    ) throws -> [OutboxDelivery] {
-        try claim(
-            endpointId: endpointId, owner: owner, now: now, leaseMilliseconds: leaseMilliseconds, limit: limit,
-            maxAttempts: maxAttempts)
+    /// The condition on queue `q` of being claimable at the parameter `now`: due, not leased, and
+    /// holding a pending delivery.
+    static func claimableQueue(now: String) -> String {
+        """
+        q.next_attempt_at <= \(now) AND (q.lease_expires_at IS NULL OR q.lease_expires_at <= \(now))
+          AND (q.customer_id, q.endpoint_id) IN (
+              SELECT o.customer_id, o.endpoint_id FROM webhook_outbox o
+              WHERE o.delivered_at IS NULL AND o.dead_lettered_at IS NULL)
+        """
     }
 
     func dueDeliveryEndpoints(now: Timestamp, limit: Int) throws -> [String] {
         try rows(
             """
-            SELECT o.endpoint_id FROM webhook_outbox o
-            JOIN lifecycle_events e ON e.id = o.event_row_id
-            WHERE \(Self.claimable(now: "$1"))
-            GROUP BY o.endpoint_id
-            ORDER BY MIN(o.next_attempt_at), o.endpoint_id
+            SELECT q.endpoint_id FROM webhook_queues q
+            WHERE \(Self.claimableQueue(now: "$1"))
+            GROUP BY q.endpoint_id
+            ORDER BY MIN(q.next_attempt_at), q.endpoint_id
             LIMIT $2
             """, SQLValue(now), SQLValue(limit)
         ).map { row throws(StoreError) in try row.text(0) }
     }
 
-    /// Whether outbox row `o` (of event `e`) may be claimed at the parameter `now`: pending, due,
-    /// unleased, and no earlier event of the same customer waits (scheduled later or leased) for
-    /// the same endpoint. A dead-lettered earlier delivery does not hold later ones back.
-    static func claimable(now: String) -> String {
-        """
-        o.delivered_at IS NULL AND o.dead_lettered_at IS NULL AND o.next_attempt_at <= \(now)
-          AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= \(now))
-          AND NOT EXISTS (
-              SELECT 1 FROM lifecycle_events pe
-              JOIN webhook_outbox p ON p.event_row_id = pe.id AND p.endpoint_id = o.endpoint_id
-              WHERE pe.customer_id = e.customer_id AND pe.id < o.event_row_id
-                AND p.delivered_at IS NULL AND p.dead_lettered_at IS NULL
-                AND (p.next_attempt_at > \(now) OR p.lease_expires_at > \(now)))
-        """
-    }
-
-    func releaseDelivery(id: Int64, owner: String, nextAttemptAt: Timestamp) throws -> Bool {
-        try execute(
-            """
-            UPDATE webhook_outbox SET lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1,
-                                      next_attempt_at = $3
-            WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
-            """, .integer(id), .text(owner), SQLValue(nextAttemptAt)) == 1
-    }
-
-    private func claim(
-        endpointId: String?, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
+    func claimDeliveries(
+        endpointId: String?, owner: String, now: Timestamp, leaseMilliseconds: Int64, queues: Int, batchSize: Int,
+        maxAttempts: Int
     ) throws -> [OutboxDelivery] {
         // A worker that crashed during its last allowed attempt leaves an expired lease.
         try execute(
@@ -81,34 +62,65 @@ extension SQLStoreTransaction {
             WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND attempts >= $2
               AND lease_expires_at IS NOT NULL AND lease_expires_at <= $1
             """, SQLValue(now), SQLValue(maxAttempts))
-        // Event order (`event_row_id`) keeps each customer's claimed deliveries to an endpoint a
-        // prefix of its queue whatever the limit cuts.
-        let endpointFilter = endpointId == nil ? "" : "AND o.endpoint_id = $5"
+        guard queues > 0, batchSize > 0 else { return [] }
+        // PostgreSQL: the queue row is the lock. Its lease columns are re-read once locked (READ
+        // COMMITTED rechecks a locked row's conditions), so two claimers never both take a
+        // queue; a queue another transaction holds is skipped. SQLite's single writer makes the
+        // select-and-update atomic.
         let lock: String
         switch dialect {
-        case .postgres: lock = "FOR UPDATE OF o SKIP LOCKED"
-        // The single writer makes the select-and-update atomic.
+        case .postgres: lock = "FOR UPDATE OF q SKIP LOCKED"
         case .sqlite: lock = ""
         }
-        let claimSQL = """
-            UPDATE webhook_outbox SET lease_owner = $1, lease_expires_at = $2, attempts = attempts + 1
-            WHERE id IN (
-                SELECT o.id FROM webhook_outbox o
-                JOIN lifecycle_events e ON e.id = o.event_row_id
-                WHERE \(Self.claimable(now: "$3")) \(endpointFilter)
-                ORDER BY o.event_row_id, o.id
-                LIMIT $4
-                \(lock))
-            RETURNING id
-            """
-        var arguments: [SQLValue] = [
-            .text(owner), SQLValue(now.adding(milliseconds: leaseMilliseconds)), SQLValue(now), SQLValue(limit),
-        ]
+        var arguments: [SQLValue] = [SQLValue(now), SQLValue(queues)]
         if let endpointId { arguments.append(.text(endpointId)) }
-        let ids = try connection.query(claimSQL, arguments).map { row throws(StoreError) in try row.integer(0) }
-            .sorted()
-        return try ids.compactMap { id throws(StoreError) in
-            try row(
+        let candidates = try connection.query(
+            """
+            SELECT q.customer_id, q.endpoint_id FROM webhook_queues q
+            WHERE \(Self.claimableQueue(now: "$1")) \(endpointId == nil ? "" : "AND q.endpoint_id = $3")
+            ORDER BY q.next_attempt_at, q.customer_id, q.endpoint_id
+            LIMIT $2
+            \(lock)
+            """, arguments
+        ).map { row throws(StoreError) in (customerId: try row.integer(0), endpointId: try row.text(1)) }
+
+        let expiresAt = now.adding(milliseconds: leaseMilliseconds)
+        var claimed: [OutboxDelivery] = []
+        for queue in candidates {
+            // The head and what follows it, read after the lock: a prefix of the queue.
+            let batch = try rows(
+                """
+                SELECT event_row_id FROM webhook_outbox
+                WHERE customer_id = $1 AND endpoint_id = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
+                ORDER BY event_row_id
+                LIMIT $3
+                """, .integer(queue.customerId), .text(queue.endpointId), SQLValue(batchSize)
+            ).map { row throws(StoreError) in try row.integer(0) }
+            guard let last = batch.last else { continue }
+            guard
+                let generation = try row(
+                    """
+                    UPDATE webhook_queues
+                    SET lease_owner = $3, lease_expires_at = $4, lease_generation = lease_generation + 1
+                    WHERE customer_id = $1 AND endpoint_id = $2
+                    RETURNING lease_generation
+                    """, .integer(queue.customerId), .text(queue.endpointId), .text(owner), SQLValue(expiresAt)
+                )?.integer(0)
+            else { continue }
+            let lease = DeliveryLease(
+                customerId: queue.customerId, endpointId: queue.endpointId, owner: owner, generation: generation,
+                expiresAt: expiresAt)
+            let pendingInBatch = """
+                o.customer_id = $1 AND o.endpoint_id = $2 AND o.delivered_at IS NULL AND o.dead_lettered_at IS NULL
+                  AND o.event_row_id <= $3
+                """
+            try execute(
+                """
+                UPDATE webhook_outbox SET lease_owner = $4, lease_expires_at = $5, attempts = attempts + 1
+                WHERE id IN (SELECT o.id FROM webhook_outbox o WHERE \(pendingInBatch))
+                """, .integer(queue.customerId), .text(queue.endpointId), .integer(last), .text(owner),
+                SQLValue(expiresAt))
+            claimed += try rows(
                 """
                 SELECT o.id, o.attempts, o.lease_expires_at,
                        p.id, p.app_id, p.url, p.secret, p.enabled,
@@ -116,39 +128,107 @@ extension SQLStoreTransaction {
                 FROM webhook_outbox o
                 JOIN webhook_endpoints p ON p.id = o.endpoint_id
                 JOIN lifecycle_events e ON e.id = o.event_row_id
-                WHERE o.id = $1
-                """, .integer(id)
+                WHERE \(pendingInBatch)
+                ORDER BY o.event_row_id
+                """, .integer(queue.customerId), .text(queue.endpointId), .integer(last)
             ).map { row throws(StoreError) in
                 OutboxDelivery(
                     id: try row.integer(0), attempt: Int(try row.integer(1)), leaseExpiresAt: try row.timestamp(2),
-                    endpoint: try Self.endpoint(row, from: 3), event: try Self.storedEvent(row, from: 8))
+                    endpoint: try Self.endpoint(row, from: 3), event: try Self.storedEvent(row, from: 8), lease: lease)
             }
         }
+        return claimed
     }
 
-    func markDelivered(id: Int64, owner: String, at: Timestamp) throws -> Bool {
+    /// Whether `lease` is still the queue's current one, holding the queue's row lock (PostgreSQL)
+    /// until the transaction ends, so no claim can take the queue between this check and the
+    /// writes that follow it.
+    private func holds(_ lease: DeliveryLease) throws -> Bool {
+        let lock = dialect == .postgres ? " FOR UPDATE" : ""
+        return try row(
+            """
+            SELECT lease_generation FROM webhook_queues
+            WHERE customer_id = $1 AND endpoint_id = $2 AND lease_owner = $3 AND lease_generation = $4
+            """ + lock, .integer(lease.customerId), .text(lease.endpointId), .text(lease.owner),
+            .integer(lease.generation)) != nil
+    }
+
+    func renewDeliveryLease(_ lease: DeliveryLease, now: Timestamp, leaseMilliseconds: Int64) throws
+        -> DeliveryLease?
+    {
+        guard try holds(lease) else { return nil }
+        var renewed = lease
+        renewed.expiresAt = now.adding(milliseconds: leaseMilliseconds)
+        try execute(
+            "UPDATE webhook_queues SET lease_expires_at = $3 WHERE customer_id = $1 AND endpoint_id = $2",
+            .integer(lease.customerId), .text(lease.endpointId), SQLValue(renewed.expiresAt))
         try execute(
             """
-            UPDATE webhook_outbox SET delivered_at = $3, lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
-            """, .integer(id), .text(owner), SQLValue(at)) == 1
+            UPDATE webhook_outbox SET lease_expires_at = $4
+            WHERE customer_id = $1 AND endpoint_id = $2 AND lease_owner = $3
+              AND delivered_at IS NULL AND dead_lettered_at IS NULL
+            """, .integer(lease.customerId), .text(lease.endpointId), .text(lease.owner), SQLValue(renewed.expiresAt))
+        return renewed
     }
 
-    func markFailed(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool {
-        if let retryAt {
-            return try execute(
-                """
-                UPDATE webhook_outbox SET next_attempt_at = $4, last_error = $3, lease_owner = NULL,
-                                          lease_expires_at = NULL
-                WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
-                """, .integer(id), .text(owner), .text(error), SQLValue(retryAt)) == 1
-        }
+    func releaseDeliveries(_ lease: DeliveryLease) throws -> Bool {
+        guard try holds(lease) else { return false }
+        try execute(
+            """
+            UPDATE webhook_outbox SET lease_owner = NULL, lease_expires_at = NULL, attempts = attempts - 1
+            WHERE customer_id = $1 AND endpoint_id = $2 AND lease_owner = $3
+              AND delivered_at IS NULL AND dead_lettered_at IS NULL
+            """, .integer(lease.customerId), .text(lease.endpointId), .text(lease.owner))
+        try execute(
+            """
+            UPDATE webhook_queues SET lease_owner = NULL, lease_expires_at = NULL
+            WHERE customer_id = $1 AND endpoint_id = $2
+            """, .integer(lease.customerId), .text(lease.endpointId))
+        return true
+    }
+
+    func markDelivered(id: Int64, lease: DeliveryLease, at: Timestamp) throws -> Bool {
+        guard try holds(lease) else { return false }
         return try execute(
             """
-            UPDATE webhook_outbox SET dead_lettered_at = $4, last_error = $3, lease_owner = NULL,
-                                      lease_expires_at = NULL
-            WHERE id = $1 AND lease_owner = $2 AND delivered_at IS NULL AND dead_lettered_at IS NULL
-            """, .integer(id), .text(owner), .text(error), SQLValue(at)) == 1
+            UPDATE webhook_outbox SET delivered_at = $4, lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = $1 AND customer_id = $2 AND endpoint_id = $3 AND delivered_at IS NULL
+              AND dead_lettered_at IS NULL
+            """, .integer(id), .integer(lease.customerId), .text(lease.endpointId), SQLValue(at)) == 1
+    }
+
+    func markFailed(id: Int64, lease: DeliveryLease, error: String, retryAt: Timestamp?, at: Timestamp) throws
+        -> Bool
+    {
+        guard try holds(lease) else { return false }
+        let pending = """
+
+            WHERE id = $1 AND customer_id = $2 AND endpoint_id = $3 AND delivered_at IS NULL
+              AND dead_lettered_at IS NULL
+            """
+        guard let retryAt else {
+            // Dead-lettered: it no longer holds the rest of the queue back.
+            return try execute(
+                """
+                UPDATE webhook_outbox SET dead_lettered_at = $5, last_error = $4, lease_owner = NULL,
+                                          lease_expires_at = NULL
+                """ + pending, .integer(id), .integer(lease.customerId), .text(lease.endpointId), .text(error),
+                SQLValue(at)) == 1
+        }
+        let marked =
+            try execute(
+                """
+                UPDATE webhook_outbox SET next_attempt_at = $5, last_error = $4, lease_owner = NULL,
+                                          lease_expires_at = NULL
+                """ + pending, .integer(id), .integer(lease.customerId), .text(lease.endpointId), .text(error),
+                SQLValue(retryAt)) == 1
+        // The whole queue waits for its head's retry.
+        if marked {
+            try execute(
+                "UPDATE webhook_queues SET next_attempt_at = $3 WHERE customer_id = $1 AND endpoint_id = $2",
+                .integer(lease.customerId), .text(lease.endpointId), SQLValue(retryAt))
+        }
+        return marked
     }
 
     func outboxEntry(id: Int64) throws -> OutboxEntry? {
@@ -183,13 +263,25 @@ extension SQLStoreTransaction {
     }
 
     func replayDelivery(id: Int64, appId: String, at: Timestamp) throws -> Bool {
-        try execute(
-            """
-            UPDATE webhook_outbox
-            SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = $3, lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = $1 AND dead_lettered_at IS NOT NULL AND delivered_at IS NULL
-              AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE app_id = $2)
-            """, .integer(id), .text(appId), SQLValue(at)) == 1
+        let replayed =
+            try execute(
+                """
+                UPDATE webhook_outbox
+                SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = $3, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE id = $1 AND dead_lettered_at IS NOT NULL AND delivered_at IS NULL
+                  AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE app_id = $2)
+                """, .integer(id), .text(appId), SQLValue(at)) == 1
+        // Back in its queue (which keeps its schedule), by event order.
+        if replayed {
+            try execute(
+                """
+                INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
+                SELECT customer_id, endpoint_id, $2 FROM webhook_outbox WHERE id = $1
+                ON CONFLICT (customer_id, endpoint_id) DO NOTHING
+                """, .integer(id), SQLValue(at))
+        }
+        return replayed
     }
 
     static let outboxSelect = """

@@ -113,9 +113,9 @@ public protocol StoreReader {
     func failedDeliveries(appId: String, after: Int64?, limit: Int) throws -> [OutboxEntry]
     /// Deliveries not yet delivered nor dead-lettered, and when the oldest of them was enqueued.
     func outboxBacklog() throws -> OutboxBacklog
-    /// Endpoints with deliveries due at `now` and not leased, the longest-waiting first: where a
-    /// worker looks for work, endpoint by endpoint, so that one endpoint's backlog cannot fill
-    /// every claim.
+    /// Endpoints with claimable queues at `now` (see `claimDeliveries`), the longest-waiting
+    /// first: where a worker looks for work, endpoint by endpoint, so that one endpoint's backlog
+    /// cannot fill every claim.
     func dueDeliveryEndpoints(now: Timestamp, limit: Int) throws -> [String]
     func job(id: Int64) throws -> JobRecord?
     func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
@@ -224,32 +224,38 @@ public protocol StoreTransaction: StoreReader {
     func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int
 
     // Webhook outbox workers.
-    /// Leases up to `limit` due deliveries to `owner` until `now + leaseMilliseconds` and counts
-    /// an attempt for each, in event order. Customer order: a delivery is not claimed while an
-    /// earlier event of its customer has a delivery to the same endpoint that is pending and not
-    /// claimable now (scheduled later, or leased); so the claimed deliveries of one customer and
-    /// endpoint are a prefix of its queue. Deliveries whose lease expired after their last
-    /// allowed attempt are dead-lettered first. On PostgreSQL rows locked by another claimer are
-    /// skipped.
+    /// Claims up to `queues` queues (one customer's deliveries to one endpoint; of `endpointId`
+    /// only, or of any endpoint when `nil`) as units: each is taken at its head, the oldest
+    /// pending event, with up to `batchSize` deliveries that follow it in event order, leased to
+    /// `owner` until `now + leaseMilliseconds` under a new lease generation, and an attempt is
+    /// counted for each. A queue is claimable when it holds a pending delivery, is not leased
+    /// (or its lease expired) and is due: a failure's retry time holds the whole queue, so a
+    /// later event never overtakes an earlier one, and nothing else (an unrelated lease, a later
+    /// event's own enqueue time) holds it. Deliveries whose lease expired after their last
+    /// allowed attempt are dead-lettered first. On PostgreSQL queues locked by another claimer
+    /// are skipped and a queue is never held by two leases at once.
     func claimDeliveries(
-        owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
+        endpointId: String?, owner: String, now: Timestamp, leaseMilliseconds: Int64, queues: Int, batchSize: Int,
+        maxAttempts: Int
     ) throws -> [OutboxDelivery]
-    /// `claimDeliveries(owner:now:leaseMilliseconds:limit:maxAttempts:)` for one endpoint only.
-    func claimDeliveries(
-        endpointId: String, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int, maxAttempts: Int
-    ) throws -> [OutboxDelivery]
-    /// Gives back a claimed delivery that was not sent: the lease is cleared, the claim's attempt
-    /// is not counted and the delivery is due again at `nextAttemptAt`. `false` when the lease
-    /// was lost.
-    func releaseDelivery(id: Int64, owner: String, nextAttemptAt: Timestamp) throws -> Bool
+    /// Extends `lease` to `now + leaseMilliseconds` (the heartbeat of a worker still sending);
+    /// `nil` when the lease was lost (another claim took the queue).
+    func renewDeliveryLease(_ lease: DeliveryLease, now: Timestamp, leaseMilliseconds: Int64) throws
+        -> DeliveryLease?
+    /// Gives the queue back: its deliveries still leased under `lease` are returned unsent, their
+    /// claim's attempt not counted, and the queue is claimable at once (or at the retry a failure
+    /// scheduled). `false` when the lease was lost.
+    @discardableResult
+    func releaseDeliveries(_ lease: DeliveryLease) throws -> Bool
     /// Puts a dead-lettered delivery of one of the app's endpoints back in the queue, due at
     /// `at` with its attempts reset; `false` when there is no such dead-lettered delivery.
     func replayDelivery(id: Int64, appId: String, at: Timestamp) throws -> Bool
-    /// `false` when the lease was lost (expired and claimed by another worker).
-    func markDelivered(id: Int64, owner: String, at: Timestamp) throws -> Bool
-    /// Schedules the next attempt at `retryAt`, or dead-letters the delivery when `retryAt` is
-    /// `nil`. `false` when the lease was lost.
-    func markFailed(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool
+    /// Records a delivery answered 2xx; `false` when `lease` was lost (nothing is recorded).
+    func markDelivered(id: Int64, lease: DeliveryLease, at: Timestamp) throws -> Bool
+    /// Schedules the next attempt at `retryAt` (the whole queue waits for it), or dead-letters the
+    /// delivery when `retryAt` is `nil` (the queue goes on). `false` when `lease` was lost.
+    func markFailed(id: Int64, lease: DeliveryLease, error: String, retryAt: Timestamp?, at: Timestamp) throws
+        -> Bool
 
     // Job queue.
     /// Queues a job of `appId` (`nil`: a job of no app). `nil` when an unfinished job of the

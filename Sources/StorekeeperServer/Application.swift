@@ -94,6 +94,8 @@ public struct StorekeeperApplication: Sendable {
             settings.pollInterval = .milliseconds(configuration.webhookPollMilliseconds)
             settings.maxAgeMilliseconds = Int64(configuration.webhookMaxAgeSeconds) * 1000
             settings.requestTimeout = .seconds(configuration.webhookTimeoutSeconds)
+            settings.leaseMilliseconds = Int64(configuration.webhookLeaseSeconds) * 1000
+            settings.batchSize = configuration.webhookBatchSize
         }
         accessScheduler = AccessScheduler(
             store: store, clock: clock,

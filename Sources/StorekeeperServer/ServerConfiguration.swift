@@ -45,6 +45,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// A delivery still failing this long after its event was created is dead-lettered.
     public var webhookMaxAgeSeconds: Int
     public var webhookTimeoutSeconds: Int
+    /// How long a worker's claim on a customer's webhook queue lasts without renewal (renewed
+    /// while it sends; the time before another instance takes over after a crash). At least
+    /// 3 × `webhookTimeoutSeconds` + 3, so a delivery always ends before its lease can.
+    public var webhookLeaseSeconds: Int
+    /// The most deliveries of one customer's queue claimed under one lease.
+    public var webhookBatchSize: Int
     /// Exceptions to the webhook destination policy, which refuses loopback, link-local,
     /// private and other special-purpose addresses: CIDR ranges and host names, for
     /// development (`127.0.0.1/32` for a listener on this machine). Empty by default.
@@ -79,7 +85,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         webhookAllowedDestinations: WebhookDestinationAllowList = .none,
         secretsKey: String? = nil, secretsKeyFile: String? = nil,
         accessScheduler: Bool = true, accessSchedulerPollMilliseconds: Int = 2000,
-        jobWorker: Bool = true, purchaseCompletionWaitMilliseconds: Int = 2000
+        jobWorker: Bool = true, purchaseCompletionWaitMilliseconds: Int = 2000, webhookLeaseSeconds: Int = 60,
+        webhookBatchSize: Int = 16
     ) {
         self.listen = listen
         self.databaseURL = databaseURL
@@ -107,6 +114,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.accessSchedulerPollMilliseconds = accessSchedulerPollMilliseconds
         self.jobWorker = jobWorker
         self.purchaseCompletionWaitMilliseconds = purchaseCompletionWaitMilliseconds
+        self.webhookLeaseSeconds = webhookLeaseSeconds
+        self.webhookBatchSize = webhookBatchSize
     }
 
     /// Every configuration key, as written in the JSON file.
@@ -117,7 +126,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "requestHeadTimeoutSeconds", "minBodyBytesPerSecond", "maxConnectionsPerAddress", "secretsKey",
         "secretsKeyFile", "webhookAllowedDestinations", "accessScheduler", "accessSchedulerPollMilliseconds",
         "jobWorker",
-        "purchaseCompletionWaitMilliseconds",
+        "purchaseCompletionWaitMilliseconds", "webhookLeaseSeconds", "webhookBatchSize",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -243,6 +252,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "accessSchedulerPollMilliseconds": accessSchedulerPollMilliseconds = try integer(10...3_600_000)
         case "jobWorker": jobWorker = try boolean()
         case "purchaseCompletionWaitMilliseconds": purchaseCompletionWaitMilliseconds = try integer(0...30_000)
+        case "webhookLeaseSeconds": webhookLeaseSeconds = try integer(6...86_400)
+        case "webhookBatchSize": webhookBatchSize = try integer(1...1000)
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }
@@ -257,6 +268,23 @@ public struct ServerConfiguration: Sendable, Hashable {
             throw ServerConfigurationError(
                 code: "config.secretsKeyTwice", message: "set secretsKey or secretsKeyFile, not both")
         }
+        // A delivery must end before its lease can, or another instance sends it at the same time.
+        let minimumLease = Self.minimumWebhookLeaseSeconds(timeoutSeconds: webhookTimeoutSeconds)
+        if webhookLeaseSeconds < minimumLease {
+            throw ServerConfigurationError(
+                code: "config.webhookLeaseTooShort",
+                message:
+                    "webhookLeaseSeconds (\(webhookLeaseSeconds)) must be at least 3 × webhookTimeoutSeconds + 3 "
+                    + "(\(minimumLease) for a timeout of \(webhookTimeoutSeconds) s): a delivery attempt may take two "
+                    + "timeouts and must end before its lease can")
+        }
+    }
+
+    /// The shortest `webhookLeaseSeconds` for a delivery timeout (`WebhookDeliverer.Settings`'s
+    /// minimum lease, rounded up to whole seconds).
+    public static func minimumWebhookLeaseSeconds(timeoutSeconds: Int) -> Int {
+        let milliseconds = WebhookDeliverer.Settings.minimumLeaseMilliseconds(requestTimeout: .seconds(timeoutSeconds))
+        return Int((milliseconds + 999) / 1000)
     }
 
     /// `listen` split into host and port.

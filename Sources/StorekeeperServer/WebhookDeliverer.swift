@@ -6,38 +6,50 @@ import Storage
 import StorekeeperIngestion
 import Synchronization
 
-/// Delivers the webhook outbox: claims due deliveries (leased, so several workers and several
-/// server instances share the work), POSTs each signed with its endpoint's secret, and marks it
-/// delivered, schedules a retry with exponential backoff and jitter, or dead-letters it once its
-/// event is older than `maxAge` (3 days by default; recorded in the audit log, listed by the
-/// admin API).
+/// Delivers the webhook outbox: claims due queues (one customer's deliveries to one endpoint),
+/// POSTs each delivery signed with its endpoint's secret, and marks it delivered, schedules a
+/// retry with exponential backoff and jitter, or dead-letters it once its event is older than
+/// `maxAge` (3 days by default; recorded in the audit log, listed by the admin API).
+///
+/// Many workers, many instances (docs/scaling.md): the store leases a queue as a unit, at its
+/// head, to one worker at a time (`Store.claimDeliveries`), so a customer's events reach an
+/// endpoint in commit order, one at a time. While a queue's deliveries are sent its lease is
+/// renewed every third of `leaseMilliseconds` (a heartbeat), and an attempt starts only if it
+/// ends, by its hard deadline of two request timeouts, before the lease does: a lease that
+/// could not be renewed runs out only after the last request it covered has ended, so another
+/// worker never sends the same event while this one still is. Every record carries the lease's
+/// generation (the fencing token): a worker whose lease was taken records nothing. When a
+/// queue's batch is done (sent, or stopped at a failure whose retry then holds the queue), the
+/// queue is given back at once, so its next event is claimable right away, by any instance.
 ///
 /// Endpoints are independent: work is claimed endpoint by endpoint, at most
-/// `maxInFlightPerEndpoint` deliveries of one endpoint (and `batchSize` in all) are claimed and
-/// unfinished at once, and `run()` claims again as soon as any delivery finishes, so a hanging
-/// endpoint holds only its own slots while the others keep receiving.
+/// `maxInFlightPerEndpoint` queues of one endpoint (so as many requests to it) and
+/// `maxInFlight` in all are held at once, and `run()` claims again as soon as any queue is
+/// given back, so a hanging endpoint holds only its own slots while the others keep receiving.
 ///
 /// At least once: a delivery is marked only after the endpoint answered 2xx, so a crash between
-/// the two sends it again (receivers deduplicate by the event id). Order per customer: the store
-/// claims a customer's delivery to an endpoint only while no earlier event of that customer is
-/// pending there and not claimable too, and one task sends a customer's claimed deliveries to
-/// an endpoint one after the other, oldest first, stopping at the first failure (the rest are
-/// released, uncounted, until the failed one's retry). Never twice at once from this worker: a
-/// delivery is sent only while its lease outlasts the attempt.
+/// the two sends it again (receivers deduplicate by the event id).
 ///
 /// Where: every delivery checks its destination first (`WebhookDestinationGuard`): a URL or
 /// address the policy refuses is not contacted and fails as `destination_refused`. What the
 /// outbox records of a failure is only its category (`WebhookDeliveryFailure`).
-/// - Note: Thread-safe (the store and transport are `Sendable`; in-flight counts sit behind a
-///   `Mutex`). Run one `run()` loop per process; `deliverDue()` is one round, for tests.
+/// - Note: Thread-safe (the store and transport are `Sendable`; in-flight counts and held
+///   leases sit behind a `Mutex`). Run one `run()` loop per process; `deliverDue()` is one
+///   round, for tests.
 public final class WebhookDeliverer: Sendable {
     /// Tunables of the delivery loop.
     /// - Note: Immutable value; `Sendable`.
     public struct Settings: Sendable {
-        /// The most deliveries this worker has claimed and not finished at once, over all endpoints.
+        /// The most deliveries of one customer's queue claimed under one lease.
         public var batchSize: Int
-        /// The most deliveries of one endpoint this worker has claimed and not finished at once.
+        /// The most queues this worker holds at once, over all endpoints (each has at most one
+        /// request in flight).
+        public var maxInFlight: Int
+        /// The most queues of one endpoint this worker holds at once: requests in flight to it.
         public var maxInFlightPerEndpoint: Int
+        /// How long a claimed queue stays leased without a renewal; renewed every third of it
+        /// while its deliveries are sent. Never less than
+        /// `minimumLeaseMilliseconds(requestTimeout:)` (a shorter value is raised to it).
         public var leaseMilliseconds: Int64
         public var pollInterval: Duration
         public var requestTimeout: Duration
@@ -50,13 +62,14 @@ public final class WebhookDeliverer: Sendable {
         public var random: @Sendable () -> Double
 
         public init(
-            batchSize: Int = 32, maxInFlightPerEndpoint: Int = 4, leaseMilliseconds: Int64 = 60_000,
-            pollInterval: Duration = .seconds(1), requestTimeout: Duration = .seconds(10),
-            maxAgeMilliseconds: Int64 = 3 * 86_400_000, initialBackoffMilliseconds: Int64 = 10_000,
-            maxBackoffMilliseconds: Int64 = 6 * 3_600_000, jitter: Double = 0.2,
-            random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+            batchSize: Int = 16, maxInFlight: Int = 32, maxInFlightPerEndpoint: Int = 4,
+            leaseMilliseconds: Int64 = 60_000, pollInterval: Duration = .seconds(1),
+            requestTimeout: Duration = .seconds(10), maxAgeMilliseconds: Int64 = 3 * 86_400_000,
+            initialBackoffMilliseconds: Int64 = 10_000, maxBackoffMilliseconds: Int64 = 6 * 3_600_000,
+            jitter: Double = 0.2, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
         ) {
             self.batchSize = batchSize
+            self.maxInFlight = maxInFlight
             self.maxInFlightPerEndpoint = maxInFlightPerEndpoint
             self.leaseMilliseconds = leaseMilliseconds
             self.pollInterval = pollInterval
@@ -66,6 +79,22 @@ public final class WebhookDeliverer: Sendable {
             self.maxBackoffMilliseconds = maxBackoffMilliseconds
             self.jitter = jitter
             self.random = random
+        }
+
+        /// The hard deadline of one attempt: resolving the host, then the request, each bounded
+        /// by `requestTimeout`.
+        public var attemptMilliseconds: Int64 { 2 * WebhookDeliverer.milliseconds(requestTimeout) }
+
+        /// The shortest lease that holds an attempt whenever it may start: renewed every third,
+        /// two thirds of a lease are always left, and they must hold one attempt (two request
+        /// timeouts) plus two seconds for the database writes around it.
+        public static func minimumLeaseMilliseconds(requestTimeout: Duration) -> Int64 {
+            3 * WebhookDeliverer.milliseconds(requestTimeout) + 3_000
+        }
+
+        /// `leaseMilliseconds`, raised to the minimum for `requestTimeout` if below it.
+        var effectiveLeaseMilliseconds: Int64 {
+            max(leaseMilliseconds, Self.minimumLeaseMilliseconds(requestTimeout: requestTimeout))
         }
     }
 
@@ -79,7 +108,7 @@ public final class WebhookDeliverer: Sendable {
     let transport: any HTTPTransport
     let clock: ServerClock
     let metrics: ServerMetrics
-    let settings: Settings
+    public let settings: Settings
     let destinations: WebhookDestinationGuard
     let owner: String
     /// Opens each endpoint's sealed signing secret.
@@ -104,15 +133,20 @@ public final class WebhookDeliverer: Sendable {
         self.secrets = secrets
     }
 
-    /// Deliveries claimed in one round, grouped for sending.
+    /// One claimed queue: its lease and its deliveries, oldest event first.
+    struct Lane: Sendable {
+        var lease: DeliveryLease
+        var deliveries: [OutboxDelivery]
+    }
+
+    /// Queues claimed in one round.
     private struct Round: Sendable {
-        /// One lane per (customer, endpoint), oldest event first.
-        var lanes: [[OutboxDelivery]]
+        var lanes: [Lane]
         var context: [Int64: DeliveryContext]
         var claimed: Int
     }
 
-    /// Delivers until the task is cancelled: claims whenever a delivery finishes or
+    /// Delivers until the task is cancelled: claims whenever a queue is given back or
     /// `pollInterval` passed, never waiting for one endpoint before serving another. On
     /// cancellation, deliveries not yet answered are given back to the outbox uncounted.
     public func run() async {
@@ -158,7 +192,8 @@ public final class WebhookDeliverer: Sendable {
         return round.claimed
     }
 
-    /// Claims, endpoint by endpoint, what each may still take, and reads what the payloads need.
+    /// Claims, endpoint by endpoint, the queues each may still take, and reads what the payloads
+    /// need.
     private func claimRound() async -> Round? {
         let admitted = claiming.withLock { busy in
             if busy { return false }
@@ -186,15 +221,18 @@ public final class WebhookDeliverer: Sendable {
                 ? []
                 : try await store.write { transaction in
                     var claimed: [OutboxDelivery] = []
+                    var queues = 0
                     for endpointId in endpoints {
                         let room = inFlight.room(
                             endpointId: endpointId, perEndpoint: settings.maxInFlightPerEndpoint,
-                            total: settings.batchSize - claimed.count)
+                            total: settings.maxInFlight - queues)
                         guard room > 0 else { continue }
-                        claimed += try transaction.claimDeliveries(
+                        let taken = try transaction.claimDeliveries(
                             endpointId: endpointId, owner: owner, now: now,
-                            leaseMilliseconds: settings.leaseMilliseconds, limit: room,
-                            maxAttempts: WebhookDeliverer.maxAttemptsForLeases)
+                            leaseMilliseconds: settings.effectiveLeaseMilliseconds, queues: room,
+                            batchSize: settings.batchSize, maxAttempts: WebhookDeliverer.maxAttemptsForLeases)
+                        queues += Set(taken.map(\.lease)).count
+                        claimed += taken
                     }
                     return claimed
                 }
@@ -207,23 +245,29 @@ public final class WebhookDeliverer: Sendable {
             claimed: claimed.count,
             oldestAgeSeconds: oldest.map { Double(now.millisecondsSince1970 - $0.millisecondsSince1970) / 1000 } ?? 0)
         if claimed.isEmpty { return nil }
-        inFlight.add(claimed)
+        // The store returns each queue's deliveries together, oldest event first.
+        var lanes: [Lane] = []
+        for delivery in claimed {
+            if lanes.last?.lease == delivery.lease {
+                lanes[lanes.count - 1].deliveries.append(delivery)
+            } else {
+                lanes.append(Lane(lease: delivery.lease, deliveries: [delivery]))
+            }
+        }
+        for lane in lanes { inFlight.add(endpointId: lane.lease.endpointId) }
 
         let context: [Int64: DeliveryContext]
         do {
             context = try await store.read { reader in try Self.contexts(for: claimed, reader: reader) }
         } catch {
             metrics.recordWebhookDelivery(outcome: "store_error")
-            for delivery in claimed { await release(delivery, nextAttemptAt: now) }
+            for lane in lanes {
+                await giveBack(lane.lease)
+                inFlight.finish(endpointId: lane.lease.endpointId)
+            }
             return nil
         }
-        var lanes: [String: [OutboxDelivery]] = [:]
-        for delivery in claimed {
-            lanes["\(delivery.event.customerId)|\(delivery.endpoint.id)", default: []].append(delivery)
-        }
-        return Round(
-            lanes: lanes.values.map { $0.sorted { $0.event.sequence < $1.event.sequence } }, context: context,
-            claimed: claimed.count)
+        return Round(lanes: lanes, context: context, claimed: claimed.count)
     }
 
     /// What a delivery needs besides itself: the customer and its state.
@@ -247,39 +291,75 @@ public final class WebhookDeliverer: Sendable {
         return result
     }
 
-    /// Sends one customer's deliveries to one endpoint in order. After a failure the rest wait
-    /// for the failed one's retry; after a dead letter they go on.
-    private func deliverLane(_ lane: [OutboxDelivery], context: [Int64: DeliveryContext]) async {
-        // An attempt (resolution, then the request) may take two request timeouts.
-        let attemptMilliseconds = 2 * Self.milliseconds(settings.requestTimeout)
-        var holdUntil: Timestamp?
-        for delivery in lane {
+    /// Sends one queue's deliveries in order while a heartbeat keeps its lease; when either
+    /// ends (the batch is done, or the lease was lost) the other is stopped, and the queue is
+    /// given back.
+    private func deliverLane(_ lane: Lane, context: [Int64: DeliveryContext]) async {
+        let held = HeldDeliveryLease(lane.lease)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.send(lane, held: held, context: context) }
+            group.addTask { await self.keepRenewed(held) }
+            _ = await group.next()
+            group.cancelAll()
+        }
+        if held.isHeld { await giveBack(lane.lease) }
+        inFlight.finish(endpointId: lane.lease.endpointId)
+    }
+
+    /// The heartbeat: renews the lease every third of its length until cancelled or the lease
+    /// is lost. A store that cannot be reached is tried again at the next beat; meanwhile no
+    /// attempt starts that could outlast the lease.
+    private func keepRenewed(_ held: HeldDeliveryLease) async {
+        let length = settings.effectiveLeaseMilliseconds
+        while true {
+            do {
+                try await clock.sleep(.milliseconds(max(1, length / 3)))
+            } catch {
+                return
+            }
+            if Task.isCancelled { return }
             let now = clock.now()
-            if let until = holdUntil {
-                await release(delivery, nextAttemptAt: until)
-                continue
+            let lease = held.lease
+            let renewed: DeliveryLease??
+            renewed = try? await store.write { transaction in
+                try transaction.renewDeliveryLease(lease, now: now, leaseMilliseconds: length)
             }
-            // Another worker may claim it once the lease expires: never send that late.
-            if Task.isCancelled || now.adding(milliseconds: attemptMilliseconds) >= delivery.leaseExpiresAt {
-                await release(delivery, nextAttemptAt: now)
-                holdUntil = now
-                continue
+            switch renewed {
+            case .some(.some(let lease)): held.renewed(until: lease.expiresAt)
+            case .some(.none):
+                metrics.recordWebhookDelivery(outcome: "lease_lost")
+                held.lost()
+                return
+            case .none: continue
             }
-            let failure = await send(delivery, context: context[delivery.id])
+        }
+    }
+
+    /// Sends the lane's deliveries one after the other, oldest first. Stops at a failure whose
+    /// retry holds the queue (after a dead letter it goes on), when the lease is lost, or when
+    /// the lease could end before the next attempt's deadline (the rest is given back and
+    /// claimed again under a fresh lease).
+    private func send(_ lane: Lane, held: HeldDeliveryLease, context: [Int64: DeliveryContext]) async {
+        let lease = lane.lease
+        for delivery in lane.deliveries {
+            let now = clock.now()
+            guard held.isHeld, !Task.isCancelled,
+                now.adding(milliseconds: settings.attemptMilliseconds) < held.expiresAt
+            else { return }
+            let failure = await attempt(delivery, context: context[delivery.id])
             let after = clock.now()
             guard let failure else {
                 metrics.recordWebhookDelivery(outcome: "delivered")
-                _ = try? await store.write { [owner] transaction in
-                    try transaction.markDelivered(id: delivery.id, owner: owner, at: after)
+                let marked = try? await store.write { transaction in
+                    try transaction.markDelivered(id: delivery.id, lease: lease, at: after)
                 }
-                inFlight.finish(delivery)
+                guard marked == true else {
+                    if marked == false { held.lost() }
+                    return
+                }
                 continue
             }
-            if failure == .cancelled && Task.isCancelled {
-                await release(delivery, nextAttemptAt: after)
-                holdUntil = after
-                continue
-            }
+            if failure == .cancelled && Task.isCancelled { return }
             let age = after.millisecondsSince1970 - delivery.event.createdAt.millisecondsSince1970
             let retryAt = after.adding(milliseconds: backoff(attempt: delivery.attempt))
             let tooOld =
@@ -287,28 +367,63 @@ public final class WebhookDeliverer: Sendable {
                 || retryAt.millisecondsSince1970 - delivery.event.createdAt.millisecondsSince1970
                     > settings.maxAgeMilliseconds
             metrics.recordWebhookDelivery(outcome: tooOld ? "dead_lettered" : "failed")
-            await record(delivery, failure: failure, retryAt: retryAt, deadLetter: tooOld, now: after)
-            inFlight.finish(delivery)
-            holdUntil = tooOld ? nil : retryAt
+            let marked = await record(delivery, failure: failure, retryAt: retryAt, deadLetter: tooOld, now: after)
+            guard marked == true, tooOld else {
+                if marked == false { held.lost() }
+                return
+            }
         }
     }
 
-    /// Gives a claimed delivery back unsent and uncounted.
-    private func release(_ delivery: OutboxDelivery, nextAttemptAt: Timestamp) async {
-        _ = try? await store.write { [owner] transaction in
-            try transaction.releaseDelivery(id: delivery.id, owner: owner, nextAttemptAt: nextAttemptAt)
+    /// One attempt under its hard deadline (`attemptMilliseconds`, real time): `nil` on a 2xx
+    /// answer, else the failure. A transport that outlives the deadline is cancelled.
+    private func attempt(_ delivery: OutboxDelivery, context: DeliveryContext?) async -> WebhookDeliveryFailure? {
+        enum Outcome: Sendable {
+            case answered(WebhookDeliveryFailure?)
+            case deadline
         }
-        inFlight.finish(delivery)
+        let deadline = Duration.milliseconds(settings.attemptMilliseconds)
+        return await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask { .answered(await self.post(delivery, context: context)) }
+            group.addTask {
+                do {
+                    try await Task.sleep(for: deadline)
+                } catch {
+                    return nil
+                }
+                return .deadline
+            }
+            var outcome: WebhookDeliveryFailure? = .cancelled
+            first: while let next = await group.next() {
+                // A timer cancelled with its task gives no verdict: the answer decides.
+                guard let next else { continue }
+                switch next {
+                case .answered(let failure): outcome = failure
+                case .deadline: outcome = .timeout
+                }
+                break first
+            }
+            group.cancelAll()
+            return outcome
+        }
     }
 
+    /// Gives a held queue back: what was not sent returns uncounted; the queue is claimable at
+    /// once (or at the retry a failure scheduled).
+    private func giveBack(_ lease: DeliveryLease) async {
+        _ = try? await store.write { transaction in try transaction.releaseDeliveries(lease) }
+    }
+
+    /// Records a failed attempt: `true` when recorded, `false` when the lease was lost, `nil`
+    /// when the store failed.
     private func record(
         _ delivery: OutboxDelivery, failure: WebhookDeliveryFailure, retryAt: Timestamp, deadLetter: Bool,
         now: Timestamp
-    ) async {
-        let owner = self.owner
-        _ = try? await store.write { transaction in
+    ) async -> Bool? {
+        try? await store.write { transaction in
             let marked = try transaction.markFailed(
-                id: delivery.id, owner: owner, error: failure.category, retryAt: deadLetter ? nil : retryAt, at: now)
+                id: delivery.id, lease: delivery.lease, error: failure.category, retryAt: deadLetter ? nil : retryAt,
+                at: now)
             if marked && deadLetter {
                 try transaction.appendAudit(
                     NewAuditEntry(
@@ -339,7 +454,7 @@ public final class WebhookDeliverer: Sendable {
 
     /// Checks the destination, then POSTs one delivery to the checked address; `nil` on a 2xx
     /// answer, else the category of the failure.
-    private func send(_ delivery: OutboxDelivery, context: DeliveryContext?) async -> WebhookDeliveryFailure? {
+    private func post(_ delivery: OutboxDelivery, context: DeliveryContext?) async -> WebhookDeliveryFailure? {
         // Nothing is resolved or contacted for a delivery that could not be signed.
         guard let secret = try? secrets.signingSecret(of: delivery.endpoint) else { return .signingSecretUnavailable }
         let connection: WebhookDestinationGuard.Connection

@@ -1,8 +1,8 @@
-import Storage
 import Synchronization
 
-/// The deliveries one worker has claimed and not yet finished, per endpoint: how it bounds what
-/// it sends to one endpoint at once (a hanging endpoint holds only its own slots) and in total.
+/// The queues one worker holds and has not given back, per endpoint: how it bounds what it
+/// sends to one endpoint at once (a queue has at most one request in flight, so a hanging
+/// endpoint holds only its own slots) and in total.
 /// - Note: Thread-safe: the counts sit behind a `Mutex`.
 final class WebhookDeliveriesInFlight: Sendable {
     private struct Counts {
@@ -12,7 +12,7 @@ final class WebhookDeliveriesInFlight: Sendable {
 
     private let counts = Mutex(Counts())
 
-    /// How many more deliveries of `endpointId` may be claimed now, out of `perEndpoint` for one
+    /// How many more queues of `endpointId` may be claimed now, out of `perEndpoint` for one
     /// endpoint and `total` for all.
     func room(endpointId: String, perEndpoint: Int, total: Int) -> Int {
         counts.withLock { counts in
@@ -20,17 +20,17 @@ final class WebhookDeliveriesInFlight: Sendable {
         }
     }
 
-    func add(_ deliveries: [OutboxDelivery]) {
+    func add(endpointId: String) {
         counts.withLock { counts in
-            for delivery in deliveries { counts.byEndpoint[delivery.endpoint.id, default: 0] += 1 }
-            counts.total += deliveries.count
+            counts.byEndpoint[endpointId, default: 0] += 1
+            counts.total += 1
         }
     }
 
-    func finish(_ delivery: OutboxDelivery) {
+    func finish(endpointId: String) {
         counts.withLock { counts in
-            let left = counts.byEndpoint[delivery.endpoint.id, default: 0] - 1
-            counts.byEndpoint[delivery.endpoint.id] = left > 0 ? left : nil
+            let left = counts.byEndpoint[endpointId, default: 0] - 1
+            counts.byEndpoint[endpointId] = left > 0 ? left : nil
             counts.total -= 1
         }
     }

@@ -1,13 +1,15 @@
 import AppStoreModels
 import Foundation
 import StorekeeperTesting
+import Synchronization
 import Testing
 
 @testable import Storage
 
 private typealias F = IngestionFixture
 
-/// The outbox claim per endpoint and in customer order, and giving a claim back.
+/// The outbox claimed queue by queue (one customer's deliveries to one endpoint): at its head,
+/// as a unit, in event order, by one claimer at a time.
 extension StoreConformanceTests {
     /// Outbox ids by customer and endpoint, each list in event order.
     static func queues(_ store: any Store) async throws -> [String: [Int64]] {
@@ -25,7 +27,18 @@ extension StoreConformanceTests {
         }
     }
 
-    @Test("outbox: claims per endpoint keep each customer's order; a release uncounts", arguments: Backend.enabled)
+    static func claim(
+        _ store: any Store, _ endpoint: String?, _ owner: String, at now: Timestamp, queues: Int = 100,
+        batch: Int = 100, lease: Int64 = 60_000
+    ) async throws -> [OutboxDelivery] {
+        try await store.write { tx in
+            try tx.claimDeliveries(
+                endpointId: endpoint, owner: owner, now: now, leaseMilliseconds: lease, queues: queues,
+                batchSize: batch, maxAttempts: 100)
+        }
+    }
+
+    @Test("outbox: a customer's queue is claimed at its head, as a unit, in event order", arguments: Backend.enabled)
     func outboxOrder(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
             try await F.setUp(
@@ -48,14 +61,10 @@ extension StoreConformanceTests {
             let (c0a, c1a, c0b) = (queues["\(c0)|a"]!, queues["\(c1)|a"]!, queues["\(c0)|b"]!)
             #expect(c0a.count >= 2 && c1a.count >= 2 && c0b.count == c0a.count)
             let t0 = F.at(1)
-            let lease: Int64 = 60_000
-            func claim(_ endpoint: String, _ owner: String, at now: Timestamp, limit: Int = 100) async throws -> [Int64]
+            func claim(_ endpoint: String?, _ owner: String, at now: Timestamp, queues: Int = 100, batch: Int = 100)
+                async throws -> [OutboxDelivery]
             {
-                try await store.write { tx in
-                    try tx.claimDeliveries(
-                        endpointId: endpoint, owner: owner, now: now, leaseMilliseconds: lease, limit: limit,
-                        maxAttempts: 100)
-                }.map(\.id)
+                try await Self.claim(store, endpoint, owner, at: now, queues: queues, batch: batch)
             }
             func due(at now: Timestamp) async throws -> [String] {
                 try await store.read { try $0.dueDeliveryEndpoints(now: now, limit: 10) }
@@ -63,60 +72,160 @@ extension StoreConformanceTests {
             #expect(try await due(at: t0) == ["a", "b"])
             #expect(try await store.read { try $0.dueDeliveryEndpoints(now: t0, limit: 1) } == ["a"])
 
-            // One claim of endpoint a takes customer 0's oldest delivery there and nothing of b.
-            #expect(try await claim("a", "w1", at: t0, limit: 1) == [c0a[0]])
-            // While it is leased, customer 0's later deliveries to a wait; customer 1's do not.
-            #expect(try await claim("a", "w1", at: t0) == c1a)
+            // One claim of endpoint a takes customer 0's head there (a batch of one) and nothing of b.
+            let head = try await claim("a", "w1", at: t0, queues: 1, batch: 1)
+            #expect(head.map(\.id) == [c0a[0]])
+            let lease1 = try #require(head.first?.lease)
+            #expect(lease1.customerId == c0 && lease1.endpointId == "a" && lease1.owner == "w1")
+            // While its queue is leased, customer 0's later deliveries to a wait; customer 1's
+            // whole queue goes, in order, under one lease.
+            let other = try await claim("a", "w2", at: t0)
+            #expect(other.map(\.id) == c1a)
+            #expect(Set(other.map(\.lease)).count == 1)
+            for delivery in other {
+                #expect(try await store.write { try $0.markDelivered(id: delivery.id, lease: delivery.lease, at: t0) })
+            }
+            #expect(try await store.write { try $0.releaseDeliveries(other[0].lease) })
             #expect(try await due(at: t0) == ["b"])
 
-            // Given back unsent: the lease is gone, the attempt uncounted, due when asked.
-            #expect(
-                try await store.write { try $0.releaseDelivery(id: c0a[0], owner: "w2", nextAttemptAt: t0) } == false)
+            // Given back unsent: the attempt uncounted, the lease gone, the queue free at once.
             #expect(
                 try await store.write {
-                    try $0.releaseDelivery(id: c0a[0], owner: "w1", nextAttemptAt: t0.adding(milliseconds: 5_000))
-                })
+                    try $0.releaseDeliveries(
+                        DeliveryLease(
+                            customerId: c0, endpointId: "a", owner: "w2", generation: lease1.generation,
+                            expiresAt: lease1.expiresAt))
+                } == false)
+            #expect(try await store.write { try $0.releaseDeliveries(lease1) })
             let released = try #require(try await store.read { try $0.outboxEntry(id: c0a[0]) })
             #expect(released.attempts == 0)
             #expect(released.leaseOwner == nil && released.leaseExpiresAt == nil && released.lastError == nil)
-            #expect(released.nextAttemptAt == t0.adding(milliseconds: 5_000))
-            // Scheduled later, it still holds customer 0's later deliveries back.
-            #expect(try await claim("a", "w2", at: t0.adding(milliseconds: 4_999)).isEmpty)
-            #expect(try await due(at: t0.adding(milliseconds: 4_999)) == ["b"])
-            // Once due, customer 0's whole queue to a goes, in order, attempt 1 for the released one.
-            let t1 = t0.adding(milliseconds: 5_000)
-            #expect(try await due(at: t1) == ["a", "b"])
-            let whole = try await store.write { tx in
-                try tx.claimDeliveries(
-                    endpointId: "a", owner: "w2", now: t1, leaseMilliseconds: lease, limit: 100, maxAttempts: 100)
-            }
+            let whole = try await claim("a", "w3", at: t0)
             #expect(whole.map(\.id) == c0a)
             #expect(whole.map(\.attempt) == Array(repeating: 1, count: c0a.count))
+            let lease3 = try #require(whole.first?.lease)
 
-            // A failure scheduled later holds the rest back; dead-lettered, it no longer does.
-            for id in c0a.dropFirst() {
-                #expect(try await store.write { try $0.releaseDelivery(id: id, owner: "w2", nextAttemptAt: t1) })
-            }
+            // A failure of the head holds the whole queue until its retry, and an event committed
+            // meanwhile joins the wait, whatever its own enqueue time.
+            let retryAt = t0.adding(milliseconds: 60_000)
             #expect(
                 try await store.write {
-                    try $0.markFailed(
-                        id: c0a[0], owner: "w2", error: "http_status_500", retryAt: t1.adding(milliseconds: 60_000),
-                        at: t1)
+                    try $0.markFailed(id: c0a[0], lease: lease3, error: "http_status_500", retryAt: retryAt, at: t0)
                 })
-            #expect(try await claim("a", "w3", at: t1.adding(milliseconds: 10)).isEmpty)
-            // Retried (customer 1's leases from w1 have expired by then too), then dead-lettered.
-            let t3 = t1.adding(milliseconds: 60_000)
-            #expect(try await claim("a", "w3", at: t3, limit: 1) == [c0a[0]])
+            #expect(try await store.write { try $0.releaseDeliveries(lease3) })
+            let entry = try #require(try await store.read { try $0.outboxEntry(id: c0a[1]) })
+            #expect(entry.attempts == 0 && entry.leaseOwner == nil)
+            let late = try await WebhookEvents.commit(
+                "late-0", appUserId: "user-n-0", appId: F.appId, into: store, at: t0.adding(milliseconds: 10))
+            #expect(try await claim("a", "w4", at: retryAt.adding(milliseconds: -1)).isEmpty)
+            // At the retry the queue goes from its head: the failed one first, then the rest, then
+            // the late event.
+            let retried = try await claim("a", "w4", at: retryAt, batch: 1)
+            #expect(retried.map(\.id) == [c0a[0]])
+            let lease4 = try #require(retried.first?.lease)
+            // Dead-lettered, it no longer holds the queue back.
             #expect(
                 try await store.write {
-                    try $0.markFailed(id: c0a[0], owner: "w3", error: "timeout", retryAt: nil, at: t3)
+                    try $0.markFailed(id: c0a[0], lease: lease4, error: "timeout", retryAt: nil, at: retryAt)
                 })
-            #expect(try await claim("a", "w3", at: t3) == Array(c0a.dropFirst()) + c1a)
-            // The all-endpoint claim keeps the same order: customer 0's deliveries to b, oldest first.
-            let rest = try await store.write { tx in
-                try tx.claimDeliveries(owner: "w4", now: t3, leaseMilliseconds: lease, limit: 1, maxAttempts: 100)
-            }
+            #expect(try await store.write { try $0.releaseDeliveries(lease4) })
+            let lateRows = try await store.read { try $0.outboxEntries(eventSequence: late.sequence) }
+            let lateA = try #require(lateRows.first { $0.endpointId == "a" })
+            #expect(try await claim("a", "w5", at: retryAt).map(\.id) == Array(c0a.dropFirst()) + [lateA.id])
+            // The all-endpoint claim keeps the same order: customer 0's head at b.
+            let rest = try await claim(nil, "w6", at: retryAt, queues: 1, batch: 1)
             #expect(rest.map(\.id) == [c0b[0]])
         }
     }
+
+    /// Several claimers racing over the same queues (PostgreSQL: separate connections): a queue
+    /// is never held by two of them at once, and each customer's deliveries are recorded in
+    /// event order, each once.
+    @Test("outbox: concurrent claimers never hold one queue at once", arguments: Backend.enabled)
+    func outboxExclusiveClaims(backend: Backend) async throws {
+        try await withStore(backend) { store, database in
+            try await F.setUp(
+                store, endpoints: [WebhookEndpoint(id: "x", appId: F.appId, url: "https://x.example", secret: "s")])
+            let t0 = F.at(1)
+            let customers = 6
+            let perCustomer = 8
+            for index in 0..<perCustomer {
+                for customer in 0..<customers {
+                    try await WebhookEvents.commit(
+                        "e-\(customer)-\(index)", appUserId: "race-\(customer)", appId: F.appId, into: store, at: t0)
+                }
+            }
+            // Each claimer: on PostgreSQL its own store (its own connections) on the same database;
+            // SQLite has one writer, so they share it.
+            var opened: [any Store] = []
+            if backend == .postgres {
+                for _ in 1..<4 { opened.append(try await database.open()) }
+            }
+            let stores: [any Store] = [store] + (opened.isEmpty ? [store, store, store] : opened)
+
+            let log = ClaimLog()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, claimer) in stores.enumerated() {
+                    group.addTask {
+                        var idle = 0
+                        while idle < 3 {
+                            let claimed = try await claimer.write { tx in
+                                try tx.claimDeliveries(
+                                    endpointId: "x", owner: "w\(index)", now: t0, leaseMilliseconds: 60_000,
+                                    queues: 2, batchSize: 1 + index % 3, maxAttempts: 100)
+                            }
+                            if claimed.isEmpty {
+                                idle += 1
+                                try await Task.sleep(for: .milliseconds(5))
+                                continue
+                            }
+                            idle = 0
+                            let leases = Set(claimed.map(\.lease))
+                            log.state.withLock { log in
+                                for lease in leases where !log.held.insert(lease.customerId).inserted {
+                                    log.overlaps += 1
+                                }
+                            }
+                            for delivery in claimed {
+                                let marked = try await claimer.write { tx in
+                                    try tx.markDelivered(id: delivery.id, lease: delivery.lease, at: t0)
+                                }
+                                if marked {
+                                    log.state.withLock {
+                                        $0.delivered[delivery.event.customerId, default: []].append(
+                                            delivery.event.event.id)
+                                    }
+                                }
+                            }
+                            // Freed before the release commits, so a later holder is never taken for an overlap.
+                            log.state.withLock { log in for lease in leases { log.held.remove(lease.customerId) } }
+                            for lease in leases { _ = try await claimer.write { try $0.releaseDeliveries(lease) } }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for other in opened { await other.close() }
+            let result = log.state.withLock { $0 }
+            #expect(result.overlaps == 0)
+            #expect(result.delivered.count == customers)
+            for (_, ids) in result.delivered {
+                let customer = ids.first.map { $0.split(separator: "-")[1] } ?? "?"
+                #expect(ids == (0..<perCustomer).map { "e-\(customer)-\($0)" })
+            }
+            #expect(try await store.read { try $0.outboxBacklog() }.pending == 0)
+        }
+    }
+}
+
+/// What the racing claimers saw: queues held now (by customer), overlaps, deliveries recorded.
+/// - Note: Thread-safe: behind a `Mutex`.
+private final class ClaimLog: Sendable {
+    struct State {
+        var held: Set<Int64> = []
+        var overlaps = 0
+        var delivered: [Int64: [String]] = [:]
+    }
+
+    let state = Mutex(State())
 }

@@ -344,7 +344,7 @@ struct StoreConformanceTests {
         }
     }
 
-    @Test("outbox: claim, lease expiry, redelivery, dead letter", arguments: Backend.enabled)
+    @Test("outbox: claim, lease expiry, fencing, heartbeat, redelivery, dead letter", arguments: Backend.enabled)
     func outbox(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
             try await F.setUp(
@@ -362,61 +362,82 @@ struct StoreConformanceTests {
             #expect(backlog.oldestCreatedAt == F.at(1))
             let t0 = F.at(1)
             let lease: Int64 = 60_000
-            let claimed = try await store.write {
-                try $0.claimDeliveries(owner: "w1", now: t0, leaseMilliseconds: lease, limit: 100, maxAttempts: 3)
-            }
-            #expect(claimed.count == Int(total))
-            #expect(claimed.allSatisfy { $0.attempt == 1 && $0.endpoint.id == "on" && $0.endpoint.secret == "s1" })
-            let first = claimed[0]
-            // Leased: nobody else gets it until the lease expires.
-            #expect(
+            func claim(_ owner: String, at now: Timestamp, batch: Int = 100, maxAttempts: Int = 3) async throws
+                -> [OutboxDelivery]
+            {
                 try await store.write {
                     try $0.claimDeliveries(
-                        owner: "w2", now: t0.adding(milliseconds: lease - 1), leaseMilliseconds: lease, limit: 100,
-                        maxAttempts: 3)
-                }.isEmpty)
-            // w1 crashed: after expiry w2 redelivers (attempt 2) and w1's late acknowledgement is refused.
-            let redelivered = try await store.write {
-                try $0.claimDeliveries(
-                    owner: "w2", now: t0.adding(milliseconds: lease), leaseMilliseconds: lease, limit: 1, maxAttempts: 3
-                )
+                        endpointId: nil, owner: owner, now: now, leaseMilliseconds: lease, queues: 100,
+                        batchSize: batch, maxAttempts: maxAttempts)
+                }
             }
+            let claimed = try await claim("w1", at: t0)
+            #expect(claimed.count == Int(total))
+            #expect(claimed.allSatisfy { $0.attempt == 1 && $0.endpoint.id == "on" && $0.endpoint.secret == "s1" })
+            #expect(Set(claimed.map(\.lease)).count == 1)
+            let first = claimed[0]
+            let lease1 = first.lease
+            #expect(lease1.owner == "w1" && lease1.expiresAt == t0.adding(milliseconds: lease))
+            // Leased: nobody else gets the queue until the lease expires.
+            #expect(try await claim("w2", at: t0.adding(milliseconds: lease - 1)).isEmpty)
+            // w1 crashed: after expiry w2 takes the queue from its head (attempt 2) under the next
+            // generation, and w1 can no longer record, renew or give anything back.
+            let redelivered = try await claim("w2", at: t0.adding(milliseconds: lease), batch: 1)
             #expect(redelivered.map(\.id) == [first.id])
             #expect(redelivered.first?.attempt == 2)
             #expect(redelivered.first?.event == first.event)
+            let lease2 = try #require(redelivered.first?.lease)
+            #expect(lease2.generation == lease1.generation + 1)
             #expect(
                 try await store.write {
-                    try $0.markDelivered(id: first.id, owner: "w1", at: t0.adding(milliseconds: lease))
+                    try $0.markDelivered(id: first.id, lease: lease1, at: t0.adding(milliseconds: lease))
                 } == false)
-            // A failure schedules a retry; nothing is due before it.
+            #expect(
+                try await store.write {
+                    try $0.markFailed(
+                        id: first.id, lease: lease1, error: "timeout", retryAt: nil, at: t0.adding(milliseconds: lease))
+                } == false)
+            #expect(
+                try await store.write {
+                    try $0.renewDeliveryLease(lease1, now: t0.adding(milliseconds: lease), leaseMilliseconds: lease)
+                } == nil)
+            #expect(try await store.write { try $0.releaseDeliveries(lease1) } == false)
+            // The heartbeat: renewed, the lease outlives its first expiry.
+            let renewedAt = t0.adding(milliseconds: lease + 5)
+            let renewed = try #require(
+                try await store.write { try $0.renewDeliveryLease(lease2, now: renewedAt, leaseMilliseconds: lease) })
+            #expect(renewed.expiresAt == renewedAt.adding(milliseconds: lease))
+            #expect(renewed.generation == lease2.generation)
+            #expect(try await claim("w9", at: t0.adding(milliseconds: 2 * lease)).isEmpty)
+            // A failure schedules a retry; the queue is not due before it.
             let t1 = t0.adding(milliseconds: lease + 10)
             #expect(
                 try await store.write {
                     try $0.markFailed(
-                        id: first.id, owner: "w2", error: "HTTP 503", retryAt: t1.adding(milliseconds: 5_000), at: t1)
+                        id: first.id, lease: lease2, error: "HTTP 503", retryAt: t1.adding(milliseconds: 5_000), at: t1)
                 })
-            #expect(
-                try await store.write {
-                    try $0.claimDeliveries(
-                        owner: "w3", now: t1.adding(milliseconds: 4_999), leaseMilliseconds: lease, limit: 1,
-                        maxAttempts: 3)
-                }.filter { $0.id == first.id }.isEmpty)
-            let third = try await store.write {
-                try $0.claimDeliveries(
-                    owner: "w3", now: t1.adding(milliseconds: 5_000), leaseMilliseconds: lease, limit: 100,
-                    maxAttempts: 3)
-            }.filter { $0.id == first.id }
+            #expect(try await store.write { try $0.releaseDeliveries(lease2) })
+            #expect(try await claim("w3", at: t1.adding(milliseconds: 4_999)).isEmpty)
+            let third = try await claim("w3", at: t1.adding(milliseconds: 5_000), batch: 1)
+            #expect(third.map(\.id) == [first.id])
             #expect(third.first?.attempt == 3)
-            // The worker dies during the last allowed attempt: the next claim dead-letters it.
+            // The worker dies during the last allowed attempt: the next claim dead-letters it and
+            // takes the rest of the queue.
             let t2 = t1.adding(milliseconds: 5_000 + lease)
-            #expect(
-                try await store.write {
-                    try $0.claimDeliveries(owner: "w4", now: t2, leaseMilliseconds: lease, limit: 100, maxAttempts: 3)
-                }.filter { $0.id == first.id }.isEmpty)
+            let rest = try await claim("w4", at: t2)
+            #expect(rest.map(\.id) == claimed.dropFirst().map(\.id))
             let dead = try await store.read { try $0.outboxEntry(id: first.id) }
             #expect(dead?.deadLetteredAt == t2)
             #expect(dead?.lastError == "HTTP 503")
             #expect(dead?.attempts == 3)
+            for delivery in rest {
+                #expect(try await store.write { try $0.markDelivered(id: delivery.id, lease: delivery.lease, at: t2) })
+                #expect(
+                    try await store.write { try $0.markDelivered(id: delivery.id, lease: delivery.lease, at: t2) }
+                        == false)
+                #expect(try await store.read { try $0.outboxEntry(id: delivery.id)?.deliveredAt } == t2)
+            }
+            if let held = rest.first?.lease { #expect(try await store.write { try $0.releaseDeliveries(held) }) }
             // Listed as failed for its app only; replay puts it back in the queue from attempt 1.
             let failed = try await store.read { try $0.failedDeliveries(appId: F.appId, after: nil, limit: 50) }
             #expect(failed.map(\.id).contains(first.id))
@@ -428,35 +449,31 @@ struct StoreConformanceTests {
             #expect(try await store.write { try $0.replayDelivery(id: first.id, appId: F.appId, at: t2) })
             #expect(try await store.write { try $0.replayDelivery(id: first.id, appId: F.appId, at: t2) } == false)
             #expect(try await store.read { try $0.outboxBacklog() }.pending == backlogBefore.pending + 1)
-            let replayed = try await store.write {
-                try $0.claimDeliveries(owner: "w6", now: t2, leaseMilliseconds: lease, limit: 100, maxAttempts: 3)
-            }.filter { $0.id == first.id }
+            let replayed = try await claim("w6", at: t2)
+            #expect(replayed.map(\.id) == [first.id])
             #expect(replayed.first?.attempt == 1)
-            #expect(try await store.write { try $0.markDelivered(id: first.id, owner: "w6", at: t2) })
+            let lease6 = try #require(replayed.first?.lease)
+            #expect(try await store.write { try $0.markDelivered(id: first.id, lease: lease6, at: t2) })
             #expect(
                 try await store.read { try $0.failedDeliveries(appId: F.appId, after: nil, limit: 50) }.map(\.id)
                     .contains(first.id) == false)
-            // Others: one delivered, one dead-lettered explicitly.
-            let rest = claimed.dropFirst()
-            if let second = rest.first {
-                let owned = try await store.write {
-                    try $0.claimDeliveries(
-                        owner: "w5", now: t2.adding(milliseconds: lease), leaseMilliseconds: lease, limit: 100,
-                        maxAttempts: 10)
-                }
-                #expect(owned.contains { $0.id == second.id })
-                #expect(
-                    try await store.write {
-                        try $0.markDelivered(id: second.id, owner: "w5", at: t2.adding(milliseconds: lease))
-                    })
-                #expect(
-                    try await store.write {
-                        try $0.markDelivered(id: second.id, owner: "w5", at: t2.adding(milliseconds: lease))
-                    } == false)
-                #expect(
-                    try await store.read { try $0.outboxEntry(id: second.id)?.deliveredAt }
-                        == t2.adding(milliseconds: lease))
+            #expect(try await store.read { try $0.outboxBacklog() }.pending == 0)
+
+            // The same owner claiming again after its own lease expired gets a new generation:
+            // what it does under the old one is refused.
+            let later = try await store.write { tx in
+                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "fenced", at: t2)
+                let events = try tx.appendEvents(
+                    [WebhookEvents.event(id: "fenced-1", appUserId: "fenced", at: t2)], customerId: customer.id, at: t2)
+                return try tx.enqueueDeliveries(of: events, appId: F.appId, at: t2)
             }
+            #expect(later == 1)
+            let before = try #require(try await claim("w7", at: t2).first)
+            let again = try #require(try await claim("w7", at: t2.adding(milliseconds: lease)).first)
+            #expect(again.id == before.id && again.lease.generation == before.lease.generation + 1)
+            #expect(
+                try await store.write { try $0.markDelivered(id: before.id, lease: before.lease, at: t2) } == false)
+            #expect(try await store.write { try $0.markDelivered(id: again.id, lease: again.lease, at: t2) })
         }
     }
 

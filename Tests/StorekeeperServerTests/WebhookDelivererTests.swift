@@ -154,4 +154,95 @@ final class ScriptedTransport: HTTPTransport {
             !WebhookSignature.isValid(
                 header: header, body: Data("{ }".utf8), secret: "secret-value-123", nowUnixSeconds: 1000))
     }
+
+    /// The lease must outlast an attempt: `webhookLeaseSeconds` below 3 × the timeout + 3 is
+    /// refused at startup with a clear error (the issue's 300 s timeout with the 60 s lease),
+    /// and what is accepted reaches the deliverer.
+    @Test func leaseMustOutlastTheDeliveryTimeout() async throws {
+        #expect(WebhookDeliverer.Settings.minimumLeaseMilliseconds(requestTimeout: .seconds(10)) == 33_000)
+        let defaults = try ServerConfiguration.load(environment: [:])
+        #expect(defaults.webhookLeaseSeconds == 60 && defaults.webhookBatchSize == 16)
+        for (timeout, minimum) in [(300, 903), (20, 63)] {
+            do {
+                _ = try ServerConfiguration.load(environment: ["STOREKEEPER_WEBHOOK_TIMEOUT_SECONDS": "\(timeout)"])
+                Issue.record("a \(timeout) s timeout with a 60 s lease was accepted")
+            } catch {
+                #expect(error.code == "config.webhookLeaseTooShort")
+                #expect(
+                    error.message.hasPrefix(
+                        "webhookLeaseSeconds (60) must be at least 3 × webhookTimeoutSeconds + 3 (\(minimum) for a timeout of \(timeout) s)"
+                    ))
+            }
+        }
+        #expect(throws: ServerConfigurationError.self) {
+            try ServerConfiguration.load(environment: ["STOREKEEPER_WEBHOOK_LEASE_SECONDS": "5"])
+        }
+        #expect(throws: ServerConfigurationError.self) {
+            try ServerConfiguration.load(environment: ["STOREKEEPER_WEBHOOK_BATCH_SIZE": "0"])
+        }
+        let loaded = try ServerConfiguration.load(environment: [
+            "STOREKEEPER_WEBHOOK_TIMEOUT_SECONDS": "20", "STOREKEEPER_WEBHOOK_LEASE_SECONDS": "63",
+            "STOREKEEPER_WEBHOOK_BATCH_SIZE": "5",
+        ])
+        let (store, cleanup) = try await TestDatabase.sqlite.open()
+        let settings = StorekeeperApplication(configuration: loaded, store: store).webhookDeliverer.settings
+        #expect(settings.leaseMilliseconds == 63_000)
+        #expect(settings.batchSize == 5)
+        #expect(settings.requestTimeout == .seconds(20))
+        await store.close()
+        cleanup()
+    }
+
+    /// A worker whose queue was taken by another (its lease expired there) learns it at the next
+    /// heartbeat, cancels the request in flight, sends nothing more and records nothing: the
+    /// other's lease, attempts and schedule stay as its claim left them.
+    @Test func aLostLeaseCancelsTheSendAndRecordsNothing() async throws {
+        let database = try await OwnDatabase.make(.sqlite)
+        let store = try await database.open()
+        defer {
+            Task {
+                await store.close()
+                database.drop()
+            }
+        }
+        try await store.write { transaction in
+            try transaction.saveApp(
+                AppRecord(id: "app-lost", bundleId: "com.example", environments: [.sandbox]), at: .now)
+            try transaction.saveWebhookEndpoint(
+                WebhookEndpoint(id: "hook", appId: "app-lost", url: "http://198.51.100.7/hook", secret: "s"), at: .now)
+        }
+        for eventId in ["lost/0", "lost/1"] {
+            try await WebhookEvents.commit(eventId, appUserId: "lost", appId: "app-lost", into: store, at: .now)
+        }
+        let transport = GatedTransport(gatedHost: "198.51.100.7")
+        let metrics = ServerMetrics()
+        // Heartbeat every 3 s (a third of the 9 s lease); an attempt's deadline is 4 s.
+        let deliverer = WebhookDeliverer(
+            store: store, transport: transport, clock: .system, metrics: metrics,
+            settings: DeliveryInstances.settings(timeout: .seconds(2), leaseMilliseconds: 9_000, batchSize: 16),
+            owner: "first")
+        let worker = Task { await deliverer.run() }
+        #expect(await DeliveryInstances.until(10) { transport.started(host: "198.51.100.7") == ["lost/0"] })
+        // Another instance takes the queue, as it would once the lease had expired.
+        let stolen = try await store.write { transaction in
+            try transaction.claimDeliveries(
+                endpointId: "hook", owner: "thief", now: Timestamp.now.adding(milliseconds: 10_000),
+                leaseMilliseconds: 60_000, queues: 1, batchSize: 16, maxAttempts: 100)
+        }
+        #expect(stolen.map(\.event.event.id) == ["lost/0", "lost/1"])
+        #expect(
+            await DeliveryInstances.until(10) {
+                transport.state.withLock { $0.log.contains("end 198.51.100.7 lost/0") }
+            })
+        try await Task.sleep(for: .milliseconds(300))
+        worker.cancel()
+        await worker.value
+        #expect(transport.started(host: "198.51.100.7") == ["lost/0"])
+        #expect(metrics.render().contains(#"storekeeper_webhook_deliveries_total{outcome="lease_lost"} 1"#))
+        for delivery in stolen {
+            let entry = try #require(try await store.read { try $0.outboxEntry(id: delivery.id) })
+            #expect(entry.deliveredAt == nil && entry.lastError == nil && entry.leaseOwner == "thief")
+            #expect(entry.attempts == delivery.attempt)
+        }
+    }
 }
