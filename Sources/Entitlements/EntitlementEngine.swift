@@ -8,6 +8,13 @@ public struct EntitlementEvaluation: Sendable, Hashable, Codable {
     public var newEvents: [LifecycleEvent]
     /// Every event the facts imply at `now`, chronological.
     public var allEvents: [LifecycleEvent]
+    /// Ids the previous state listed that these facts no longer imply, sorted: an event reported
+    /// from part of the facts that a late fact showed never happened (an expiry a late renewal
+    /// covered, an auto-renew change a late older snapshot dates earlier). The store keeps such
+    /// an event, marks it retracted and reports an `EVENT_RETRACTED` for it. Only events of
+    /// transactions the customer still holds: facts moved to another customer (an alias merge,
+    /// a transfer) happened while this customer held them.
+    public var retractedEventIds: [String] = []
 }
 
 /// Facts in, customer state and lifecycle events out: pure and deterministic.
@@ -122,7 +129,25 @@ public enum EntitlementEngine {
         if !corrections.isEmpty {
             newEvents = (newEvents + corrections).sorted(by: LifecycleEvent.chronological)
         }
-        return EntitlementEvaluation(customerInfo: info, newEvents: newEvents, allEvents: allEvents)
+        return EntitlementEvaluation(
+            customerInfo: info, newEvents: newEvents, allEvents: allEvents,
+            retractedEventIds: retracted(
+                previousIds: previousIds, implied: Set(info.eventIds),
+                transactionIds: Set(ledger.transactions.map(\.transactionId))))
+    }
+
+    /// The previously listed event ids the facts no longer imply, among events of transactions
+    /// still held (`transactionIds`). Reason markers are not events and never retracted; an id
+    /// whose cause is not a held transaction (a legacy id, a purchase that moved) is left alone.
+    private static func retracted(previousIds: Set<String>, implied: Set<String>, transactionIds: Set<String>)
+        -> [String]
+    {
+        let markers = LifecycleEventType.expirationReasonUpdated.rawValue + "/"
+        return previousIds.subtracting(implied).filter { id in
+            guard !id.hasPrefix(markers) else { return false }
+            let parts = id.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+            return parts.count >= 2 && transactionIds.contains(String(parts[1]))
+        }.sorted()
     }
 
     /// The reason updates to report now. Every evaluation lists the current reason of each

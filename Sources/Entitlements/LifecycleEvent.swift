@@ -33,6 +33,10 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
     /// A purchase moved to this customer from another app user id (the app's transfer policy).
     /// Never derived from facts: the server emits it when identity changes hands.
     case transfer = "TRANSFER"
+    /// An event reported earlier that the facts, once a late one arrived, no longer imply
+    /// (`retractedEventId` names it). Never derived from facts: the store emits it when it marks
+    /// the event retracted.
+    case eventRetracted = "EVENT_RETRACTED"
 
     /// Orders events of the same instant the way they happen (a billing issue before its grace
     /// period and before a recovery that keeps the renewal date, a recovery before the renewal it
@@ -44,14 +48,16 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
         .renewal, .productChange, .offerRedeemed, .subscriptionExtended, .priceIncreaseConsent, .cancellation,
         .trialCancelled, .uncancellation, .expiration, .expirationReasonUpdated, .refund, .refundReversed,
         .familySharingRevoked, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase, .transfer,
+        .eventRetracted,
     ]
 }
 
 /// One business event, derived from the facts that caused it.
 ///
-/// `id` is built from the cause (event type + transaction or renewal period + ordinal), never
-/// from arrival time, so a replay of the same facts yields the same ids and the outbox can
-/// treat them as unique keys. `occurredAt` is Apple's date for the cause.
+/// `id` is built from the change it reports (event type + transaction or renewal period + the
+/// instant of the change where a period can see several), never from arrival time or a count
+/// of earlier changes, so any arrival order of the same facts yields the same ids and the store
+/// can treat them as unique keys. `occurredAt` is Apple's date for the cause.
 /// - Note: Immutable value; `Sendable`.
 public struct LifecycleEvent: Sendable, Hashable, Codable {
     public var id: String
@@ -82,6 +88,8 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
     /// one was never received): access had ended with the last known period, and nothing is said
     /// about billing. Absent otherwise.
     public var afterFactGap: Bool?
+    /// On an `EVENT_RETRACTED`: the id of the event retracted. Absent otherwise.
+    public var retractedEventId: String?
     /// For support staff.
     public var summary: String
 
@@ -117,6 +125,22 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
         self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.isResubscription = isResubscription
         self.summary = summary
+    }
+
+    /// The correcting event for `event`, reported earlier and no longer implied by the facts
+    /// (`EntitlementEvaluation.retractedEventIds`), dated `instant` (when the store retracted it).
+    /// Its id names the retracted event and that instant, so a retraction is reported once.
+    public static func retraction(of event: LifecycleEvent, at instant: Timestamp) -> LifecycleEvent {
+        var retraction = LifecycleEvent(
+            id: "\(LifecycleEventType.eventRetracted.rawValue)/\(event.id)/\(instant.millisecondsSince1970)",
+            type: .eventRetracted, customerId: event.customerId, environment: event.environment, occurredAt: instant,
+            productId: event.productId, entitlementIds: event.entitlementIds, transactionId: event.transactionId,
+            originalTransactionId: event.originalTransactionId,
+            summary:
+                "\(event.type.rawValue) of \(event.occurredAt.humanReadable) retracted: later facts show it did not happen"
+        )
+        retraction.retractedEventId = event.id
+        return retraction
     }
 
     /// Chronological, then by `rank`, then by id: a total order, so event lists compare exactly.

@@ -57,12 +57,12 @@ struct LifecycleEventBuilder {
     func versionEvents(_ versions: [TransactionFact]) -> [LifecycleEvent] {
         var events: [LifecycleEvent] = []
         var previous: TransactionFact?
-        var revocations = 0
         for version in versions {
             let wasRevoked = previous?.isRevokedOtherThanByUpgrade ?? false
             if let revocation = version.revocation, !wasRevoked {
-                revocations += 1
-                let key = "\(version.transactionId)/\(revocations)"
+                // Named by the instant of the revocation, not by how many came before: a version
+                // arriving late cannot rename a refund already reported.
+                let key = "\(version.transactionId)/\(revocation.revokedAt.millisecondsSince1970)"
                 if revocation.kind == .familySharingRevoked {
                     var event = self.event(
                         .familySharingRevoked, key: key, at: revocation.revokedAt, transaction: version,
@@ -83,7 +83,8 @@ struct LifecycleEventBuilder {
                 // transaction, which reports itself as a purchase.
                 events.append(
                     event(
-                        .refundReversed, key: "\(version.transactionId)/\(revocations)", at: version.signedDate,
+                        .refundReversed, key: "\(version.transactionId)/\(version.signedDate.millisecondsSince1970)",
+                        at: version.signedDate,
                         transaction: version, money: .restored(earlier.refundPercentage ?? 100_000),
                         summary: "refund reversed \(version.signedDate.humanReadable): access restored"))
             }

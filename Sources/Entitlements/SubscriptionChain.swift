@@ -92,6 +92,10 @@ struct SubscriptionChain {
         graceEnds = [Timestamp?](repeating: nil, count: count)
         retryEnds = [Timestamp](repeating: Timestamp(millisecondsSince1970: 0), count: count)
         effectiveEnds = []
+        let recoveredTransactionIds = Set(
+            notifications.lazy.filter {
+                $0.type == NotificationTypeV2.didRenew.rawValue && $0.subtype == Subtype.billingRecovery.rawValue
+            }.compactMap(\.transactionId))
         for index in 0..<count {
             let transaction = transactions[index]
             let next = index + 1 < count ? transactions[index + 1] : nil
@@ -104,11 +108,24 @@ struct SubscriptionChain {
             effectiveEnds.append(end)
 
             let expiry = expires(index)
-            let (windowSnapshots, windowNotifications) = window(index)
+            var (windowSnapshots, windowNotifications) = window(index)
+            // A recovery Apple reports (DID_RENEW / BILLING_RECOVERY) during the grace period keeps
+            // the renewal date: the retry and grace reported between the expiry and the recovery
+            // (signed then) belong to this period, and the retry ended with the recovery. Without
+            // this the facts of the whole story would imply no grace period, while the facts
+            // before the recovery did.
+            var nextStart = next?.purchaseDate
+            if let next, recoveredTransactionIds.contains(next.transactionId), next.signedDate > next.purchaseDate {
+                nextStart = next.signedDate
+                windowSnapshots =
+                    snapshots[windowSnapshots.startIndex..<Self.lowerBound(snapshots, next.signedDate)]
+                windowNotifications =
+                    notifications[windowNotifications.startIndex..<Self.lowerBound(notifications, next.signedDate)]
+            }
             var grace: Timestamp?
             var retrySeen = false
             var retryEnd = expiry.adding(milliseconds: Self.billingRetryWindow)
-            if let next { retryEnd = min(retryEnd, max(next.purchaseDate, expiry)) }
+            if let nextStart { retryEnd = min(retryEnd, max(nextStart, expiry)) }
             for snapshot in windowSnapshots {
                 if snapshot.isInBillingRetryPeriod { retrySeen = true }
                 if let graceDate = snapshot.gracePeriodExpiresDate, graceDate > expiry {
@@ -143,10 +160,6 @@ struct SubscriptionChain {
         runStarts = []
         factGapStarts = []
         billingIssue = observedRetry
-        let recoveredTransactionIds = Set(
-            notifications.lazy.filter {
-                $0.type == NotificationTypeV2.didRenew.rawValue && $0.subtype == Subtype.billingRecovery.rawValue
-            }.compactMap(\.transactionId))
         for index in 0..<count {
             let start: Start
             if index == 0 {

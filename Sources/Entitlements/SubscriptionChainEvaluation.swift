@@ -303,16 +303,17 @@ extension SubscriptionChain {
 
     /// Events read from the sequence of renewal snapshots: auto-renew turned off and on,
     /// a product change scheduled for the renewal, a price increase pending or accepted.
-    /// Ids count transitions within the period (`CANCELLATION/<transaction>/<n>`), so an older
-    /// snapshot arriving late does not rename the events already reported.
+    /// A transition's id names its period and the instant of the snapshot that shows it
+    /// (`CANCELLATION/<transaction>/<signed ms>`), never a count: an older snapshot arriving
+    /// late cannot give a change already reported a second id (issue 17, item 6).
     private func renewalEvents(builder: LifecycleEventBuilder) -> [LifecycleEvent] {
         var events: [LifecycleEvent] = []
         var autoRenew = true
         var pending: String?
         var priceStatus: Int32?
         var period = -1
-        var transitions: [String: Int] = [:]
         for snapshot in snapshots {
+            let instant = snapshot.signedDate.millisecondsSince1970
             let index = periodIndex(at: snapshot.signedDate)
             if index != period {
                 if period < 0 || (period + 1...index).contains(where: { starts[$0].beginsRun }) {
@@ -330,11 +331,9 @@ extension SubscriptionChain {
                 if alive {
                     let type: LifecycleEventType =
                         enabled ? .uncancellation : (transaction.periodType == .trial ? .trialCancelled : .cancellation)
-                    let counterKey = "\(enabled)/\(transaction.transactionId)"
-                    transitions[counterKey, default: 0] += 1
                     events.append(
                         builder.event(
-                            type, key: "\(transaction.transactionId)/\(transitions[counterKey]!)",
+                            type, key: "\(transaction.transactionId)/\(instant)",
                             at: snapshot.signedDate, transaction: transaction,
                             summary: enabled
                                 ? "auto-renew turned back on"
@@ -350,7 +349,7 @@ extension SubscriptionChain {
                         from: catalog[transaction.productId], to: catalog[target], timing: .atNextRenewal),
                     timing: .atNextRenewal, effectiveAt: expires(index))
                 var event = builder.event(
-                    .productChange, key: "\(transaction.transactionId)/\(target)", at: snapshot.signedDate,
+                    .productChange, key: "\(transaction.transactionId)/\(target)/\(instant)", at: snapshot.signedDate,
                     transaction: transaction, productId: target,
                     summary:
                         "\(change.kind.rawValue.lowercased()) to \(target) scheduled for \(expires(index).humanReadable)"
@@ -368,11 +367,8 @@ extension SubscriptionChain {
                         from: catalog[transaction.productId], to: catalog[withdrawn], timing: .atNextRenewal),
                     timing: .atNextRenewal, effectiveAt: expires(index))
                 change.isWithdrawn = true
-                let counterKey = "withdrawn/\(transaction.transactionId)/\(withdrawn)"
-                transitions[counterKey, default: 0] += 1
                 var event = builder.event(
-                    .productChange,
-                    key: "\(transaction.transactionId)/\(withdrawn)/withdrawn/\(transitions[counterKey]!)",
+                    .productChange, key: "\(transaction.transactionId)/\(withdrawn)/withdrawn/\(instant)",
                     at: snapshot.signedDate, transaction: transaction, productId: transaction.productId,
                     summary:
                         "\(change.kind.rawValue.lowercased()) to \(withdrawn) withdrawn: \(transaction.productId) renews \(expires(index).humanReadable)"
@@ -385,7 +381,7 @@ extension SubscriptionChain {
                 if status == 0 && priceStatus != 0 || status == 1 && priceStatus == 0 {
                     let consent: PriceIncreaseConsent = status == 0 ? .pending : .accepted
                     var event = builder.event(
-                        .priceIncreaseConsent, key: "\(transaction.transactionId)/\(consent.rawValue)",
+                        .priceIncreaseConsent, key: "\(transaction.transactionId)/\(consent.rawValue)/\(instant)",
                         at: snapshot.signedDate, transaction: transaction,
                         summary: consent == .pending
                             ? "price increase awaiting the customer's consent" : "customer accepted the price increase")

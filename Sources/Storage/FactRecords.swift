@@ -165,6 +165,8 @@ public struct StoredEvent: Sendable, Hashable {
     public var customerId: Int64
     public var event: LifecycleEvent
     public var createdAt: Timestamp
+    /// When later facts showed the event did not happen (`retractEvents`); `nil` while it stands.
+    public var retractedAt: Timestamp? = nil
 }
 
 /// What `customerState(appId:knownAs:environment:)` found.

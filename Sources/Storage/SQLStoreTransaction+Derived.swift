@@ -60,7 +60,10 @@ extension SQLStoreTransaction {
                 INSERT INTO lifecycle_events (customer_id, event_id, environment, type, occurred_at, event_json,
                                               created_at)
                 VALUES ($1, $2, $3, $4, $5, $6, $7)
-                ON CONFLICT (customer_id, event_id) DO NOTHING
+                ON CONFLICT (customer_id, event_id) DO UPDATE
+                SET type = excluded.type, occurred_at = excluded.occurred_at, event_json = excluded.event_json,
+                    retracted_at = NULL
+                WHERE lifecycle_events.retracted_at IS NOT NULL
                 RETURNING id
                 """,
                 [
@@ -75,13 +78,61 @@ extension SQLStoreTransaction {
         return appended
     }
 
+    func retractEvents(ids: [String], customerId: Int64, at: Timestamp) throws -> [StoredEvent] {
+        var retracted: [StoredEvent] = []
+        for id in ids {
+            let found = try row(
+                """
+                UPDATE lifecycle_events SET retracted_at = $3
+                WHERE customer_id = $1 AND event_id = $2 AND retracted_at IS NULL
+                RETURNING id, customer_id, event_json, created_at
+                """, .integer(customerId), .text(id), SQLValue(at))
+            if let found {
+                var event = try Self.storedEvent(found, from: 0)
+                event.retractedAt = at
+                retracted.append(event)
+            }
+        }
+        return retracted
+    }
+
+    func reviseEvents(_ events: [LifecycleEvent], customerId: Int64) throws -> Int {
+        var revised = 0
+        var next = 0
+        // One statement per 256 events (3 values each, well under both engines' bind limits).
+        while next < events.count {
+            let chunk = events[next..<min(events.count, next + 256)]
+            next += chunk.count
+            var arguments: [SQLValue] = [.integer(customerId)]
+            var rows: [String] = []
+            for event in chunk {
+                let base = arguments.count
+                rows.append("($\(base + 1), $\(base + 2), CAST($\(base + 3) AS BIGINT))")
+                arguments += [.text(event.id), Self.json(event), SQLValue(event.occurredAt)]
+            }
+            // VALUES columns are column1… on both engines.
+            revised += try connection.execute(
+                """
+                UPDATE lifecycle_events SET event_json = v.column2, occurred_at = v.column3
+                FROM (VALUES \(rows.joined(separator: ", "))) AS v
+                WHERE lifecycle_events.customer_id = $1 AND lifecycle_events.event_id = v.column1
+                  AND lifecycle_events.retracted_at IS NULL AND lifecycle_events.event_json <> v.column2
+                """, arguments)
+        }
+        return revised
+    }
+
     func events(customerId: Int64, after: Int64?, limit: Int) throws -> [StoredEvent] {
         try rows(
             """
-            SELECT id, customer_id, event_json, created_at FROM lifecycle_events
+            SELECT id, customer_id, event_json, created_at, retracted_at FROM lifecycle_events
             WHERE customer_id = $1 AND id > $2 ORDER BY id LIMIT $3
             """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
-        ).map { row throws(StoreError) in try Self.storedEvent(row, from: 0) }
+        ).map { row throws(StoreError) in
+            var event = try Self.storedEvent(row, from: 0)
+            event.retractedAt = try row.optionalTimestamp(4)
+            return event
+        }
     }
 
     static func storedEvent(_ row: SQLRow, from column: Int) throws(StoreError) -> StoredEvent {

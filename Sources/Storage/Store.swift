@@ -217,8 +217,17 @@ public protocol StoreTransaction: StoreReader {
     func claimDueCustomerStates(now: Timestamp, limit: Int) throws -> [DueCustomerState]
     /// Sets a state's `valid_until` (the scheduler backs off a state it could not re-evaluate).
     func postponeCustomerState(customerId: Int64, environment: AppStoreEnvironment, until: Timestamp) throws
-    /// Appends the events whose ids the customer does not have yet; returns those.
+    /// Appends the events whose ids the customer does not have yet, and reinstates those it has
+    /// as retracted (with the new content); returns those. An id that stands is left as stored.
     func appendEvents(_ events: [LifecycleEvent], customerId: Int64, at: Timestamp) throws -> [StoredEvent]
+    /// Marks the customer's standing events with these ids retracted at `at` (kept: they may
+    /// have been delivered); returns those it marked, so the caller can report the correction.
+    func retractEvents(ids: [String], customerId: Int64, at: Timestamp) throws -> [StoredEvent]
+    /// Rewrites the customer's standing events with these ids whose stored content differs
+    /// (an instant, a reason or money a later fact changed), so the stored events are those the
+    /// facts imply; returns how many changed. Not a new event: nothing is queued for webhooks.
+    @discardableResult
+    func reviseEvents(_ events: [LifecycleEvent], customerId: Int64) throws -> Int
     /// One outbox row per event and enabled endpoint of the app; returns how many were added.
     @discardableResult
     func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int

@@ -4,8 +4,11 @@ import Storage
 
 /// The step every ingestion ends with, inside its `store.write` closure: load all facts of a
 /// customer (decoded through `CustomerEvaluationCache`), run the engine with the previously stored `CustomerInfo`, save the new state
-/// (compare-and-set on its version), append the new lifecycle events and queue their webhook
-/// deliveries: all in the caller's transaction, so they commit (or not) with the facts.
+/// (compare-and-set on its version), append the new lifecycle events, retract those the facts no
+/// longer imply (each with an `EVENT_RETRACTED`), revise those whose content a later fact changed,
+/// and queue webhook deliveries of the new ones: all in the
+/// caller's transaction, so they commit (or not) with the facts. The customer's standing events
+/// are then exactly those its facts imply, whatever order the facts arrived in.
 /// - Note: Stateless; runs on the store's thread inside a write body.
 public enum CustomerStateUpdater {
     /// The result of re-evaluating one customer in one environment.
@@ -49,7 +52,19 @@ public enum CustomerStateUpdater {
         // Remembered before the commit: if this transaction rolls back, the stored text differs
         // from `encoding.json` and the next evaluation decodes what is really there.
         cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id)
-        let appended = try transaction.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
+        var appended: [StoredEvent] = []
+        if !evaluation.retractedEventIds.isEmpty {
+            // Kept (it may have been delivered) and marked; its correction is reported first.
+            let retracted = try transaction.retractEvents(
+                ids: evaluation.retractedEventIds, customerId: customer.id, at: now)
+            appended += try transaction.appendEvents(
+                retracted.map { LifecycleEvent.retraction(of: $0.event, at: now) }, customerId: customer.id, at: now)
+        }
+        appended += try transaction.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
+        // Events reported before whose content a later fact changed (an instant, a reason, money)
+        // are rewritten, so the stored events are what the facts imply whatever the arrival order.
+        let fresh = Set(appended.map(\.event.id))
+        try transaction.reviseEvents(evaluation.allEvents.filter { !fresh.contains($0.id) }, customerId: customer.id)
         if !appended.isEmpty {
             try transaction.enqueueDeliveries(of: appended, appId: customer.appId, at: now)
         }

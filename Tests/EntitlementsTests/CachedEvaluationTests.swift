@@ -129,7 +129,13 @@ import Testing
             previous: previous?.info)
         _ = try tx.saveCustomerInfo(
             evaluation.customerInfo, customerId: customer.id, expectedVersion: previous?.version, at: now)
-        _ = try tx.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
+        // As `CustomerStateUpdater.update`: retractions (each with its correction), then new events.
+        let retracted = try tx.retractEvents(ids: evaluation.retractedEventIds, customerId: customer.id, at: now)
+        _ = try tx.appendEvents(
+            retracted.map { LifecycleEvent.retraction(of: $0.event, at: now) }, customerId: customer.id, at: now)
+        let appended = try tx.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
+        let fresh = Set(appended.map(\.event.id))
+        try tx.reviseEvents(evaluation.allEvents.filter { !fresh.contains($0.id) }, customerId: customer.id)
     }
 
     static func open(_ directory: URL, _ name: String, facts: [Fact]) async throws -> SQLiteStore {

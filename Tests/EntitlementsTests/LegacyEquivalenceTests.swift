@@ -132,10 +132,10 @@ import Testing
                 "NON_CONSUMABLE_PURCHASE/l1@d3 proceeds=104993",
                 "INITIAL_PURCHASE/f1@d5",
                 "TRIAL_CONVERTED/t2@d7 proceeds=6993",
-                "FAMILY_SHARING_REVOKED/f1/1@d15",
-                "REFUND/l1/1@d20 OTHER proceeds=-104993",
+                "FAMILY_SHARING_REVOKED/f1/1768521600000@d15",
+                "REFUND/l1/1768953600000@d20 OTHER proceeds=-104993",
                 "RENEWAL/t3@d37 proceeds=6993",
-                "CANCELLATION/t3/1@d50",
+                "CANCELLATION/t3/1771545600000@d50",
                 "EXPIRATION/t3@d67 CUSTOMER_CANCELLED",
             ])
         #expect(final.customerInfo.activeEntitlementIds == [])

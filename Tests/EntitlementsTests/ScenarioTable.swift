@@ -181,7 +181,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
+                        "CANCELLATION/t1/1768089600000@d10",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -200,7 +200,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
+                        "CANCELLATION/t1/1768089600000@d10",
                         "EXPIRATION/t1@d30 CUSTOMER_CANCELLED",
                     ],
                     revenue: [
@@ -228,7 +228,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
+                        "CANCELLATION/t1/1768089600000@d10",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -247,8 +247,8 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
-                        "UNCANCELLATION/t1/1@d12",
+                        "CANCELLATION/t1/1768089600000@d10",
+                        "UNCANCELLATION/t1/1768262400000@d12",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -267,8 +267,8 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
-                        "UNCANCELLATION/t1/1@d12",
+                        "CANCELLATION/t1/1768089600000@d10",
+                        "UNCANCELLATION/t1/1768262400000@d12",
                         "RENEWAL/t2@d30 proceeds=6993",
                     ],
                     revenue: [
@@ -297,9 +297,9 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d2",
-                        "UNCANCELLATION/t1/1@d4",
-                        "CANCELLATION/t1/2@d6",
+                        "CANCELLATION/t1/1767398400000@d2",
+                        "UNCANCELLATION/t1/1767571200000@d4",
+                        "CANCELLATION/t1/1767744000000@d6",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -318,9 +318,9 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d2",
-                        "UNCANCELLATION/t1/1@d4",
-                        "CANCELLATION/t1/2@d6",
+                        "CANCELLATION/t1/1767398400000@d2",
+                        "UNCANCELLATION/t1/1767571200000@d4",
+                        "CANCELLATION/t1/1767744000000@d6",
                         "EXPIRATION/t1@d30 CUSTOMER_CANCELLED",
                     ],
                     revenue: [
@@ -437,7 +437,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "TRIAL_STARTED/t1@d0",
-                        "TRIAL_CANCELLED/t1/1@d3",
+                        "TRIAL_CANCELLED/t1/1767484800000@d3",
                     ],
                     revenue: [
                         "t1 price=0 fee=0% proceeds=0"
@@ -456,7 +456,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "TRIAL_STARTED/t1@d0",
-                        "TRIAL_CANCELLED/t1/1@d3",
+                        "TRIAL_CANCELLED/t1/1767484800000@d3",
                         "EXPIRATION/t1@d7 CUSTOMER_CANCELLED",
                     ],
                     revenue: [
@@ -484,7 +484,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
+                        "CANCELLATION/t1/1768089600000@d10",
                         "EXPIRATION/t1@d30 CUSTOMER_CANCELLED",
                     ],
                     revenue: [
@@ -504,7 +504,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
+                        "CANCELLATION/t1/1768089600000@d10",
                         "EXPIRATION/t1@d30 CUSTOMER_CANCELLED",
                         "RENEWAL/t2@d50 proceeds=6993",
                     ],
@@ -535,7 +535,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
+                        "CANCELLATION/t1/1768089600000@d10",
                         "EXPIRATION/t1@d30 CUSTOMER_CANCELLED",
                         "RENEWAL/t2@d45 proceeds=55993",
                     ],
@@ -773,6 +773,9 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
                         "BILLING_ISSUE/t1@d30",
+                        // Reported at d32; the recovery does not undo it (issue 17: the whole
+                        // story's facts imply what its first part did).
+                        "GRACE_PERIOD_STARTED/t1@d30",
                         "BILLING_RECOVERED/t2@d30",
                         "RENEWAL/t2@d30 proceeds=6993",
                     ],
@@ -1108,7 +1111,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "REFUND/t1/1@d10 DEVELOPER_ISSUE proceeds=-6993",
+                        "REFUND/t1/1768089600000@d10 DEVELOPER_ISSUE proceeds=-6993",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993 refunded=9990 net=0"
@@ -1135,7 +1138,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "REFUND/t1/1@d12 OTHER proceeds=-6993",
+                        "REFUND/t1/1768262400000@d12 OTHER proceeds=-6993",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993 refunded=9990 net=0"
@@ -1163,7 +1166,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "REFUND/t1/1@d10 OTHER proceeds=-6993",
+                        "REFUND/t1/1768089600000@d10 OTHER proceeds=-6993",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993 refunded=9990 net=0"
@@ -1182,8 +1185,8 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "REFUND/t1/1@d10 OTHER proceeds=-6993",
-                        "REFUND_REVERSED/t1/1@d15 proceeds=6993",
+                        "REFUND/t1/1768089600000@d10 OTHER proceeds=-6993",
+                        "REFUND_REVERSED/t1/1768521600000@d15 proceeds=6993",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -1212,7 +1215,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=55993",
-                        "REFUND/t1/1@d100 OTHER proceeds=-27997",
+                        "REFUND/t1/1775865600000@d100 OTHER proceeds=-27997",
                     ],
                     revenue: [
                         "t1 price=79990 fee=30% proceeds=55993 refunded=39995 net=27996"
@@ -1286,7 +1289,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/f1@d0",
-                        "FAMILY_SHARING_REVOKED/f1/1@d10",
+                        "FAMILY_SHARING_REVOKED/f1/1768089600000@d10",
                     ],
                     revenue: [
                         "f1 price=0 fee=0% proceeds=0"
@@ -1317,7 +1320,7 @@ enum ScenarioTable {
                     events: [
                         "INITIAL_PURCHASE/f1@d0",
                         "INITIAL_PURCHASE/t1@d0 proceeds=55993",
-                        "FAMILY_SHARING_REVOKED/f1/1@d10",
+                        "FAMILY_SHARING_REVOKED/f1/1768089600000@d10",
                     ],
                     revenue: [
                         "f1 price=0 fee=0% proceeds=0",
@@ -1346,7 +1349,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "REFUND/t1/1@d5 OTHER proceeds=-6993",
+                        "REFUND/t1/1767657600000@d5 OTHER proceeds=-6993",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993 refunded=9990 net=0"
@@ -1365,7 +1368,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "REFUND/t1/1@d5 OTHER proceeds=-6993",
+                        "REFUND/t1/1767657600000@d5 OTHER proceeds=-6993",
                         "RENEWAL/t2@d8 proceeds=6993",
                     ],
                     revenue: [
@@ -1480,7 +1483,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=10493",
-                        "PRODUCT_CHANGE/t1/monthly@d10 DOWNGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/monthly/1768089600000@d10 DOWNGRADE/AT_NEXT_RENEWAL",
                     ],
                     revenue: [
                         "t1 price=14990 fee=30% proceeds=10493"
@@ -1501,7 +1504,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=10493",
-                        "PRODUCT_CHANGE/t1/monthly@d10 DOWNGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/monthly/1768089600000@d10 DOWNGRADE/AT_NEXT_RENEWAL",
                         "RENEWAL/t2@d30 DOWNGRADE/AT_NEXT_RENEWAL proceeds=6993",
                     ],
                     revenue: [
@@ -1530,7 +1533,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "PRODUCT_CHANGE/t1/yearly@d5 CROSSGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/yearly/1767657600000@d5 CROSSGRADE/AT_NEXT_RENEWAL",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -1550,7 +1553,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "PRODUCT_CHANGE/t1/yearly@d5 CROSSGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/yearly/1767657600000@d5 CROSSGRADE/AT_NEXT_RENEWAL",
                         "RENEWAL/t2@d30 CROSSGRADE/AT_NEXT_RENEWAL proceeds=55993",
                     ],
                     revenue: [
@@ -1609,7 +1612,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=10493",
-                        "PRODUCT_CHANGE/t1/monthly@d10 DOWNGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/monthly/1768089600000@d10 DOWNGRADE/AT_NEXT_RENEWAL",
                     ],
                     revenue: [
                         "t1 price=14990 fee=30% proceeds=10493"
@@ -1629,8 +1632,8 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=10493",
-                        "PRODUCT_CHANGE/t1/monthly@d10 DOWNGRADE/AT_NEXT_RENEWAL",
-                        "PRODUCT_CHANGE/t1/monthly/withdrawn/1@d20 DOWNGRADE/AT_NEXT_RENEWAL withdrawn",
+                        "PRODUCT_CHANGE/t1/monthly/1768089600000@d10 DOWNGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/monthly/withdrawn/1768953600000@d20 DOWNGRADE/AT_NEXT_RENEWAL withdrawn",
                     ],
                     revenue: [
                         "t1 price=14990 fee=30% proceeds=10493"
@@ -1650,8 +1653,8 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=10493",
-                        "PRODUCT_CHANGE/t1/monthly@d10 DOWNGRADE/AT_NEXT_RENEWAL",
-                        "PRODUCT_CHANGE/t1/monthly/withdrawn/1@d20 DOWNGRADE/AT_NEXT_RENEWAL withdrawn",
+                        "PRODUCT_CHANGE/t1/monthly/1768089600000@d10 DOWNGRADE/AT_NEXT_RENEWAL",
+                        "PRODUCT_CHANGE/t1/monthly/withdrawn/1768953600000@d20 DOWNGRADE/AT_NEXT_RENEWAL withdrawn",
                         "RENEWAL/t2@d30 proceeds=10493",
                     ],
                     revenue: [
@@ -1766,7 +1769,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "CANCELLATION/t1/1@d10",
+                        "CANCELLATION/t1/1768089600000@d10",
                         "EXPIRATION/t1@d30 CUSTOMER_CANCELLED",
                         "RENEWAL/t2@d100 proceeds=2093",
                         "OFFER_REDEEMED/t2@d100",
@@ -1797,7 +1800,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "PRICE_INCREASE_CONSENT/t1/PENDING@d10",
+                        "PRICE_INCREASE_CONSENT/t1/PENDING/1768089600000@d10",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -1824,8 +1827,8 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "PRICE_INCREASE_CONSENT/t1/PENDING@d10",
-                        "PRICE_INCREASE_CONSENT/t1/ACCEPTED@d14",
+                        "PRICE_INCREASE_CONSENT/t1/PENDING/1768089600000@d10",
+                        "PRICE_INCREASE_CONSENT/t1/ACCEPTED/1768435200000@d14",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993"
@@ -1853,7 +1856,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "PRICE_INCREASE_CONSENT/t1/PENDING@d10",
+                        "PRICE_INCREASE_CONSENT/t1/PENDING/1768089600000@d10",
                         "EXPIRATION/t1@d30 PRICE_INCREASE_NOT_CONSENTED",
                     ],
                     revenue: [
@@ -1982,7 +1985,7 @@ enum ScenarioTable {
                     events: [
                         "NON_RENEWING_PURCHASE/p1@d0 proceeds=4193",
                         "NON_RENEWING_PURCHASE/p2@d10 proceeds=4193",
-                        "REFUND/p1/1@d12 DEVELOPER_ISSUE proceeds=-4193",
+                        "REFUND/p1/1768262400000@d12 DEVELOPER_ISSUE proceeds=-4193",
                     ],
                     purchases: [
                         "season_pass tx=p1 inactive from=d0 until=d31 not-restorable revoked=REFUND",
@@ -2005,7 +2008,7 @@ enum ScenarioTable {
                     events: [
                         "NON_RENEWING_PURCHASE/p1@d0 proceeds=4193",
                         "NON_RENEWING_PURCHASE/p2@d10 proceeds=4193",
-                        "REFUND/p1/1@d12 DEVELOPER_ISSUE proceeds=-4193",
+                        "REFUND/p1/1768262400000@d12 DEVELOPER_ISSUE proceeds=-4193",
                     ],
                     purchases: [
                         "season_pass tx=p1 inactive from=d0 until=d31 not-restorable revoked=REFUND",
@@ -2083,7 +2086,7 @@ enum ScenarioTable {
                     subscriptions: [],
                     events: [
                         "NON_CONSUMABLE_PURCHASE/l1@d0 proceeds=104993",
-                        "REFUND/l1/1@d3 OTHER proceeds=-104993",
+                        "REFUND/l1/1767484800000@d3 OTHER proceeds=-104993",
                     ],
                     purchases: [
                         "lifetime tx=l1 inactive not-restorable revoked=REFUND"
@@ -2635,7 +2638,7 @@ enum ScenarioTable {
                     ],
                     events: [
                         "INITIAL_PURCHASE/t1@d0 proceeds=6993",
-                        "REFUND/t1/1@d10 DEVELOPER_ISSUE proceeds=-6993",
+                        "REFUND/t1/1768089600000@d10 DEVELOPER_ISSUE proceeds=-6993",
                     ],
                     revenue: [
                         "t1 price=9990 fee=30% proceeds=6993 refunded=9990 net=0"
