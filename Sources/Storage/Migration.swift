@@ -17,7 +17,9 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// Every migration this binary knows, in order.
-    public static let all: [Migration] = [initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule]
+    public static let all: [Migration] = [
+        initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, recovery,
+    ]
 
     /// The bookkeeping table, created (if missing) before anything else.
     static let bookkeeping = """

@@ -28,6 +28,8 @@ struct AppsController: Sendable {
         var onlineVerification: Bool?
         var verifyReceiptProductionURL: String?
         var verifyReceiptSandboxURL: String?
+        /// Per-worker switches; an omitted switch keeps its value (`null` inside: the default).
+        var recovery: RecoverySwitches?
     }
 
     /// An app as the admin API shows it: no secrets.
@@ -43,6 +45,14 @@ struct AppsController: Sendable {
         var legacyReceiptFlow: Bool
         var answerConsumptionRequests: Bool
         var onlineVerification: Bool
+        /// Whether each recovery worker runs for the app (its switch or the default).
+        var recovery: RecoveryView
+
+        struct RecoveryView: Encodable {
+            var historyReplay: Bool
+            var statusPolling: Bool
+            var onDemandSync: Bool
+        }
 
         struct ConnectView: Encodable {
             var keyId: String
@@ -72,6 +82,9 @@ struct AppsController: Sendable {
             legacyReceiptFlow = settings.legacyReceiptFlow
             answerConsumptionRequests = settings.answerConsumptionRequests
             onlineVerification = settings.onlineVerification
+            recovery = RecoveryView(
+                historyReplay: settings.runs(.historyReplay), statusPolling: settings.runs(.statusPolling),
+                onDemandSync: settings.runs(.onDemandSync))
         }
     }
 
@@ -298,6 +311,13 @@ struct AppsController: Sendable {
         if let flag = input.legacyReceiptFlow { settings.legacyReceiptFlow = flag }
         if let flag = input.answerConsumptionRequests { settings.answerConsumptionRequests = flag }
         if let flag = input.onlineVerification { settings.onlineVerification = flag }
+        if let switches = input.recovery {
+            var merged = settings.recovery ?? RecoverySwitches()
+            if let flag = switches.historyReplay { merged.historyReplay = flag }
+            if let flag = switches.statusPolling { merged.statusPolling = flag }
+            if let flag = switches.onDemandSync { merged.onDemandSync = flag }
+            settings.recovery = merged
+        }
         if let url = input.verifyReceiptProductionURL { settings.verifyReceiptProductionURL = url }
         if let url = input.verifyReceiptSandboxURL { settings.verifyReceiptSandboxURL = url }
         if let secret = input.sharedSecret, secret.utf8.count > 1024 {
