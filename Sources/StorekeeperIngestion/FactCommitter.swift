@@ -129,10 +129,11 @@ public enum FactCommitter {
             guard updated.insert(owner.id).inserted else { continue }
             for environment in environments {
                 try CustomerStateUpdater.update(
-                    customer: owner, environment: environment, in: transaction, now: batch.receivedAt)
+                    customer: owner, environment: environment, in: transaction, now: batch.receivedAt,
+                    asOf: batch.evaluatedAsOf)
                 try CustomerStateUpdater.updateSharers(
                     appId: batch.appId, originalTransactionId: originalId, environment: environment,
-                    in: transaction, now: batch.receivedAt)
+                    in: transaction, now: batch.receivedAt, asOf: batch.evaluatedAsOf)
             }
         }
         return outcome

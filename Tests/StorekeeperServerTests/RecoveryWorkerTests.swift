@@ -274,7 +274,9 @@ import Testing
         let fake = FakeAppStore()
         let url = try #require(TestDatabase.postgresURL)
         let first = try await ServerHarness(database: .postgres(url), connections: { _, _, _ in fake })
-        let second = try await ServerHarness(database: .postgres(url), connections: { _, _, _ in fake })
+        // One deployment: the same database and the same secrets key.
+        let second = try await ServerHarness(
+            database: .postgres(url), connections: { _, _, _ in fake }, secrets: first.secrets)
         defer {
             Task {
                 await first.stop()
@@ -319,7 +321,8 @@ import Testing
         // Both instances sweep at once: each lost renewal is polled by exactly one of them.
         fake.delay.withLock { $0 = .milliseconds(100) }
         fake.calls.withLock { $0 = [] }
-        let later = t0.plus(days: 30).adding(milliseconds: 3_600_000)
+        // The last of them expires 5 ms after the first.
+        let later = t0.plus(days: 30).adding(milliseconds: 3_600_000 + 5)
         first.clock.set(later)
         second.clock.set(later)
         async let one = first.application.statusPollingWorker.runOnce()
