@@ -19,34 +19,27 @@ public enum CustomerStateUpdater {
     /// after its owner: a fact about the purchase changes their state too.
     static func updateSharers(
         appId: String, originalTransactionId: String, environment: AppStoreEnvironment,
-        in transaction: any StoreTransaction, now: Timestamp, asOf: Timestamp? = nil
+        in transaction: any StoreTransaction, now: Timestamp
     ) throws {
         for id in try transaction.customersSharing(appId: appId, originalTransactionId: originalTransactionId) {
             let sharer = try transaction.lockCustomer(id: id)
-            try update(customer: sharer, environment: environment, in: transaction, now: now, asOf: asOf)
+            try update(customer: sharer, environment: environment, in: transaction, now: now)
         }
     }
 
     /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
     /// Facts and the previous state are read as stored text and decoded only where `cache`
     /// has not decoded those exact bytes before, so a long history costs little to re-read.
-    ///
-    /// `asOf` (a replayed notification's signed date) evaluates at that earlier instant
-    /// instead, but never before the previous evaluation: the state's time never goes back.
     @discardableResult
     static func update(
         customer: CustomerRecord, environment: AppStoreEnvironment, in transaction: any StoreTransaction,
-        now: Timestamp, asOf: Timestamp? = nil, cache: CustomerEvaluationCache = .shared
+        now: Timestamp, cache: CustomerEvaluationCache = .shared
     ) throws -> Outcome {
         let facts = try cache.facts(customerId: customer.id, in: transaction)
         let catalog = try transaction.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
         let previous = try cache.customerInfo(customerId: customer.id, environment: environment, in: transaction)
-        var instant = now
-        if let asOf, asOf < now {
-            instant = max(asOf, min(previous?.info.evaluatedAt ?? asOf, now))
-        }
         let evaluation = EntitlementEngine.evaluate(
-            customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: instant,
+            customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
             previous: previous?.info)
         let encoding = CustomerInfoEncoding(
             evaluation.customerInfo, reusing: cache.encoding(customerId: customer.id, environment: environment))

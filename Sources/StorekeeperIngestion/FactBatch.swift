@@ -27,12 +27,6 @@ public struct FactBatch: Sendable {
     /// The job this batch finishes: it is marked complete in the same transaction as the facts,
     /// and the batch fails (`conflict`) if the lease was lost, so a job's facts apply once.
     public var completesJob: JobLease?
-    /// For a notification recovered late (history replay): the instant Apple signed it. The
-    /// owners are evaluated as of then (never before their last evaluation, never after
-    /// `receivedAt`), so a replayed notification changes access, and emits the events, as it
-    /// would have on time; what time alone changed since follows when the state is next
-    /// evaluated (the access scheduler, a read).
-    public var evaluatedAsOf: Timestamp?
 
     /// Who the facts belong to.
     public enum Ownership: Sendable, Hashable {

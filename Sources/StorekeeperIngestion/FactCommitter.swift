@@ -129,11 +129,10 @@ public enum FactCommitter {
             guard updated.insert(owner.id).inserted else { continue }
             for environment in environments {
                 try CustomerStateUpdater.update(
-                    customer: owner, environment: environment, in: transaction, now: batch.receivedAt,
-                    asOf: batch.evaluatedAsOf)
+                    customer: owner, environment: environment, in: transaction, now: batch.receivedAt)
                 try CustomerStateUpdater.updateSharers(
                     appId: batch.appId, originalTransactionId: originalId, environment: environment,
-                    in: transaction, now: batch.receivedAt, asOf: batch.evaluatedAsOf)
+                    in: transaction, now: batch.receivedAt)
             }
         }
         return outcome

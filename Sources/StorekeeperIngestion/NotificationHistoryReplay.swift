@@ -153,7 +153,7 @@ public struct NotificationHistoryReplay: Sendable {
             for item in page.notificationHistory ?? [] {
                 guard let signedPayload = item.signedPayload else { continue }
                 do {
-                    let result = try await notifications.ingest(app: app, signedPayload: signedPayload, replayed: true)
+                    let result = try await notifications.ingest(app: app, signedPayload: signedPayload)
                     run.replayed += 1
                     if result.outcome != .duplicate { run.newNotifications += 1 }
                     let signed = UnverifiedJWS.payload(signedPayload, as: ResponseBodyV2DecodedPayload.self)?.signedDate

@@ -55,11 +55,8 @@ public struct NotificationIngestor: Sendable {
     // MARK: V2
 
     /// Ingests one V2 `signedPayload`: what Apple posts, and what Get Notification History
-    /// returns, so replays go through here too (`replayed`: its owners are evaluated as of its
-    /// signed date, as if it had arrived on time; see `FactBatch.evaluatedAsOf`).
-    public func ingest(app: AppRuntime, signedPayload: String, replayed: Bool = false) async throws(IngestionError)
-        -> Result
-    {
+    /// returns, so replays go through here too.
+    public func ingest(app: AppRuntime, signedPayload: String) async throws(IngestionError) -> Result {
         let now = clock.now()
         let record = app.record
         let claimed = UnverifiedJWS.claimedEnvironment(ofNotification: signedPayload)
@@ -103,7 +100,6 @@ public struct NotificationIngestor: Sendable {
             appId: record.id, receivedAt: now,
             environment: transactionFact?.environment ?? renewalFact?.environment ?? environment,
             ownership: .existingOwner, notification: notification)
-        if replayed { batch.evaluatedAsOf = signedDate }
         if let transactionFact {
             batch.transactions.append(
                 NewTransaction(

@@ -92,6 +92,38 @@ import Testing
             metrics.contains("storekeeper_history_cursor_age_seconds{app=\"\(app.appId)\",environment=\"Sandbox\"} 0"))
     }
 
+    /// After a downtime, a replayed notification changes access as it would have on time: a
+    /// cancellation replayed after the expiry still gives CANCELLATION, then EXPIRATION.
+    @Test func aReplayedNotificationIsEvaluatedAsOfItsSignedDate() async throws {
+        let fake = FakeAppStore()
+        let (harness, app) = try await Self.setUp(fake)
+        defer { Task { await harness.stop() } }
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        let original = uniqueDigits()
+        let transaction = try signer.transaction(
+            id: original, originalId: original, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+        #expect(
+            try await harness.request(
+                "POST", "/v1/apps/\(app.appId)/customers/frank/transactions", key: app.publicKey,
+                json: ["signedTransaction": transaction]
+            ).status == 200)
+        let cancelled = try signer.notification(
+            .didChangeRenewalStatus, .autoRenewDisabled, transaction: transaction,
+            renewal: try signer.renewal(originalId: original, signed: t0.plus(days: 3), autoRenew: false),
+            signed: t0.plus(days: 3))
+        fake.answers.withLock { $0.notificationPages = [[cancelled]] }
+        harness.clock.set(t0.plus(days: 31))
+        #expect(await harness.application.historyReplayWorker.runOnce().runs["\(app.appId)/Sandbox"]?.replayed == 1)
+        await harness.application.accessScheduler.commitDue()
+        let page = try await harness.request(
+            "GET", "/v1/apps/\(app.appId)/customers/frank/events", key: app.secretKey)
+        let types = (page.json["events"] as? [[String: Any]] ?? []).compactMap {
+            ($0["event"] as? [String: Any])?["type"] as? String
+        }
+        #expect(types == ["INITIAL_PURCHASE", "CANCELLATION", "EXPIRATION"])
+    }
+
     @Test func firstRunIsClampedToAppleLookBackAndOnlyFailuresIsAsked() async throws {
         let t0 = TestSigning.signedDate
         // Production: 180 days minus the one-day margin; Sandbox: 30 minus one.
