@@ -59,6 +59,9 @@ public struct AppStoreClientError: Error, Sendable, CustomStringConvertible {
     public let attempts: Int
     /// What happened, for humans; never contains secrets.
     public let detail: String
+    /// How long Apple asked us to wait (its `Retry-After`) when the call gave up on a 429 or a
+    /// retryable error: a shared rate limiter holds the endpoint back that long.
+    public internal(set) var retryAfter: Duration?
 
     public init(
         _ code: Code, _ detail: String, httpStatus: Int? = nil, apiError: RawEnum<APIError>? = nil,
@@ -109,12 +112,15 @@ public struct AppStoreClientError: Error, Sendable, CustomStringConvertible {
         return text
     }
 
-    func with(attempts: Int? = nil, detail: String? = nil, environment: AppStoreEnvironment? = nil)
-        -> AppStoreClientError
-    {
-        AppStoreClientError(
+    func with(
+        attempts: Int? = nil, detail: String? = nil, environment: AppStoreEnvironment? = nil,
+        retryAfter: Duration? = nil
+    ) -> AppStoreClientError {
+        var copy = AppStoreClientError(
             code, detail ?? self.detail, httpStatus: httpStatus, apiError: apiError, appleMessage: appleMessage,
             receiptStatus: receiptStatus, endpoint: endpoint, environment: environment ?? self.environment,
             attempts: attempts ?? self.attempts)
+        copy.retryAfter = retryAfter ?? self.retryAfter
+        return copy
     }
 }

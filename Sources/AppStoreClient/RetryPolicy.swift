@@ -57,11 +57,20 @@ extension Duration {
     }
 }
 
-/// Reads a `Retry-After` header: delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+/// Reads a `Retry-After` header: delay-seconds or an HTTP-date (RFC 9110 §10.2.3), or what the
+/// App Store Server API sends with a 429: the UNIX time in milliseconds at which the next
+/// request may be sent ("Identifying rate limits"). A number of 10^11 or more is that instant
+/// (10^11 ms is 1973; 10^11 s would be over 3,000 years).
 enum RetryAfter {
+    static let epochMillisecondsThreshold: Int64 = 100_000_000_000
+
     static func parse(_ value: String?, now: Date) -> Duration? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Int64(value) { return .seconds(max(0, seconds)) }
+        if let number = Int64(value) {
+            guard number >= epochMillisecondsThreshold else { return .seconds(max(0, number)) }
+            let nowMilliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+            return .milliseconds(max(0, number - nowMilliseconds))
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

@@ -97,7 +97,9 @@ struct RetryingExecutor: Sendable {
 
             guard retryable else { throw failure.with(attempts: total) }
             guard attempt < policy.maxAttempts else {
-                throw failure.with(attempts: total, detail: failure.detail + "; gave up after \(attempt) attempts")
+                throw failure.with(
+                    attempts: total, detail: failure.detail + "; gave up after \(attempt) attempts",
+                    retryAfter: retryAfter)
             }
             let pause = retryAfter ?? policy.backoff(beforeRetry: attempt)
             let elapsed = clock.monotonicNow() - start
@@ -105,7 +107,8 @@ struct RetryingExecutor: Sendable {
                 let reason = retryAfter != nil ? "Apple asked to retry after \(pause)" : "the next pause of \(pause)"
                 throw failure.with(
                     attempts: total,
-                    detail: failure.detail + "; gave up: \(reason) would exceed the \(policy.maxTotalTime) budget")
+                    detail: failure.detail + "; gave up: \(reason) would exceed the \(policy.maxTotalTime) budget",
+                    retryAfter: retryAfter)
             }
             do {
                 try await clock.sleep(for: pause)

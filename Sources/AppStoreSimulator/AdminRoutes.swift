@@ -55,7 +55,11 @@ enum AdminRoutes {
             ServerAPIRoutes.json(await simulator.producedNotifications())
         }
         handle(.put, "/settings/notification-loss") { request, _ throws(SimulatorError) in
-            await simulator.setLossPolicy(try decode(NotificationLossPolicy.self, request))
+            let policy = try decode(NotificationLossPolicy.self, request)
+            guard policy.fraction >= 0, policy.fraction <= 1 else {
+                throw SimulatorError(.invalidAction, "fraction must be between 0 and 1 (1: never delivered)")
+            }
+            await simulator.setLossPolicy(policy)
             return HTTPResponse(status: 204)
         }
         handle(.put, "/settings/rate-limit") { request, _ throws(SimulatorError) in

@@ -107,7 +107,8 @@ extension AppStoreSimulator {
 
     // MARK: Server API: history and test notifications
 
-    /// Get Notification History: 20 per page, filters as Apple applies them.
+    /// Get Notification History: 20 per page, filters as Apple applies them, a start date at
+    /// most 180 days back in Production and 30 in Sandbox.
     public func notificationHistory(bundleId: String, request: NotificationHistoryRequest, paginationToken: String?)
         throws(SimulatorError) -> NotificationHistoryResponse
     {
@@ -115,7 +116,9 @@ extension AppStoreSimulator {
         guard let start = request.startDate else { throw .api(.invalidStartDate, "Invalid start date.") }
         guard let end = request.endDate else { throw .api(.invalidEndDate, "Invalid end date.") }
         guard start <= end else { throw .api(.startDateAfterEndDate, "Start date after end date.") }
-        guard start >= now.adding(milliseconds: -180 * 86_400_000) else {
+        // Apple keeps 180 days of history in Production and 30 in Sandbox.
+        let lookBackDays: Int64 = environment == .production ? 180 : 30
+        guard start >= now.adding(milliseconds: -lookBackDays * 86_400_000) else {
             throw .api(.startDateTooFarInPast, "Start date too far in the past.")
         }
         if request.transactionId != nil, request.notificationType != nil {

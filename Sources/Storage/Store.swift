@@ -118,6 +118,16 @@ public protocol StoreReader {
     /// cannot fill every claim.
     func dueDeliveryEndpoints(now: Timestamp, limit: Int) throws -> [String]
     func job(id: Int64) throws -> JobRecord?
+
+    // Recovery workers (0009).
+    /// The notification-history cursor of an app and environment; `nil` before its first run.
+    func historyCursor(appId: String, environment: AppStoreEnvironment) throws -> HistoryCursor?
+    /// Every history cursor, by app and environment (metrics: how old each cursor is).
+    func historyCursors() throws -> [HistoryCursor]
+    /// What status polling knows about one original transaction; `nil` when it is not watched.
+    func subscriptionWatch(appId: String, environment: AppStoreEnvironment, originalTransactionId: String) throws
+        -> SubscriptionPoll?
+
     func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
 
     /// Identifiers of the migrations applied to this database.
@@ -279,6 +289,37 @@ public protocol StoreTransaction: StoreReader {
     func completeJob(id: Int64, owner: String, at: Timestamp) throws -> Bool
     /// Retries at `retryAt`, or gives up for good when `nil`.
     func failJob(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool
+
+    // Recovery workers (0009).
+    /// Leases the app's history cursor in `environment` to `owner` until `now + leaseMilliseconds`
+    /// (creating it, without a position, on first use); `nil` while another owner's lease runs.
+    /// Re-leasing one's own cursor extends it.
+    func leaseHistoryCursor(
+        appId: String, environment: AppStoreEnvironment, owner: String, now: Timestamp, leaseMilliseconds: Int64
+    ) throws -> HistoryCursor?
+    /// Moves the cursor forward to `cursor` (never back); `false` when `owner`'s lease is gone.
+    func advanceHistoryCursor(
+        appId: String, environment: AppStoreEnvironment, owner: String, to cursor: Timestamp, now: Timestamp
+    ) throws -> Bool
+    /// Ends `owner`'s lease, recording why the run stopped early (`nil`: it completed).
+    func releaseHistoryCursor(
+        appId: String, environment: AppStoreEnvironment, owner: String, error: String?, now: Timestamp
+    ) throws -> Bool
+    /// Records what a committed fact says about an auto-renewable subscription (the commit path
+    /// calls it with the facts, in their transaction).
+    func watchSubscription(_ update: SubscriptionWatchUpdate) throws
+    /// Leases up to `limit` watched subscriptions of the app and environment that `rules` say
+    /// are due for a status poll; on PostgreSQL rows locked by another claimer are skipped.
+    func claimSubscriptionPolls(
+        appId: String, environment: AppStoreEnvironment, rules: SubscriptionPollRules, owner: String, now: Timestamp,
+        leaseMilliseconds: Int64, limit: Int
+    ) throws -> [SubscriptionPoll]
+    /// Ends a poll: `polledAt` records a completed poll and frees the row; `nil` keeps the lease
+    /// until `retryAt` (the poll failed and waits that long). `false` when the lease was lost.
+    func finishSubscriptionPoll(
+        appId: String, environment: AppStoreEnvironment, originalTransactionId: String, owner: String,
+        polledAt: Timestamp?, retryAt: Timestamp?
+    ) throws -> Bool
 
     // Audit.
     @discardableResult

@@ -23,12 +23,16 @@ public struct AppSettings: Sendable, Hashable, Codable {
     /// The verifyReceipt base URLs, for the simulator; Apple's when `nil`.
     public var verifyReceiptProductionURL: String?
     public var verifyReceiptSandboxURL: String?
+    /// Per-app switches of the recovery workers (`nil`: every worker on when the app has an
+    /// App Store Connect key).
+    public var recovery: RecoverySwitches?
 
     public init(
         rootCertificatesPEM: [String] = [], appStoreConnect: AppStoreConnectCredentials? = nil,
         transferPolicy: TransferPolicy = .transferToNewest, legacyReceiptFlow: Bool = false,
         answerConsumptionRequests: Bool = false, onlineVerification: Bool = false,
-        verifyReceiptProductionURL: String? = nil, verifyReceiptSandboxURL: String? = nil
+        verifyReceiptProductionURL: String? = nil, verifyReceiptSandboxURL: String? = nil,
+        recovery: RecoverySwitches? = nil
     ) {
         self.rootCertificatesPEM = rootCertificatesPEM
         self.appStoreConnect = appStoreConnect
@@ -38,6 +42,7 @@ public struct AppSettings: Sendable, Hashable, Codable {
         self.onlineVerification = onlineVerification
         self.verifyReceiptProductionURL = verifyReceiptProductionURL
         self.verifyReceiptSandboxURL = verifyReceiptSandboxURL
+        self.recovery = recovery
     }
 
     public init(from decoder: any Decoder) throws {
@@ -52,6 +57,7 @@ public struct AppSettings: Sendable, Hashable, Codable {
         onlineVerification = try container.decodeIfPresent(Bool.self, forKey: .onlineVerification) ?? false
         verifyReceiptProductionURL = try container.decodeIfPresent(String.self, forKey: .verifyReceiptProductionURL)
         verifyReceiptSandboxURL = try container.decodeIfPresent(String.self, forKey: .verifyReceiptSandboxURL)
+        recovery = try container.decodeIfPresent(RecoverySwitches.self, forKey: .recovery)
     }
 
     /// The settings stored in an app record; defaults for fields that are absent. Settings

@@ -19,6 +19,9 @@ public protocol AppStoreConnection: Sendable {
     func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String]
     /// Get Transaction Info: one signed transaction.
     func transactionInfo(transactionId: String) async throws(AppStoreClientError) -> String
+    /// Get Notification History: one page (20 at most) of what Apple sent or tried to send.
+    func notificationHistory(_ request: NotificationHistoryRequest, paginationToken: String?)
+        async throws(AppStoreClientError) -> NotificationHistoryResponse
     /// Legacy verifyReceipt: the environment that answered and Apple's response.
     func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (
         environment: AppStoreEnvironment, response: VerifyReceiptResponseBody
@@ -113,6 +116,12 @@ public struct LiveAppStoreConnection: AppStoreConnection {
             throw AppStoreClientError(.malformedResponse, "Get Transaction Info returned no signed transaction")
         }
         return signed
+    }
+
+    public func notificationHistory(_ request: NotificationHistoryRequest, paginationToken: String?)
+        async throws(AppStoreClientError) -> NotificationHistoryResponse
+    {
+        try await client().getNotificationHistory(paginationToken: paginationToken, request: request)
     }
 
     public func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (

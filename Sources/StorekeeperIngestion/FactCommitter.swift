@@ -74,11 +74,38 @@ public enum FactCommitter {
         }
         for fact in batch.transactions { _ = try transaction.insertTransaction(fact) }
         for fact in batch.renewals { _ = try transaction.insertRenewalInfo(fact) }
+        for update in subscriptionWatch(batch) { try transaction.watchSubscription(update) }
         for job in batch.jobs {
             _ = try transaction.enqueueJob(
                 appId: batch.appId, kind: job.kind, payload: job.payload, runAt: now, dedupeKey: job.dedupeKey,
                 at: now)
         }
+    }
+
+    /// What the batch tells status polling (`subscription_watch`): the expiry of each
+    /// auto-renewable transaction and the billing-retry flag of each renewal info, with the
+    /// instant they arrived.
+    static func subscriptionWatch(_ batch: FactBatch) -> [SubscriptionWatchUpdate] {
+        var updates: [SubscriptionWatchUpdate] = []
+        for row in batch.transactions {
+            let fact = row.fact
+            guard let expiresDate = fact.expiresDate, fact.productKind == nil || fact.productKind == .autoRenewable
+            else { continue }
+            updates.append(
+                SubscriptionWatchUpdate(
+                    appId: batch.appId, environment: fact.environment,
+                    originalTransactionId: fact.originalTransactionId, expiresAt: expiresDate,
+                    factAt: batch.receivedAt))
+        }
+        for row in batch.renewals {
+            let fact = row.fact
+            updates.append(
+                SubscriptionWatchUpdate(
+                    appId: batch.appId, environment: fact.environment,
+                    originalTransactionId: fact.originalTransactionId, renewalSignedAt: fact.signedDate,
+                    billingRetry: fact.isInBillingRetryPeriod, factAt: batch.receivedAt))
+        }
+        return updates
     }
 
     // MARK: Ownership rules

@@ -11,6 +11,10 @@ public struct Ingestion: Sendable {
     public let notifications: NotificationIngestor
     public let purchases: PurchaseIngestor
     public let aliases: CustomerAliases
+    /// One App Store rate limiter per app and environment, shared by every path of the process.
+    public let rateLimiters: AppStoreRateLimiters
+    /// The recovery sources: notification history replay, status polling, on-demand sync.
+    public let recovery: Recovery
 
     /// - Parameters:
     ///   - connections: how an app reaches the App Store (default: Apple, through the app's
@@ -20,21 +24,36 @@ public struct Ingestion: Sendable {
     ///   - secrets: opens the apps' sealed secrets (default: no key; clear values only).
     ///   - purchaseCompletionWait: how long a posted signed transaction waits for Apple before it
     ///     is answered without Apple's data (and completed by a job); `.zero`: always by a job.
+    ///   - rateLimiters: the App Store rate limiters every connection goes through.
+    ///   - customerSyncInterval: how often one customer may be synced on demand.
     public init(
         store: any Store, clock: ServerClock = .system, connections: AppStoreConnectionFactory? = nil,
         metrics: any IngestionMetrics = DiscardingIngestionMetrics(), appRefreshInterval: Duration = .seconds(1),
-        secrets: StoredSecrets = .keyless, purchaseCompletionWait: Duration = .seconds(2)
+        secrets: StoredSecrets = .keyless, purchaseCompletionWait: Duration = .seconds(2),
+        rateLimiters: AppStoreRateLimiters = AppStoreRateLimiters(), customerSyncInterval: Duration = .seconds(60)
     ) {
         self.store = store
         self.clock = clock
+        self.rateLimiters = rateLimiters
+        let base = connections ?? LiveAppStoreConnection.factory(clock: clock)
+        // Every connection of every runtime goes through the app's one limiter.
+        let limited: AppStoreConnectionFactory = { record, settings, environment in
+            try base(record, settings, environment).map {
+                RateLimitedAppStoreConnection(
+                    base: $0, limiter: rateLimiters.limiter(appId: record.id, environment: environment))
+            }
+        }
         apps = AppRuntimes(
-            store: store, clock: clock, connections: connections ?? LiveAppStoreConnection.factory(clock: clock),
-            metrics: metrics, refreshInterval: appRefreshInterval, secrets: secrets)
+            store: store, clock: clock, connections: limited, metrics: metrics, refreshInterval: appRefreshInterval,
+            secrets: secrets)
         writer = IngestionWriter(store: store, metrics: metrics)
         notifications = NotificationIngestor(writer: writer, metrics: metrics, clock: clock)
         purchases = PurchaseIngestor(
             writer: writer, metrics: metrics, clock: clock, completionWait: purchaseCompletionWait)
         aliases = CustomerAliases(writer: writer, clock: clock)
+        recovery = Recovery(
+            store: store, clock: clock, notifications: notifications, writer: writer, purchases: purchases,
+            metrics: metrics, syncInterval: customerSyncInterval)
     }
 
     /// The handlers of the jobs ingestion queues, for the server's `JobWorker`.

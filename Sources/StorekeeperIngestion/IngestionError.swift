@@ -34,6 +34,8 @@ public struct IngestionError: Error, Sendable, Hashable, CustomStringConvertible
         case verificationUnavailable = "verification_unavailable"
         case appStoreUnavailable = "app_store_unavailable"
         case databaseUnavailable = "database_unavailable"
+        /// The caller asked again too soon (an on-demand sync of one customer): 429.
+        case rateLimited = "rate_limited"
         // The App Store answered, but not usefully.
         case appStoreError = "app_store_error"
         case appStoreDataRejected = "app_store_data_rejected"

@@ -280,7 +280,7 @@ public struct PurchaseIngestor: Sendable {
         return facts
     }
 
-    private func verifyFromApple<T>(
+    func verifyFromApple<T>(
         _ app: AppRuntime, _ environment: AppStoreEnvironment,
         _ body: (SignedDataVerifier) throws(TrustError) -> Verified<T>
     ) throws(IngestionError) -> Verified<T> {
@@ -295,7 +295,7 @@ public struct PurchaseIngestor: Sendable {
         }
     }
 
-    private func call<R: Sendable>(_ app: AppRuntime, _ body: () async throws(AppStoreClientError) -> R)
+    func call<R: Sendable>(_ app: AppRuntime, _ body: () async throws(AppStoreClientError) -> R)
         async throws(IngestionError) -> R
     {
         do {

@@ -27,6 +27,10 @@ public struct StorekeeperApplication: Sendable {
     public let accessScheduler: AccessScheduler
     /// Runs the durable job queue (purchase completions); `ServeCommand` starts its loop.
     public let jobWorker: JobWorker
+    /// Replays each app's notification history from its cursor (`configuration.historyReplay`).
+    public let historyReplayWorker: HistoryReplayWorker
+    /// Polls subscription statuses that went quiet (`configuration.statusPolling`).
+    public let statusPollingWorker: StatusPollingWorker
     public let openAPIDocument: JSONValue
 
     /// - Parameters:
@@ -50,12 +54,14 @@ public struct StorekeeperApplication: Sendable {
         self.configuration = configuration
         self.store = store
         self.clock = clock
-        let metrics = ServerMetrics()
+        let metrics = ServerMetrics(now: clock.now)
         self.metrics = metrics
         let ingestion = Ingestion(
             store: store, clock: clock, connections: appStoreConnections, metrics: metrics,
             appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds), secrets: secrets,
-            purchaseCompletionWait: .milliseconds(configuration.purchaseCompletionWaitMilliseconds))
+            purchaseCompletionWait: .milliseconds(configuration.purchaseCompletionWaitMilliseconds),
+            rateLimiters: AppStoreRateLimiters(share: Double(configuration.appStoreRatePercent) / 100),
+            customerSyncInterval: .seconds(configuration.customerSyncIntervalSeconds))
         self.ingestion = ingestion
         let apps = AppDirectory(store: store, metrics: metrics, runtimes: ingestion.apps)
         let notifications = ingestion.notifications
@@ -72,6 +78,7 @@ public struct StorekeeperApplication: Sendable {
         routes += NotificationsController(apps: apps, ingestor: notifications).routes
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
         routes += CustomersController(apps: apps, aliases: ingestion.aliases, clock: clock).routes
+        routes += CustomerSyncController(apps: apps, sync: ingestion.recovery.sync, metrics: metrics).routes
         routes += CatalogController(apps: apps, clock: clock).routes
         routes += WebhooksController(apps: apps, clock: clock, destinations: webhookDestinations).routes
         routes += AppsController(apps: apps, clock: clock).routes
@@ -108,6 +115,21 @@ public struct StorekeeperApplication: Sendable {
         if jobSettings == nil { jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds) }
         jobWorker = JobWorker(
             store: store, handlers: ingestion.jobHandlers, clock: clock, metrics: metrics, settings: jobs)
+        historyReplayWorker = HistoryReplayWorker(
+            ingestion: ingestion, metrics: metrics,
+            settings: HistoryReplayWorker.Settings(
+                interval: .seconds(configuration.historyReplayIntervalSeconds),
+                replay: NotificationHistoryReplay.Settings(
+                    overlapMilliseconds: Int64(configuration.historyReplayOverlapSeconds) * 1000,
+                    onlyFailures: configuration.historyReplayOnlyFailures)))
+        statusPollingWorker = StatusPollingWorker(
+            ingestion: ingestion, metrics: metrics,
+            settings: StatusPollingWorker.Settings(
+                interval: .seconds(configuration.statusPollingIntervalSeconds),
+                rules: SubscriptionPollRules(
+                    expiryDelayMilliseconds: Int64(configuration.statusPollingExpiryDelaySeconds) * 1000,
+                    billingRetryIntervalMilliseconds: Int64(configuration.statusPollingBillingRetrySeconds) * 1000,
+                    staleAfterMilliseconds: Int64(configuration.statusPollingStaleSeconds) * 1000)))
     }
 
     /// Starts serving `responder` with `httpConfiguration()`, and exports the server's

@@ -37,6 +37,8 @@ struct AppsController: Sendable {
         var onlineVerification: Bool?
         var verifyReceiptProductionURL: String?
         var verifyReceiptSandboxURL: String?
+        /// Per-worker switches; an omitted switch keeps its value (`null` inside: the default).
+        var recovery: RecoverySwitches?
     }
 
     /// An app as the admin API shows it: no secrets.
@@ -54,6 +56,14 @@ struct AppsController: Sendable {
         var onlineVerification: Bool
         /// The stored row's version; the `ETag` is this number in quotes.
         var version: Int64
+        /// Whether each recovery worker runs for the app (its switch or the default).
+        var recovery: RecoveryView
+
+        struct RecoveryView: Encodable {
+            var historyReplay: Bool
+            var statusPolling: Bool
+            var onDemandSync: Bool
+        }
 
         struct ConnectView: Encodable {
             var keyId: String
@@ -84,6 +94,9 @@ struct AppsController: Sendable {
             answerConsumptionRequests = settings.answerConsumptionRequests
             onlineVerification = settings.onlineVerification
             version = app.version
+            recovery = RecoveryView(
+                historyReplay: settings.runs(.historyReplay), statusPolling: settings.runs(.statusPolling),
+                onDemandSync: settings.runs(.onDemandSync))
         }
     }
 
@@ -335,6 +348,13 @@ struct AppsController: Sendable {
         if let flag = input.legacyReceiptFlow { settings.legacyReceiptFlow = flag }
         if let flag = input.answerConsumptionRequests { settings.answerConsumptionRequests = flag }
         if let flag = input.onlineVerification { settings.onlineVerification = flag }
+        if let switches = input.recovery {
+            var merged = settings.recovery ?? RecoverySwitches()
+            if let flag = switches.historyReplay { merged.historyReplay = flag }
+            if let flag = switches.statusPolling { merged.statusPolling = flag }
+            if let flag = switches.onDemandSync { merged.onDemandSync = flag }
+            settings.recovery = merged
+        }
         if let url = input.verifyReceiptProductionURL { settings.verifyReceiptProductionURL = url }
         if let url = input.verifyReceiptSandboxURL { settings.verifyReceiptSandboxURL = url }
         if let secret = input.sharedSecret, secret.utf8.count > 1024 {

@@ -31,6 +31,7 @@ enum ErrorMapping {
         case .customerNotFound, .transactionNotFound, .appNotFound, .notFound: return .notFound
         case .appNotConfigured, .appStoreNotConfigured, .conflict, .duplicate: return .conflict
         case .verificationUnavailable, .appStoreUnavailable, .databaseUnavailable: return .serviceUnavailable
+        case .rateLimited: return .tooManyRequests
         case .appStoreError, .appStoreDataRejected, .appStoreDataIncomplete: return .badGateway
         case .internal: return .internalServerError
         }

@@ -53,7 +53,7 @@ public enum OpenAPIDocument {
             if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
             if let request = route.requestSchema {
                 operation["requestBody"] = .object([
-                    "required": .bool(route.path.hasSuffix("/restore") ? false : true),
+                    "required": .bool(route.path.hasSuffix("/restore") || route.path.hasSuffix("/sync") ? false : true),
                     "content": .object(["application/json": .object(["schema": reference(request)])]),
                 ])
             }
@@ -84,6 +84,13 @@ public enum OpenAPIDocument {
                                     ])
                                 )
                             }))
+                } else if status == 429 {
+                    response["headers"] = .object([
+                        "Retry-After": .object([
+                            "description": .string("Seconds to wait before asking again."),
+                            "schema": .object(["type": .string("integer")]),
+                        ])
+                    ])
                 }
                 responses[String(status)] = .object(response)
             }
@@ -141,6 +148,7 @@ public enum OpenAPIDocument {
         case 413: return "Body too large"
         case 415: return "Body must be application/json"
         case 422: return "Unsupported value"
+        case 429: return "Too many requests for this customer; wait Retry-After seconds"
         case 501: return "Not implemented yet"
         case 502: return "The App Store answered with something unusable"
         case 503: return "Unavailable now (database, App Store or OCSP); retry"
@@ -201,7 +209,9 @@ public enum OpenAPIDocument {
                 "transferPolicy": {"type": "string", "enum": ["transfer_to_newest", "keep_with_first", "share"]},
                 "legacyReceiptFlow": {"type": "boolean"}, "answerConsumptionRequests": {"type": "boolean"},
                 "onlineVerification": {"type": "boolean"}, "verifyReceiptProductionURL": {"type": "string"},
-                "verifyReceiptSandboxURL": {"type": "string"}}},
+                "verifyReceiptSandboxURL": {"type": "string"},
+                "recovery": {"type": "object", "properties": {"historyReplay": {"type": "boolean"},
+                  "statusPolling": {"type": "boolean"}, "onDemandSync": {"type": "boolean"}}}}},
               "App": {"type": "object", "required": ["id", "bundleId", "environments", "hasSharedSecret", "rootCertificates",
                   "transferPolicy", "legacyReceiptFlow", "answerConsumptionRequests", "onlineVerification", "version"],
                 "properties": {"id": {"type": "string"}, "bundleId": {"type": "string"}, "appAppleId": {"type": "integer"},
@@ -209,7 +219,10 @@ public enum OpenAPIDocument {
                   "rootCertificates": {"type": "array", "items": {"type": "string"}}, "appStoreConnect": {"type": "object"},
                   "transferPolicy": {"type": "string"}, "legacyReceiptFlow": {"type": "boolean"},
                   "answerConsumptionRequests": {"type": "boolean"}, "onlineVerification": {"type": "boolean"},
-                  "version": {"type": "integer", "minimum": 1, "description": "1 when created, one more on every change; the ETag is this number in quotes."}}},
+                  "version": {"type": "integer", "minimum": 1, "description": "1 when created, one more on every change; the ETag is this number in quotes."},
+                  "recovery": {"type": "object", "required": ["historyReplay", "statusPolling", "onDemandSync"],
+                    "properties": {"historyReplay": {"type": "boolean"}, "statusPolling": {"type": "boolean"},
+                      "onDemandSync": {"type": "boolean"}}}}},
               "AppList": {"type": "object", "required": ["apps"], "properties": {"apps": {"type": "array", "items": {"$ref": "#/components/schemas/App"}}}},
               "AppKeyInput": {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "enum": ["public", "secret"]},
                 "label": {"type": "string", "maxLength": 200}}},

@@ -73,6 +73,30 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// answered from the verified transaction alone (`"completion": "pending"`) and completed
     /// by a job; 0 completes every purchase in the background.
     public var purchaseCompletionWaitMilliseconds: Int
+    /// Run the notification history replay worker in this process (docs/recovery.md).
+    public var historyReplay = true
+    /// How often each app's history is replayed from its cursor.
+    public var historyReplayIntervalSeconds = 3600
+    /// How far before the cursor a replay starts.
+    public var historyReplayOverlapSeconds = 3600
+    /// Ask Apple only for the notifications it failed to deliver.
+    public var historyReplayOnlyFailures = false
+    /// Run the status polling worker in this process.
+    public var statusPolling = true
+    /// How often the polling worker looks for subscriptions due for a poll.
+    public var statusPollingIntervalSeconds = 60
+    /// A subscription past its expiry with no fact since is polled this long after the expiry:
+    /// the bound on how long a lost expiry or renewal notification goes unseen.
+    public var statusPollingExpiryDelaySeconds = 3600
+    /// A subscription in billing retry is polled this often.
+    public var statusPollingBillingRetrySeconds = 86_400
+    /// An active subscription with no fact for this long is polled.
+    public var statusPollingStaleSeconds = 7 * 86_400
+    /// One customer may be synced on demand at most once per this many seconds (0: no limit).
+    public var customerSyncIntervalSeconds = 60
+    /// The percentage of Apple's documented per-app rate limits this process may use (lower it
+    /// to 100/n when n instances serve the same apps).
+    public var appStoreRatePercent = 100
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -127,6 +151,10 @@ public struct ServerConfiguration: Sendable, Hashable {
         "secretsKeyFile", "webhookAllowedDestinations", "accessScheduler", "accessSchedulerPollMilliseconds",
         "jobWorker",
         "purchaseCompletionWaitMilliseconds", "webhookLeaseSeconds", "webhookBatchSize",
+        "historyReplay", "historyReplayIntervalSeconds", "historyReplayOverlapSeconds", "historyReplayOnlyFailures",
+        "statusPolling", "statusPollingIntervalSeconds", "statusPollingExpiryDelaySeconds",
+        "statusPollingBillingRetrySeconds", "statusPollingStaleSeconds", "customerSyncIntervalSeconds",
+        "appStoreRatePercent",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -254,6 +282,17 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "purchaseCompletionWaitMilliseconds": purchaseCompletionWaitMilliseconds = try integer(0...30_000)
         case "webhookLeaseSeconds": webhookLeaseSeconds = try integer(6...86_400)
         case "webhookBatchSize": webhookBatchSize = try integer(1...1000)
+        case "historyReplay": historyReplay = try boolean()
+        case "historyReplayIntervalSeconds": historyReplayIntervalSeconds = try integer(60...(7 * 86_400))
+        case "historyReplayOverlapSeconds": historyReplayOverlapSeconds = try integer(0...(7 * 86_400))
+        case "historyReplayOnlyFailures": historyReplayOnlyFailures = try boolean()
+        case "statusPolling": statusPolling = try boolean()
+        case "statusPollingIntervalSeconds": statusPollingIntervalSeconds = try integer(1...86_400)
+        case "statusPollingExpiryDelaySeconds": statusPollingExpiryDelaySeconds = try integer(0...(30 * 86_400))
+        case "statusPollingBillingRetrySeconds": statusPollingBillingRetrySeconds = try integer(60...(30 * 86_400))
+        case "statusPollingStaleSeconds": statusPollingStaleSeconds = try integer(3600...(365 * 86_400))
+        case "customerSyncIntervalSeconds": customerSyncIntervalSeconds = try integer(0...86_400)
+        case "appStoreRatePercent": appStoreRatePercent = try integer(1...100)
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 import HTTPServer
 import StorekeeperIngestion
@@ -37,13 +38,51 @@ public final class ServerMetrics: IngestionMetrics {
         var jobs: [[String]: Int] = [:]
         var outboxClaimed = 0
         var outboxOldestAgeSeconds: Double = 0
+        var historyReplayed: [[String]: Int] = [:]
+        var historyNew: [[String]: Int] = [:]
+        var historyRuns: [String: Int] = [:]
+        var historyCursors: [[String]: Timestamp?] = [:]
+        var statusPolls: [String: Int] = [:]
+        var customerSyncs: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
     /// The HTTP server's connection counters, read at each render (`nil`: no server attached).
     private let connections = Mutex<(@Sendable () -> HTTPServer.ConnectionStatistics?)?>(nil)
+    /// The clock cursor ages are measured against (the server's clock).
+    private let now: @Sendable () -> Timestamp
 
-    public init() {}
+    public init(now: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }) {
+        self.now = now
+    }
+
+    /// One history replay run of an app and environment: notifications handed to ingestion,
+    /// how many of them were new, and how the run ended (`completed`, `partial`, `skipped`,
+    /// `failed`).
+    public func recordHistoryReplay(
+        appId: String, environment: String, replayed: Int, newNotifications: Int, outcome: String
+    ) {
+        state.withLock {
+            $0.historyReplayed[[appId, environment], default: 0] += replayed
+            $0.historyNew[[appId, environment], default: 0] += newNotifications
+            $0.historyRuns[outcome, default: 0] += 1
+        }
+    }
+
+    /// Where an app's history cursor stands (`nil`: no complete run yet).
+    public func recordHistoryCursor(appId: String, environment: String, at cursor: Timestamp?) {
+        state.withLock { $0.historyCursors[[appId, environment]] = .some(cursor) }
+    }
+
+    /// One status poll's outcome (`applied`, `unclaimed`, `recorded`, `failed`).
+    public func recordStatusPoll(outcome: String) {
+        state.withLock { $0.statusPolls[outcome, default: 0] += 1 }
+    }
+
+    /// One on-demand sync's outcome (`synced`, `rate_limited`, `failed`).
+    public func recordCustomerSync(outcome: String) {
+        state.withLock { $0.customerSyncs[outcome, default: 0] += 1 }
+    }
 
     public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
         state.withLock { state in
@@ -147,6 +186,40 @@ public final class ServerMetrics: IngestionMetrics {
             "storekeeper_outbox_oldest_age_seconds", "gauge",
             "Age of the oldest event among the deliveries of the last worker poll.")
         out += "storekeeper_outbox_oldest_age_seconds \(format(state.outboxOldestAgeSeconds))\n"
+        header(
+            "storekeeper_history_replayed_total", "counter",
+            "Notifications replayed from Get Notification History, by app and environment.")
+        for (key, value) in state.historyReplayed.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "storekeeper_history_replayed_total\(labels([("app", key[0]), ("environment", key[1])])) \(value)\n"
+        }
+        header(
+            "storekeeper_history_new_notifications_total", "counter",
+            "Replayed notifications that had not been received before (missed deliveries), by app and environment.")
+        for (key, value) in state.historyNew.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out +=
+                "storekeeper_history_new_notifications_total\(labels([("app", key[0]), ("environment", key[1])])) \(value)\n"
+        }
+        header("storekeeper_history_runs_total", "counter", "History replay runs by outcome.")
+        for (outcome, value) in state.historyRuns.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_history_runs_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header(
+            "storekeeper_history_cursor_age_seconds", "gauge",
+            "How far behind now each history cursor is (-1: no complete replay yet), by app and environment.")
+        let instant = now()
+        for (key, cursor) in state.historyCursors.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let age = cursor.map { Double(instant.millisecondsSince1970 - $0.millisecondsSince1970) / 1000 } ?? -1
+            out +=
+                "storekeeper_history_cursor_age_seconds\(labels([("app", key[0]), ("environment", key[1])])) \(format(age))\n"
+        }
+        header("storekeeper_status_polls_total", "counter", "Subscription status polls by outcome.")
+        for (outcome, value) in state.statusPolls.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_status_polls_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header("storekeeper_customer_syncs_total", "counter", "On-demand customer syncs by outcome.")
+        for (outcome, value) in state.customerSyncs.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_customer_syncs_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
         header("storekeeper_database_duration_seconds", "histogram", "Database transaction latency by operation.")
         for (operation, value) in state.databaseLatency.sorted(by: { $0.key < $1.key }) {
             histogram("storekeeper_database_duration_seconds", [("operation", operation)], value)

@@ -89,6 +89,8 @@ enum DemoCommand {
         let worker = Task { await application.webhookDeliverer.run() }
         let scheduler = Task { await application.accessScheduler.run() }
         let jobs = Task { await application.jobWorker.run() }
+        let replay = Task { await application.historyReplayWorker.run() }
+        let polling = Task { await application.statusPollingWorker.run() }
         let baseURL = server.baseURL.absoluteString
         let client = DemoHTTPClient(baseURL: baseURL)
 
@@ -128,11 +130,15 @@ enum DemoCommand {
         worker.cancel()
         scheduler.cancel()
         jobs.cancel()
+        replay.cancel()
+        polling.cancel()
         await customers.value
         await progress.value
         await worker.value
         await scheduler.value
         await jobs.value
+        await replay.value
+        await polling.value
         await simulatorServer.stop()
         await webhooks.stop()
         await store.close()

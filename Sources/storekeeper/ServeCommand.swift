@@ -130,13 +130,21 @@ enum ServeCommand {
         let scheduler: Task<Void, Never>? =
             configuration.accessScheduler ? Task { await application.accessScheduler.run() } : nil
         let jobs: Task<Void, Never>? = configuration.jobWorker ? Task { await application.jobWorker.run() } : nil
+        let replay: Task<Void, Never>? =
+            configuration.historyReplay ? Task { await application.historyReplayWorker.run() } : nil
+        let polling: Task<Void, Never>? =
+            configuration.statusPolling ? Task { await application.statusPollingWorker.run() } : nil
         await server.runUntilShutdownSignal()
         worker?.cancel()
         scheduler?.cancel()
         jobs?.cancel()
+        replay?.cancel()
+        polling?.cancel()
         await worker?.value
         await scheduler?.value
         await jobs?.value
+        await replay?.value
+        await polling?.value
         await store.close()
         log(["event": "server.stopped"])
         return 0

@@ -39,6 +39,39 @@ struct RetryAndErrorTests {
         for request in stub.requests { _ = try ClientFixture.verifyToken(request) }
     }
 
+    /// Apple's 429 carries the UNIX time in milliseconds of the next allowed request ("Identifying
+    /// rate limits"); read as seconds it was a pause of 55,000 years, so the call gave up at once.
+    @Test func rateLimitHonoursRetryAfterAsUnixMilliseconds() async throws {
+        let wall = Date(timeIntervalSince1970: 1_764_547_200)
+        let next = String(1_764_547_200_000 + 3_000)
+        let stub = try StubAppStore([
+            try .corpus("apiTooManyRequestsException.json", status: 429, headers: [("Retry-After", next)]),
+            try .corpus("transactionInfoResponse.json"),
+        ])
+        defer { Task { await stub.stop() } }
+        let clock = VirtualRetryClock(wall: wall)
+        let client = try ClientFixture.client(stub, clock: clock)
+        _ = try await client.getTransactionInfo(transactionId: "1234")
+        #expect(stub.requests.count == 2)
+        #expect(clock.sleeps == [.seconds(3)])
+    }
+
+    /// A call that gives up on a 429 says how long Apple asked to wait, for the shared limiter.
+    @Test func givingUpOnRateLimitCarriesRetryAfter() async throws {
+        let stub = try StubAppStore([
+            try .corpus("apiTooManyRequestsException.json", status: 429, headers: [("Retry-After", "3600")])
+        ])
+        defer { Task { await stub.stop() } }
+        let client = try ClientFixture.client(stub, clock: VirtualRetryClock())
+        do throws(AppStoreClientError) {
+            _ = try await client.getTransactionInfo(transactionId: "1234")
+            Issue.record("a 429 with an hour's Retry-After succeeded")
+        } catch {
+            #expect(error.httpStatus == 429)
+            #expect(error.retryAfter == .seconds(3600))
+        }
+    }
+
     @Test func serverErrorThenSuccessWithBackoff() async throws {
         let stub = try StubAppStore([
             try .corpus("apiException.json", status: 500), try .corpus("transactionInfoResponse.json"),

@@ -74,6 +74,29 @@ import Testing
         #expect(await fixture.simulator.producedNotifications().first?.lost == true)
     }
 
+    /// Apple keeps notification history 180 days in Production and 30 in Sandbox: a start date
+    /// further back is refused, as Apple refuses it.
+    @Test(arguments: [(AppStoreEnvironment.sandbox, Int64(30)), (.production, 180)])
+    func historyLookBackIsAppleLimit(environment: AppStoreEnvironment, days: Int64) async throws {
+        let fixture = try await SimulatorFixture(environment: environment)
+        let day: Int64 = 86_400_000
+        fixture.clock.advance(milliseconds: 200 * day)
+        let now = fixture.clock.now
+        func history(from start: Timestamp) async throws(SimulatorError) -> NotificationHistoryResponse {
+            try await fixture.simulator.notificationHistory(
+                bundleId: SimulatorFixture.bundleId,
+                request: NotificationHistoryRequest(startDate: start, endDate: now),
+                paginationToken: nil)
+        }
+        _ = try await history(from: now.adding(milliseconds: -days * day))
+        do throws(SimulatorError) {
+            _ = try await history(from: now.adding(milliseconds: -days * day - 1))
+            Issue.record("a start date \(days) days and 1 ms back was accepted")
+        } catch {
+            #expect(error.apiErrorCode == APIError.startDateTooFarInPast.rawValue)
+        }
+    }
+
     @Test func sendsV1WithUnifiedReceipt() async throws {
         let transport = RecordingTransport()
         let fixture = try await SimulatorFixture(transport: transport)

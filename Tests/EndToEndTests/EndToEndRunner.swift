@@ -130,7 +130,7 @@ struct EndToEndRunner {
                 environment: .sandbox, baseURL: harness.simulatorServer.baseURL),
             signingKey: harness.apiKey, tokenClock: { [clock = harness.clock] in clock.now })
         var request = NotificationHistoryRequest()
-        request.startDate = now.adding(milliseconds: -179 * 86_400_000)
+        request.startDate = now.adding(milliseconds: -29 * 86_400_000)
         request.endDate = now.adding(milliseconds: 1)
         request.onlyFailures = true
         var token: String?

@@ -15,10 +15,16 @@ final class FakeAppStore: AppStoreConnection {
         var info: [String: String] = [:]
         var statuses: [String: [SignedSubscriptionState]] = [:]
         var history: [String: [String]] = [:]
+        /// Get Notification History, page by page (the pagination token is the page's index).
+        var notificationPages: [[String]] = []
+        /// The page whose request fails (503) instead of answering.
+        var failingPage: Int?
     }
 
     let answers = Mutex(Answers())
     let calls = Mutex<[String]>([])
+    /// Every Get Notification History request, as sent.
+    let historyRequests = Mutex<[NotificationHistoryRequest]>([])
     /// What every call throws, while set (an outage, a refusal).
     let failure = Mutex<AppStoreClientError?>(nil)
     /// How long every call takes before answering (cancellable, as a real request is).
@@ -65,6 +71,24 @@ final class FakeAppStore: AppStoreConnection {
             throw AppStoreClientError(.apiError, "not found", httpStatus: 404)
         }
         return signed
+    }
+
+    func notificationHistory(_ request: NotificationHistoryRequest, paginationToken: String?)
+        async throws(AppStoreClientError) -> NotificationHistoryResponse
+    {
+        let index = paginationToken.flatMap { Int($0) } ?? 0
+        calls.withLock { $0.append("notificationHistory \(index)") }
+        historyRequests.withLock { $0.append(request) }
+        try await gate()
+        let (pages, failing) = answers.withLock { ($0.notificationPages, $0.failingPage) }
+        if failing == index {
+            throw AppStoreClientError(.apiError, "unavailable", httpStatus: 503)
+        }
+        let page = index < pages.count ? pages[index] : []
+        let more = index + 1 < pages.count
+        return NotificationHistoryResponse(
+            paginationToken: more ? String(index + 1) : nil, hasMore: more,
+            notificationHistory: page.map { NotificationHistoryResponseItem(signedPayload: $0, sendAttempts: nil) })
     }
 
     func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (

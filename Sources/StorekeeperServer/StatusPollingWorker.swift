@@ -1,0 +1,125 @@
+import AppStoreModels
+import Foundation
+import Storage
+import StorekeeperIngestion
+
+/// The status polling loop: every `interval`, for every app whose `statusPolling` switch is on
+/// and every environment it accepts, claims the watched subscriptions that are due
+/// (`claimSubscriptionPolls`: past their expiry with nothing heard since, in billing retry, or
+/// active and quiet too long) and polls them one after the other through
+/// `SubscriptionStatusPolling`, whose App Store calls take their slots from the app's shared
+/// rate limiter: a large sweep is spread at Apple's rate, not sent in a burst.
+///
+/// Many instances: a claim leases its rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so no
+/// subscription is polled by two at once; a poll that fails keeps its lease for `retryDelay`,
+/// and a server that dies mid-poll leaves the row to the next claim after the lease.
+/// - Note: Thread-safe (immutable). Run one `run()` loop per process; `runOnce()` is one pass.
+public final class StatusPollingWorker: Sendable {
+    /// Tunables of the loop.
+    /// - Note: Immutable value; `Sendable`.
+    public struct Settings: Sendable {
+        public var interval: Duration
+        public var rules: SubscriptionPollRules
+        /// Subscriptions claimed per app and environment per round.
+        public var batchSize: Int
+        public var leaseMilliseconds: Int64
+        /// How long a failed poll waits before it may be claimed again.
+        public var retryDelayMilliseconds: Int64
+
+        public init(
+            interval: Duration = .seconds(60),
+            rules: SubscriptionPollRules = SubscriptionPollRules(
+                expiryDelayMilliseconds: 3_600_000, billingRetryIntervalMilliseconds: 86_400_000,
+                staleAfterMilliseconds: 7 * 86_400_000),
+            batchSize: Int = 50, leaseMilliseconds: Int64 = 300_000, retryDelayMilliseconds: Int64 = 600_000
+        ) {
+            self.interval = interval
+            self.rules = rules
+            self.batchSize = max(1, batchSize)
+            self.leaseMilliseconds = max(1000, leaseMilliseconds)
+            self.retryDelayMilliseconds = max(1000, retryDelayMilliseconds)
+        }
+    }
+
+    let ingestion: Ingestion
+    let metrics: ServerMetrics
+    let settings: Settings
+    public let owner: String
+
+    public init(
+        ingestion: Ingestion, metrics: ServerMetrics, settings: Settings = Settings(),
+        owner: String = APIKeys.identifier(prefix: "poll-")
+    ) {
+        self.ingestion = ingestion
+        self.metrics = metrics
+        self.settings = settings
+        self.owner = owner
+    }
+
+    /// Runs rounds until cancelled; sleeps `interval` after a round that found nothing due.
+    public func run() async {
+        while !Task.isCancelled {
+            if await runOnce() == 0 {
+                do { try await ingestion.clock.sleep(settings.interval) } catch { return }
+            }
+        }
+    }
+
+    /// One round: claims and polls what is due for every app and environment; returns how many
+    /// subscriptions it polled (0 when nothing was due or the store failed).
+    @discardableResult
+    public func runOnce() async -> Int {
+        guard let records = try? await ingestion.store.read({ reader in try reader.apps() }) else { return 0 }
+        var polled = 0
+        for record in records.sorted(by: { $0.id < $1.id }) {
+            if Task.isCancelled { break }
+            guard let app = try? await ingestion.apps.runtime(appId: record.id), app.settings.runs(.statusPolling)
+            else { continue }
+            for environment in record.environments where environment == .production || environment == .sandbox {
+                polled += await poll(app: app, environment: environment)
+            }
+        }
+        return polled
+    }
+
+    private func poll(app: AppRuntime, environment: AppStoreEnvironment) async -> Int {
+        let (appId, owner, settings) = (app.id, self.owner, self.settings)
+        let now = ingestion.clock.now()
+        let claimed: [SubscriptionPoll]
+        do {
+            claimed = try await ingestion.store.write { transaction in
+                try transaction.claimSubscriptionPolls(
+                    appId: appId, environment: environment, rules: settings.rules, owner: owner, now: now,
+                    leaseMilliseconds: settings.leaseMilliseconds, limit: settings.batchSize)
+            }
+        } catch {
+            metrics.recordStatusPoll(outcome: "store_error")
+            return 0
+        }
+        for poll in claimed {
+            // Stopping mid-round leaves the rest leased; their lease expires and they are claimed again.
+            if Task.isCancelled { break }
+            var polledAt: Timestamp?
+            do {
+                let outcome = try await ingestion.recovery.polling.poll(
+                    app: app, environment: environment, originalTransactionId: poll.originalTransactionId)
+                metrics.recordStatusPoll(outcome: outcome.rawValue)
+                polledAt = ingestion.clock.now()
+            } catch {
+                metrics.recordStatusPoll(outcome: "failed")
+                HistoryReplayWorker.log([
+                    "event": "poll.failed", "appId": appId, "environment": environment.rawValue,
+                    "code": error.code.rawValue,
+                ])
+            }
+            let retryAt = ingestion.clock.now().adding(milliseconds: settings.retryDelayMilliseconds)
+            let (id, finishedAt) = (poll.originalTransactionId, polledAt)
+            _ = try? await ingestion.store.write { transaction in
+                try transaction.finishSubscriptionPoll(
+                    appId: appId, environment: environment, originalTransactionId: id, owner: owner,
+                    polledAt: finishedAt, retryAt: retryAt)
+            }
+        }
+        return claimed.count
+    }
+}
