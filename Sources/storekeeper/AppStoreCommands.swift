@@ -21,7 +21,8 @@ enum AppStoreCommands {
         Option(name: "--environment", valueName: "ENV", help: "Production|Sandbox (default: Production)"),
         Option(name: "--base-url", valueName: "URL", help: "another Server API (the simulator)"),
         Option(
-            name: "--root", valueName: "CERT", help: "verify signed items against this root; prints them under verified",
+            name: "--root", valueName: "CERT",
+            help: "verify signed items against this root; prints them under verified",
             isRepeatable: true),
         Option(name: "--app-apple-id", valueName: "N", help: "the app's Apple ID, for verification"),
     ]

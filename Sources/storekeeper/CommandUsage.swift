@@ -51,8 +51,10 @@ enum CommandUsage {
     private static func table(_ rows: [(String, String)]) -> [String] {
         let width = min(30, rows.map(\.0.count).max() ?? 0)
         return rows.map { left, right in
-            let padded = left.count >= width ? left + "  " : left + String(repeating: " ", count: width - left.count + 2)
-            return left.count > width ? "  \(left)\n  \(String(repeating: " ", count: width + 2))\(right)" : "  \(padded)\(right)"
+            let padded =
+                left.count >= width ? left + "  " : left + String(repeating: " ", count: width - left.count + 2)
+            return left.count > width
+                ? "  \(left)\n  \(String(repeating: " ", count: width + 2))\(right)" : "  \(padded)\(right)"
         }
     }
 }

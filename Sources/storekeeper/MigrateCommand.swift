@@ -26,7 +26,8 @@ enum MigrateCommand {
     static func run(_ parsed: CommandLineArguments) async throws -> Int32 {
         let applied = try await StoreLocation(try parsed.require("--database")).migrate(apply: !parsed.has("--check"))
         for identifier in applied { print("applied \(identifier)") }
-        print("schema up to date: \(Migration.all.count) migrations, latest \(Migration.all.last?.identifier ?? "none")")
+        print(
+            "schema up to date: \(Migration.all.count) migrations, latest \(Migration.all.last?.identifier ?? "none")")
         return 0
     }
 }

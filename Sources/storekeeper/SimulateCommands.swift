@@ -13,7 +13,8 @@ import HTTPServer
 ///   embedded simulator whose notifications go to `--target`; exit 0 when every expectation held.
 enum SimulateCommands {
     static let command: Command = Command(
-        name: "simulate", summary: "the local App Store simulator (Server API, verifyReceipt, notifications, scenarios)",
+        name: "simulate",
+        summary: "the local App Store simulator (Server API, verifyReceipt, notifications, scenarios)",
         subcommands: [
             Command(
                 name: "serve", summary: "serve production at / and sandbox at /sandbox until interrupted",
@@ -39,7 +40,8 @@ enum SimulateCommands {
                     Option(
                         name: "--data", valueName: "DIR", help: "where the CA and API key live",
                         defaultValue: "data/simulator"),
-                    Option(name: "--port", valueName: "N", help: "the simulator's port (0: any free)", defaultValue: "0"),
+                    Option(
+                        name: "--port", valueName: "N", help: "the simulator's port (0: any free)", defaultValue: "0"),
                 ],
                 action: { try await runScenario($0) }),
         ])

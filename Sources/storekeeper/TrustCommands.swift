@@ -16,7 +16,9 @@ enum TrustCommands {
             name: "verify", summary: "verify a signed transaction, renewal info, notification or app transaction",
             arguments: [Argument(name: "JWS", help: "the signed payload", isRequired: false, readsStandardInput: true)],
             options: [
-                Option(name: "--root", valueName: "FILE", help: "a trusted root certificate (DER or PEM)", isRepeatable: true),
+                Option(
+                    name: "--root", valueName: "FILE", help: "a trusted root certificate (DER or PEM)",
+                    isRepeatable: true),
                 Option(name: "--bundle-id", valueName: "ID", help: "the app's bundle ID", isRequired: true),
                 Option(name: "--app-apple-id", valueName: "N", help: "the app's Apple ID (required for Production)"),
                 Option(name: "--environment", valueName: "ENV", help: environments, defaultValue: "Production"),
@@ -38,7 +40,8 @@ enum TrustCommands {
                     ],
                     options: [
                         Option(
-                            name: "--root", valueName: "FILE", help: "a trusted root certificate; verifies the signature",
+                            name: "--root", valueName: "FILE",
+                            help: "a trusted root certificate; verifies the signature",
                             isRepeatable: true)
                     ],
                     action: { try receiptDecode($0) })
@@ -54,8 +57,10 @@ enum TrustCommands {
                             name: "--name", valueName: "NAME", help: "the common-name prefix",
                             defaultValue: "Storekeeper Test"),
                         Option(name: "--years", valueName: "N", help: "validity in years", defaultValue: "10"),
-                        Option(name: "--root-ocsp-url", valueName: "URL", help: "OCSP responder named by the intermediate"),
-                        Option(name: "--intermediate-ocsp-url", valueName: "URL", help: "OCSP responder named by the leaf"),
+                        Option(
+                            name: "--root-ocsp-url", valueName: "URL", help: "OCSP responder named by the intermediate"),
+                        Option(
+                            name: "--intermediate-ocsp-url", valueName: "URL", help: "OCSP responder named by the leaf"),
                     ],
                     action: { try caInit($0, now: Timestamp(Date())) })
             ]),
@@ -130,7 +135,8 @@ enum TrustCommands {
                     ],
                     action: { try offerVerify($0) }),
                 Command(
-                    name: "jws", summary: "a JWS signature for StoreKit (promotional offer, intro eligibility, Advanced Commerce)",
+                    name: "jws",
+                    summary: "a JWS signature for StoreKit (promotional offer, intro eligibility, Advanced Commerce)",
                     options: [
                         Option(
                             name: "--audience", valueName: "AUDIENCE", help: "what the signature is for",
