@@ -16,16 +16,23 @@ enum StorekeeperCommands {
         flags: [Flag(name: "--version", help: "print the version and exit")],
         subcommands: [ServeCommand.command, MigrateCommand.command] + TrustCommands.commands + [
             AppStoreCommands.command, SecretsCommands.command, SimulateCommands.command, Quickstart.command,
-            help,
+            ShellCompletion.command, help,
         ])
 
     static let help: Command = Command(
-        name: "help", summary: "print the usage of a command, or every declaration as JSON",
+        name: "help", summary: "print the usage of a command, every declaration as JSON, or docs/cli.md",
         arguments: [
             Argument(name: "COMMAND", help: "a command and its subcommands", isRequired: false, isRepeatable: true)
         ],
-        flags: [Flag(name: "--json", help: "print every command's declaration as JSON")],
+        flags: [
+            Flag(name: "--json", help: "print every command's declaration as JSON"),
+            Flag(name: "--markdown", help: "print the reference of every command (docs/cli.md)"),
+        ],
         action: { arguments in
+            if arguments.has("--markdown") {
+                print(CommandReference.markdown(root), terminator: "")
+                return 0
+            }
             if arguments.has("--json") {
                 print(Output.json(root))
                 return 0

@@ -1,4 +1,5 @@
 import AppStoreTrust
+import Dispatch
 import Foundation
 import StorekeeperTesting
 import Testing
@@ -24,6 +25,11 @@ struct CLITests {
         process.standardError = err
         process.standardInput = input
         try process.run()
+        // A command that should answer at once but serves instead (a broken --help) is ended,
+        // so the test fails instead of hanging.
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+        defer { watchdog.cancel() }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -54,7 +54,8 @@ struct CommandDeclarationTests {
                 "jws verify", "token", "offer", "offer sign", "offer verify", "offer jws", "appstore",
                 "appstore transaction", "appstore history", "appstore statuses", "appstore refunds",
                 "appstore notifications", "appstore test-notification", "secrets", "secrets new-key",
-                "secrets status", "secrets rotate", "simulate", "simulate serve", "simulate run", "quickstart", "help",
+                "secrets status", "secrets rotate", "simulate", "simulate serve", "simulate run", "quickstart",
+                "completion", "help",
             ])
     }
 
@@ -105,7 +106,7 @@ struct CommandDeclarationTests {
             #expect(result.stdout == "", "\(path)")
             #expect(result.stderr.hasPrefix(missing + "\n\n" + usagePrefix(path)), "\(path): \(result.stderr)")
         }
-        #expect(checked == 24)
+        #expect(checked == 25)
     }
 
     @Test func conventionsOfTheParser() throws {
@@ -140,5 +141,58 @@ struct CommandDeclarationTests {
         let years = try cli.run(["ca", "init", "--years", "many", directory.path])
         #expect(years.status == 2)
         #expect(years.stderr.hasPrefix("--years must be a number from 1 to 100\n\nusage: storekeeper ca init "))
+    }
+
+    /// docs/cli.md is what `help --markdown` prints: regenerate it with
+    /// `.build/debug/storekeeper help --markdown > docs/cli.md`.
+    @Test func theCommittedReferenceIsCurrent() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let committed = try String(
+            contentsOf: repository.appendingPathComponent("docs/cli.md"), encoding: .utf8)
+        let generated = try cli.run(["help", "--markdown"])
+        #expect(generated.status == 0)
+        #expect(generated.stdout.hasPrefix("# The `storekeeper` command line\n"))
+        #expect(
+            generated.stdout.contains("\n## storekeeper appstore history\n\n```\nusage: storekeeper appstore history "))
+        #expect(committed == generated.stdout, "docs/cli.md is stale: run storekeeper help --markdown > docs/cli.md")
+    }
+
+    /// The bash script, sourced into a real bash, completes subcommands, options and choices.
+    @Test(arguments: ["bash", "zsh"]) func completionScriptsComplete(shell: String) throws {
+        let script = try cli.run(["completion", shell])
+        #expect(script.status == 0)
+        #expect(script.stderr == "")
+        guard shell == "bash" else {
+            #expect(script.stdout.hasPrefix("#compdef storekeeper\n"))
+            #expect(script.stdout.contains("autoload -U +X bashcompinit && bashcompinit\n# bash completion"))
+            #expect(script.stdout.contains("\n_storekeeper() {\n"))
+            return
+        }
+        let file = try cli.temporaryDirectory().appendingPathComponent("storekeeper.bash")
+        try script.stdout.write(to: file, atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) throws -> [String] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+            process.arguments = [
+                "-c",
+                "source '\(file.path)'; COMP_WORDS=(storekeeper \(quoted)); COMP_CWORD=\(words.count); "
+                    + "_storekeeper; printf '%s\\n' \"${COMPREPLY[@]}\"",
+            ]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            return text.split(separator: "\n").map(String.init)
+        }
+        #expect(try complete(["app"]) == ["appstore"])
+        #expect(try complete(["appstore", "hi"]) == ["history"])
+        #expect(try complete(["appstore", "history", "--sandbox-fallback", "--re"]) == ["--revision", "--revoked"])
+        #expect(try complete(["verify", "--type", "re"]) == ["renewal"])
+        #expect(try complete(["secrets", "rotate", "--new"]) == ["--new-key-file"])
+        #expect(try complete(["--ver"]) == ["--version"])
     }
 }
