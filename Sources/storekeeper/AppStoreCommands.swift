@@ -1,9 +1,7 @@
 import AppStoreClient
 import AppStoreModels
 import AppStoreTrust
-import Dispatch
 import Foundation
-import Synchronization
 
 /// `storekeeper appstore …`: call the App Store Server API for one app and print Apple's answer
 /// as JSON, so an operator can inspect a customer from a shell.
@@ -11,56 +9,103 @@ import Synchronization
 /// Signed items are printed as Apple sent them; with `--root` they are also verified and their
 /// payloads printed under `verified`.
 enum AppStoreCommands {
-    static let usage = """
-        usage: storekeeper appstore COMMAND [config] [options]
-          transaction ID                               Get Transaction Info
-          history ID [--revision R] [--all] [--v1] [--product-id P]... [--product-type T]...
-                     [--group G]... [--sort ASCENDING|DESCENDING] [--start MS] [--end MS]
-                     [--ownership PURCHASED|FAMILY_SHARED] [--revoked true|false]
-          statuses ID [--status 1..5]...               Get All Subscription Statuses
-          refunds ID [--revision R] [--all]            Get Refund History
-          notifications --start MS --end MS [--only-failures] [--transaction-id ID]
-                     [--type TYPE [--subtype SUBTYPE]] [--pagination-token T] [--all]
-          test-notification [--token TOKEN]            request one, or read its status
-        config: --config FILE (JSON: key, keyId, issuerId, bundleId, environment, baseURL,
-                sandboxFallback) and/or --key P8 --key-id ID --issuer-id ID --bundle-id ID
-                [--environment Production|Sandbox] [--base-url URL] [--sandbox-fallback]
-                [--root CERT]... [--app-apple-id N]
-        """
-
-    static let switches: Set<String> = ["--all", "--v1", "--only-failures", "--sandbox-fallback"]
-    static let configOptions: Set<String> = [
-        "--config", "--key", "--key-id", "--issuer-id", "--bundle-id", "--environment", "--base-url", "--root",
-        "--app-apple-id",
+    /// The client settings every subcommand takes (flags override `--config`).
+    static let configOptions: [Option] = [
+        Option(
+            name: "--config", valueName: "FILE",
+            help: "JSON: key, keyId, issuerId, bundleId, environment, baseURL, sandboxFallback, roots, appAppleId"),
+        Option(name: "--key", valueName: "P8", help: "the In-App Purchase key file (or key in --config)"),
+        Option(name: "--key-id", valueName: "ID", help: "the key's ID (or keyId in --config)"),
+        Option(name: "--issuer-id", valueName: "ID", help: "the issuer ID (or issuerId in --config)"),
+        Option(name: "--bundle-id", valueName: "ID", help: "the app's bundle ID (or bundleId in --config)"),
+        Option(name: "--environment", valueName: "ENV", help: "Production|Sandbox (default: Production)"),
+        Option(name: "--base-url", valueName: "URL", help: "another Server API (the simulator)"),
+        Option(
+            name: "--root", valueName: "CERT",
+            help: "verify signed items against this root; prints them under verified",
+            isRepeatable: true),
+        Option(name: "--app-apple-id", valueName: "N", help: "the app's Apple ID, for verification"),
     ]
+    static let configFlags = [Flag(name: "--sandbox-fallback", help: "retry in Sandbox when Production answers 404")]
+    static let transactionArgument = Argument(name: "ID", help: "a transaction ID of the customer")
 
-    static func run(_ arguments: ArraySlice<String>) throws {
-        guard let command = arguments.first, command != "--help" else { throw UsageError(usage) }
-        let parsed = try CommandLineArguments(arguments.dropFirst(), switches: switches)
+    static func subcommand(
+        _ name: String, _ summary: String, arguments: [Argument] = [transactionArgument], options: [Option] = [],
+        flags: [Flag] = []
+    ) -> Command {
+        Command(
+            name: name, summary: summary, arguments: arguments, options: options + configOptions,
+            flags: flags + configFlags, action: { try await run(name, $0) })
+    }
+
+    static let command: Command = Command(
+        name: "appstore", summary: "call the App Store Server API for one app and print Apple's answer as JSON",
+        subcommands: [
+            subcommand("transaction", "Get Transaction Info"),
+            subcommand(
+                "history", "Get Transaction History",
+                options: [
+                    Option(name: "--revision", valueName: "R", help: "start after this revision"),
+                    Option(name: "--product-id", valueName: "P", help: "only this product", isRepeatable: true),
+                    Option(
+                        name: "--product-type", valueName: "T",
+                        help: "AUTO_RENEWABLE, NON_RENEWABLE, CONSUMABLE or NON_CONSUMABLE", isRepeatable: true),
+                    Option(name: "--group", valueName: "G", help: "only this subscription group", isRepeatable: true),
+                    Option(name: "--sort", valueName: "ORDER", help: "ASCENDING|DESCENDING"),
+                    Option(name: "--start", valueName: "MS", help: "from (epoch milliseconds)"),
+                    Option(name: "--end", valueName: "MS", help: "until (epoch milliseconds)"),
+                    Option(name: "--ownership", valueName: "TYPE", help: "PURCHASED|FAMILY_SHARED"),
+                    Option(name: "--revoked", valueName: "BOOL", help: "true|false"),
+                ],
+                flags: [
+                    Flag(name: "--all", help: "follow every page"),
+                    Flag(name: "--v1", help: "the deprecated v1 endpoint"),
+                ]),
+            subcommand(
+                "statuses", "Get All Subscription Statuses",
+                options: [Option(name: "--status", valueName: "1..5", help: "only this status", isRepeatable: true)]),
+            subcommand(
+                "refunds", "Get Refund History",
+                options: [Option(name: "--revision", valueName: "R", help: "start after this revision")],
+                flags: [Flag(name: "--all", help: "follow every page")]),
+            subcommand(
+                "notifications", "Get Notification History", arguments: [],
+                options: [
+                    Option(name: "--start", valueName: "MS", help: "from (epoch milliseconds)", isRequired: true),
+                    Option(name: "--end", valueName: "MS", help: "until (epoch milliseconds)", isRequired: true),
+                    Option(name: "--transaction-id", valueName: "ID", help: "only this customer's"),
+                    Option(name: "--type", valueName: "TYPE", help: "only this notification type"),
+                    Option(name: "--subtype", valueName: "SUBTYPE", help: "only this subtype (with --type)"),
+                    Option(name: "--pagination-token", valueName: "T", help: "continue from this page"),
+                ],
+                flags: [
+                    Flag(name: "--only-failures", help: "only notifications that did not reach the server"),
+                    Flag(name: "--all", help: "follow every page"),
+                ]),
+            subcommand(
+                "test-notification", "request a test notification, or read its status with --token", arguments: [],
+                options: [Option(name: "--token", valueName: "TOKEN", help: "the test notification token")]),
+        ])
+
+    static func run(_ command: String, _ parsed: CommandLineArguments) async throws -> Int32 {
         let settings = try Settings(parsed)
         let client = try settings.makeClient()
         let verifier = try settings.makeVerifier()
         let output: String
         switch command {
         case "transaction":
-            try parsed.allowOnly(configOptions)
             let id = try positional(parsed, "transaction ID")
-            output = try blocking {
+            output = try await answer {
                 let response = try await client.getTransactionInfo(transactionId: id)
                 return try printed(
                     response, signedTransactions: response.signedTransactionInfo.map { [$0] } ?? [],
                     verifier: verifier)
             }
         case "history":
-            try parsed.allowOnly(
-                configOptions.union([
-                    "--revision", "--product-id", "--product-type", "--group", "--sort", "--start", "--end",
-                    "--ownership", "--revoked",
-                ]))
             let id = try positional(parsed, "transaction ID")
             let request = try historyRequest(parsed)
             let version: TransactionHistoryVersion = parsed.has("--v1") ? .v1 : .v2
-            output = try blocking {
+            output = try await answer {
                 var pages: [HistoryResponse] = []
                 var revision = parsed.value("--revision")
                 repeat {
@@ -74,7 +119,6 @@ enum AppStoreCommands {
                 return try printed(pages, signedTransactions: signed, verifier: verifier)
             }
         case "statuses":
-            try parsed.allowOnly(configOptions.union(["--status"]))
             let id = try positional(parsed, "transaction ID")
             let statuses = try parsed.values("--status").map { text -> Status in
                 guard let raw = Int32(text), let status = Status(rawValue: raw) else {
@@ -82,7 +126,7 @@ enum AppStoreCommands {
                 }
                 return status
             }
-            output = try blocking {
+            output = try await answer {
                 let response = try await client.getAllSubscriptionStatuses(
                     transactionId: id, status: statuses.isEmpty ? nil : statuses)
                 let signed = (response.data ?? []).flatMap { $0.lastTransactions ?? [] }.compactMap(
@@ -90,9 +134,8 @@ enum AppStoreCommands {
                 return try printed(response, signedTransactions: signed, verifier: verifier)
             }
         case "refunds":
-            try parsed.allowOnly(configOptions.union(["--revision"]))
             let id = try positional(parsed, "transaction ID")
-            output = try blocking {
+            output = try await answer {
                 var pages: [RefundHistoryResponse] = []
                 var revision = parsed.value("--revision")
                 repeat {
@@ -105,10 +148,6 @@ enum AppStoreCommands {
                 return try printed(pages, signedTransactions: signed, verifier: verifier)
             }
         case "notifications":
-            try parsed.allowOnly(
-                configOptions.union([
-                    "--start", "--end", "--transaction-id", "--type", "--subtype", "--pagination-token",
-                ]))
             let request = NotificationHistoryRequest(
                 startDate: try timestamp(parsed, "--start", required: true),
                 endDate: try timestamp(parsed, "--end", required: true),
@@ -116,7 +155,7 @@ enum AppStoreCommands {
                 notificationSubtype: parsed.value("--subtype").map { RawEnum(rawValue: $0) },
                 transactionId: parsed.value("--transaction-id"),
                 onlyFailures: parsed.has("--only-failures") ? true : nil)
-            output = try blocking {
+            output = try await answer {
                 var pages: [NotificationHistoryResponse] = []
                 var token = parsed.value("--pagination-token")
                 repeat {
@@ -134,17 +173,22 @@ enum AppStoreCommands {
                         }))
             }
         case "test-notification":
-            try parsed.allowOnly(configOptions.union(["--token"]))
-            output = try blocking {
+            output = try await answer {
                 if let token = parsed.value("--token") {
                     return Output.json(try await client.getTestNotificationStatus(testNotificationToken: token))
                 }
                 return Output.json(try await client.requestTestNotification())
             }
         default:
-            throw UsageError("unknown appstore command \(command)\n\n\(usage)")
+            throw UsageError("unknown appstore command \(command)")
         }
         print(output)
+        return 0
+    }
+
+    /// The printed answer of one call (keeps each case's work in one closure).
+    private static func answer(_ work: () async throws -> String) async throws -> String {
+        try await work()
     }
 
     /// Apple's answer, and the verified payloads of its signed items when `--root` was given.
@@ -167,7 +211,7 @@ enum AppStoreCommands {
     }
 
     static func positional(_ arguments: CommandLineArguments, _ name: String) throws(UsageError) -> String {
-        guard let value = arguments.positional.first else { throw UsageError("missing \(name)\n\n\(usage)") }
+        guard let value = arguments.positional.first else { throw UsageError("missing \(name)") }
         return value
     }
 
@@ -215,38 +259,6 @@ enum AppStoreCommands {
         return request
     }
 
-    /// Runs async work from the synchronous CLI entry point.
-    ///
-    /// The work runs in a detached task on the global concurrent executor while this (main)
-    /// thread waits on a semaphore. That is safe here because the main thread is not one of the
-    /// cooperative pool's threads and nothing in the work needs the main actor; it must never be
-    /// called from async code, where the wait would block a pool thread.
-    static func blocking(_ work: @escaping @Sendable () async throws -> String) throws -> String {
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            do {
-                outcome.set(.success(try await work()))
-            } catch {
-                outcome.set(.failure(error))
-            }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.get()
-    }
-
-    /// The result handed from the detached task to the waiting thread.
-    /// - Note: Thread-safe: the result sits behind a `Mutex`; the semaphore orders set before get.
-    final class Outcome: Sendable {
-        private let value = Mutex<Result<String, any Error>?>(nil)
-        func set(_ result: Result<String, any Error>) { value.withLock { $0 = result } }
-        func get() throws -> String {
-            guard let result = value.withLock({ $0 }) else { throw UsageError("no result") }
-            return try result.get()
-        }
-    }
-
     /// Client settings from `--config FILE` with flags overriding it.
     struct Settings {
         struct File: Decodable {
@@ -282,7 +294,7 @@ enum AppStoreCommands {
             }
             func pick(_ flag: String, _ fromFile: String?) throws(UsageError) -> String {
                 guard let value = arguments.value(flag) ?? fromFile else {
-                    throw UsageError("missing \(flag) (or its field in --config)\n\n\(AppStoreCommands.usage)")
+                    throw UsageError("missing \(flag) (or its field in --config)")
                 }
                 return value
             }

@@ -1,51 +1,32 @@
 import Foundation
 
-/// A small parser for `--flag value`, `--switch` and positional arguments; repeated options
-/// accumulate (`--root a --root b`).
-struct CommandLineArguments {
-    private(set) var options: [String: [String]] = [:]
-    private(set) var switches: Set<String> = []
-    private(set) var positional: [String] = []
+/// What the parser found for one command, already checked against its declaration: every
+/// option is declared, required ones are present, choices are respected, the positional count
+/// fits. Options given more than once accumulate only when declared repeatable.
+struct CommandLineArguments: Sendable {
+    /// The command's names from the root (`["appstore", "history"]`).
+    var path: [String]
+    var options: [String: [String]] = [:]
+    var switches: Set<String> = []
+    var positional: [String] = []
+    /// Declared defaults, answered by `value(_:)` when the option is absent.
+    var defaults: [String: String] = [:]
 
-    init(_ arguments: ArraySlice<String>, switches known: Set<String>) throws(UsageError) {
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            if argument == "-" || !argument.hasPrefix("--") {
-                positional.append(argument)
-            } else if known.contains(argument) {
-                switches.insert(argument)
-            } else {
-                guard let value = iterator.next() else { throw UsageError("\(argument) needs a value") }
-                options[argument, default: []].append(value)
-            }
-        }
-    }
-
-    func value(_ name: String) -> String? { options[name]?.last }
-    func values(_ name: String) -> [String] { options[name] ?? [] }
+    func value(_ name: String) -> String? { options[name]?.last ?? defaults[name] }
+    func values(_ name: String) -> [String] { options[name] ?? defaults[name].map { [$0] } ?? [] }
     func has(_ name: String) -> Bool { switches.contains(name) }
 
+    /// For options required only in some cases (the declaration marks always-required ones).
     func require(_ name: String) throws(UsageError) -> String {
         guard let value = value(name) else { throw UsageError("missing \(name)") }
         return value
     }
-
-    func allowOnly(_ names: Set<String>) throws(UsageError) {
-        if let unknown = options.keys.first(where: { !names.contains($0) }) {
-            throw UsageError("unknown option \(unknown)")
-        }
-    }
 }
 
+/// A problem with the command line: printed with the command's usage on standard error, exit 2.
 struct UsageError: Error {
     let message: String
     init(_ message: String) { self.message = message }
-}
-
-/// What a command failed with, and the exit code it maps to (chosen here, at the edge).
-struct CommandFailure: Error {
-    let message: String
-    let exitCode: Int32
 }
 
 enum Input {

@@ -7,6 +7,17 @@ import Foundation
 /// does, verifies both through the same `SignedDataVerifier` production uses, and shows the
 /// rule that refuses a tampered copy.
 enum Quickstart {
+    static let command: Command = Command(
+        name: "quickstart", summary: "sign and verify sample payloads end to end with a test CA",
+        arguments: [
+            Argument(
+                name: "DIR", help: "where the test CA and samples go (default: data/quickstart)", isRequired: false)
+        ],
+        action: { arguments in
+            try run(directory: arguments.positional.first ?? "data/quickstart", now: Timestamp(Date()))
+            return 0
+        })
+
     static func run(directory: String, now: Timestamp) throws {
         let url = URL(fileURLWithPath: directory)
         let authority: TestCertificateAuthority

@@ -1,11 +1,9 @@
 import AppStoreModels
-import Dispatch
 import Foundation
 import SecretSealing
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
-import Synchronization
 
 /// `storekeeper secrets new-key | status | rotate`: the key that seals the secrets stored in the
 /// database (an app's shared secret and App Store Connect key, webhook signing secrets).
@@ -14,43 +12,44 @@ import Synchronization
 /// needed, a key that does not open what the database holds, an unusable key file): the same
 /// code `storekeeper serve` exits with when it cannot use its key.
 enum SecretsCommands {
-    static let usage = """
-        usage: storekeeper secrets new-key FILE
-               storekeeper secrets status [--config FILE] [--database URL]
-               storekeeper secrets rotate --new-key-file FILE [--old-key-file FILE]... [--config FILE] [--database URL]
-          new-key  writes a new random key (base64, mode 0600) to FILE, which must not exist
-          status   counts the stored secrets in clear and sealed under each key id
-          rotate   seals every stored secret under the new key in one transaction; the old key is the
-                   configured one (STOREKEEPER_SECRETS_KEY[_FILE]) and/or --old-key-file. The new key may
-                   come from STOREKEEPER_SECRETS_NEW_KEY instead of --new-key-file.
-          The database comes from --database or the server's configuration (--config, STOREKEEPER_DATABASE_URL).
-        """
+    static let databaseOptions = [
+        Option(name: "--config", valueName: "FILE", help: "the server's configuration file (JSON)"),
+        Option(
+            name: "--database", valueName: "URL",
+            help: "the database (default: the configuration's, or STOREKEEPER_DATABASE_URL)"),
+    ]
+
+    static let command: Command = Command(
+        name: "secrets", summary: "the key sealing stored secrets (docs/server.md)",
+        discussion: """
+            Exit codes: 0 done, 1 storage or file error, 2 usage, 78 a key problem (the code
+            storekeeper serve exits with when it cannot use its key).
+            """,
+        subcommands: [
+            Command(
+                name: "new-key", summary: "write a new random key (base64, mode 0600) to FILE, which must not exist",
+                arguments: [Argument(name: "FILE", help: "the key file to create")],
+                action: { newKey($0) }),
+            Command(
+                name: "status", summary: "count the stored secrets in clear and sealed under each key id",
+                options: databaseOptions, action: { await status($0) }),
+            Command(
+                name: "rotate", summary: "seal every stored secret under a new key, in one transaction",
+                discussion: """
+                    The old key is the configured one (STOREKEEPER_SECRETS_KEY[_FILE]) and/or --old-key-file.
+                    The new key may come from STOREKEEPER_SECRETS_NEW_KEY instead of --new-key-file.
+                    """,
+                options: [
+                    Option(name: "--new-key-file", valueName: "FILE", help: "the new key"),
+                    Option(name: "--old-key-file", valueName: "FILE", help: "an old key", isRepeatable: true),
+                ] + databaseOptions,
+                action: { try await rotate($0) }),
+        ])
 
     /// sysexits' EX_CONFIG: the key configuration is wrong, a restart will not help.
     static let keyProblemExitCode: Int32 = 78
 
-    static func run(_ arguments: [String]) -> Int32 {
-        guard let subcommand = arguments.first else { return fail(usage, code: 2) }
-        let parsed: CommandLineArguments
-        do {
-            parsed = try CommandLineArguments(arguments.dropFirst(), switches: ["--help"])
-        } catch {
-            return fail("\(error.message)\n\(usage)", code: 2)
-        }
-        if parsed.has("--help") || subcommand == "--help" {
-            print(usage)
-            return 0
-        }
-        switch subcommand {
-        case "new-key": return newKey(parsed)
-        case "status": return status(parsed)
-        case "rotate": return rotate(parsed)
-        default: return fail("unknown secrets command \(subcommand)\n\(usage)", code: 2)
-        }
-    }
-
     private static func newKey(_ parsed: CommandLineArguments) -> Int32 {
-        guard parsed.options.isEmpty, parsed.positional.count == 1 else { return fail(usage, code: 2) }
         let path = parsed.positional[0]
         do {
             let key = try SecretsKeyFile.create(path)
@@ -61,13 +60,7 @@ enum SecretsCommands {
         }
     }
 
-    private static func status(_ parsed: CommandLineArguments) -> Int32 {
-        do {
-            try parsed.allowOnly(["--config", "--database"])
-        } catch {
-            return fail("\(error.message)\n\(usage)", code: 2)
-        }
-        guard parsed.positional.isEmpty else { return fail(usage, code: 2) }
+    private static func status(_ parsed: CommandLineArguments) async -> Int32 {
         let configuration: ServerConfiguration
         let key: SecretsKey?
         do {
@@ -78,7 +71,7 @@ enum SecretsCommands {
         } catch {
             return fail("error: \(error)", code: 2)
         }
-        let result = blocking { () async throws -> StoredSecretsInventory in
+        let result = await outcome { () async throws -> StoredSecretsInventory in
             let store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: false)
             do {
                 let inventory = try await store.read { reader in try StoredSecretsInventory(reading: reader) }
@@ -105,20 +98,13 @@ enum SecretsCommands {
         }
     }
 
-    private static func rotate(_ parsed: CommandLineArguments) -> Int32 {
-        do {
-            try parsed.allowOnly(["--config", "--database", "--new-key-file", "--old-key-file"])
-        } catch {
-            return fail("\(error.message)\n\(usage)", code: 2)
-        }
-        guard parsed.positional.isEmpty else { return fail(usage, code: 2) }
+    private static func rotate(_ parsed: CommandLineArguments) async throws(UsageError) -> Int32 {
         let environmentKey = ProcessInfo.processInfo.environment["STOREKEEPER_SECRETS_NEW_KEY"].flatMap {
             $0.isEmpty ? nil : $0
         }
         let newKeyFile = parsed.value("--new-key-file")
         guard (newKeyFile == nil) != (environmentKey == nil) else {
-            return fail(
-                "give the new key with --new-key-file or STOREKEEPER_SECRETS_NEW_KEY (one of them)\n\(usage)", code: 2)
+            throw UsageError("give the new key with --new-key-file or STOREKEEPER_SECRETS_NEW_KEY (one of them)")
         }
         let configuration: ServerConfiguration
         let sealer: SecretSealer
@@ -136,7 +122,7 @@ enum SecretsCommands {
             return fail("error: \(error)", code: 2)
         }
         let secrets = StoredSecrets(sealer: sealer)
-        let result = blocking { () async throws -> (Int, StoredSecretsInventory) in
+        let result = await outcome { () async throws -> (Int, StoredSecretsInventory) in
             let store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: false)
             do {
                 let count = try await secrets.resealAll(store, at: Timestamp(Date()))
@@ -172,23 +158,13 @@ enum SecretsCommands {
         return try ServerConfiguration.load(file: parsed.value("--config"), overrides: overrides)
     }
 
-    /// Runs async work to completion from the CLI's main thread.
-    private static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error>
-    {
-        let outcome = Mutex<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let result: Result<T, any Error>
-            do {
-                result = .success(try await body())
-            } catch {
-                result = .failure(error)
-            }
-            outcome.withLock { $0 = result }
-            done.signal()
+    /// The work's result, so each caller maps its own errors to exit codes.
+    private static func outcome<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
+        do {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
         }
-        done.wait()
-        return outcome.withLock { $0! }
     }
 
     private static func fail(_ message: String, code: Int32) -> Int32 {

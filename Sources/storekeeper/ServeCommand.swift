@@ -1,5 +1,4 @@
 import AppStoreModels
-import Dispatch
 import Foundation
 import HTTPServer
 import SecretSealing
@@ -7,7 +6,7 @@ import Storage
 import StorekeeperIngestion
 import StorekeeperServer
 
-/// `storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT] [--demo]`: opens
+/// `storekeeper serve`: opens
 /// (and migrates) the database, serves the API, runs the webhook worker, and on SIGTERM or
 /// SIGINT stops accepting, finishes in-flight requests, stops the worker, closes the database
 /// and exits 0. With `--demo` (`make run`), the same server runs with the embedded App Store
@@ -18,48 +17,42 @@ import StorekeeperServer
 /// end it with exit code 78 and one line naming the problem; clear secrets are sealed when a
 /// key is configured, and only counted in a warning when none is.
 enum ServeCommand {
-    static let usage = """
-        usage: storekeeper serve [--config FILE] [--database URL] [--listen HOST:PORT]
-               storekeeper serve --demo [--config FILE] [--listen HOST:PORT] [--month-seconds N]
-        """
+    static let command: Command = Command(
+        name: "serve", summary: "serve the HTTP API (docs/server.md)",
+        discussion: """
+            Settings come from --config (JSON), then STOREKEEPER_… variables, then these options.
+            With --demo (make run) the server runs with the embedded App Store simulator and simulated
+            customers on its own SQLite file. Exit codes: 0 stopped by SIGTERM/SIGINT, 1 failed,
+            2 usage or configuration, 78 a secrets-key problem.
+            """,
+        options: [
+            Option(name: "--config", valueName: "FILE", help: "the configuration file (JSON)"),
+            Option(name: "--database", valueName: "URL", help: "a SQLite path, sqlite:PATH or postgres://…"),
+            Option(name: "--listen", valueName: "HOST:PORT", help: "where to listen"),
+            Option(
+                name: "--month-seconds", valueName: "N",
+                help: "with --demo: seconds of wall time per simulated month (default: 120)"),
+        ],
+        flags: [Flag(name: "--demo", help: "run with the embedded simulator and simulated customers")],
+        action: { try await run($0) })
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: CommandLineArguments
-        do {
-            parsed = try CommandLineArguments(arguments[...], switches: ["--demo", "--help"])
-            try parsed.allowOnly(["--config", "--database", "--listen", "--month-seconds"])
-        } catch {
-            FileHandle.standardError.write(Data("\(error.message)\n\(usage)\n".utf8))
-            return 2
-        }
-        if parsed.has("--help") {
-            print(usage)
-            return 0
-        }
-        guard parsed.positional.isEmpty else {
-            FileHandle.standardError.write(Data("\(usage)\n".utf8))
-            return 2
-        }
+    static func run(_ parsed: CommandLineArguments) async throws(UsageError) -> Int32 {
         var demo: DemoCommand.Options?
         if parsed.has("--demo") {
             var options = DemoCommand.Options()
             if let text = parsed.value("--month-seconds") {
                 guard let seconds = Double(text), seconds >= 10, seconds <= 86_400 * 31 else {
-                    FileHandle.standardError.write(Data("--month-seconds must be a number from 10\n\(usage)\n".utf8))
-                    return 2
+                    throw UsageError("--month-seconds must be a number from 10")
                 }
                 options.monthSeconds = seconds
             }
             // The demo's database mirrors the simulator's store, which lives in memory only.
             guard parsed.value("--database") == nil else {
-                FileHandle.standardError.write(
-                    Data("--demo keeps its own SQLite file (<data>/demo.sqlite); --database does not apply\n".utf8))
-                return 2
+                throw UsageError("--demo keeps its own SQLite file (<data>/demo.sqlite); --database does not apply")
             }
             demo = options
         } else if parsed.value("--month-seconds") != nil {
-            FileHandle.standardError.write(Data("--month-seconds applies to --demo only\n\(usage)\n".utf8))
-            return 2
+            throw UsageError("--month-seconds applies to --demo only")
         }
         var overrides: [String: String] = [:]
         if let database = parsed.value("--database") { overrides["databaseURL"] = database }
@@ -71,18 +64,8 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             return 2
         }
-        let result = ExitCodeBox()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            if let demo {
-                result.set(await DemoCommand.run(configuration, options: demo))
-            } else {
-                result.set(await serve(configuration))
-            }
-            done.signal()
-        }
-        done.wait()
-        return result.value
+        if let demo { return await DemoCommand.run(configuration, options: demo) }
+        return await serve(configuration)
     }
 
     private static func serve(_ configuration: ServerConfiguration) async -> Int32 {
@@ -190,15 +173,4 @@ enum ServeCommand {
         let line = (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
-}
-
-/// The exit code handed from the serving task to the blocked main thread.
-/// - Note: Thread-safe: guarded by an `NSLock`.
-private final class ExitCodeBox: @unchecked Sendable {
-    // @unchecked Sendable is safe: `code` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var code: Int32 = 1
-
-    var value: Int32 { lock.withLock { code } }
-    func set(_ value: Int32) { lock.withLock { code = value } }
 }

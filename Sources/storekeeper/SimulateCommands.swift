@@ -1,7 +1,6 @@
 import AppStoreModels
 import AppStoreSimulator
 import AppStoreTrust
-import Dispatch
 import Foundation
 import HTTPServer
 
@@ -13,35 +12,41 @@ import HTTPServer
 /// - `run SCENARIO [--target URL] [--data DIR] [--port N]` runs a scenario file against an
 ///   embedded simulator whose notifications go to `--target`; exit 0 when every expectation held.
 enum SimulateCommands {
-    static let usage = """
-        usage: storekeeper simulate serve [--port N] [--host H] [--data DIR] [--month-seconds N] [--app FILE]
-                                          [--notification-url URL]
-               storekeeper simulate run SCENARIO [--target URL] [--data DIR] [--port N]
-        """
+    static let command: Command = Command(
+        name: "simulate",
+        summary: "the local App Store simulator (Server API, verifyReceipt, notifications, scenarios)",
+        subcommands: [
+            Command(
+                name: "serve", summary: "serve production at / and sandbox at /sandbox until interrupted",
+                options: [
+                    Option(name: "--port", valueName: "N", help: "the port", defaultValue: "8090"),
+                    Option(name: "--host", valueName: "H", help: "the address", defaultValue: "127.0.0.1"),
+                    Option(
+                        name: "--data", valueName: "DIR", help: "where the CA and API key live",
+                        defaultValue: "data/simulator"),
+                    Option(
+                        name: "--month-seconds", valueName: "N",
+                        help: "seconds of wall time per month (default: calendar time)"),
+                    Option(name: "--app", valueName: "FILE", help: "the simulated app (JSON; default: the demo app)"),
+                    Option(name: "--notification-url", valueName: "URL", help: "where notifications go"),
+                ],
+                action: { try await serve($0) }),
+            Command(
+                name: "run",
+                summary: "run a scenario against an embedded simulator; exit 0 when every expectation held",
+                arguments: [Argument(name: "SCENARIO", help: "the scenario file (JSON)")],
+                options: [
+                    Option(name: "--target", valueName: "URL", help: "where the simulator sends notifications"),
+                    Option(
+                        name: "--data", valueName: "DIR", help: "where the CA and API key live",
+                        defaultValue: "data/simulator"),
+                    Option(
+                        name: "--port", valueName: "N", help: "the simulator's port (0: any free)", defaultValue: "0"),
+                ],
+                action: { try await runScenario($0) }),
+        ])
 
-    static func run(_ arguments: [String]) -> Int32 {
-        do {
-            guard let command = arguments.first else { throw UsageError(usage) }
-            let parsed = try CommandLineArguments(arguments.dropFirst(), switches: ["--help"])
-            switch command {
-            case "serve": return try serve(parsed)
-            case "run": return try runScenario(parsed)
-            default: throw UsageError(usage)
-            }
-        } catch let error as UsageError {
-            FileHandle.standardError.write(Data((error.message + "\n").utf8))
-            return 2
-        } catch let error as SimulatorError {
-            FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
-            return 1
-        } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            return 1
-        }
-    }
-
-    private static func serve(_ parsed: CommandLineArguments) throws -> Int32 {
-        try parsed.allowOnly(["--port", "--host", "--data", "--month-seconds", "--app", "--notification-url"])
+    private static func serve(_ parsed: CommandLineArguments) async throws -> Int32 {
         let port = try UInt16(parsed.value("--port") ?? "8090").orThrow(UsageError("--port must be a port number"))
         let monthSeconds = try parsed.value("--month-seconds").map {
             try Double($0).orThrow(UsageError("--month-seconds must be a number"))
@@ -57,17 +62,15 @@ enum SimulateCommands {
         if let url = parsed.value("--notification-url") { app.notificationURL = url }
         let scale = monthSeconds.map { TimeScale.accelerated(monthSeconds: $0) } ?? .calendar
         let configuredApp = app
-        let server = try blocking { () async throws -> SimulatorServer in
-            var mounts: [(prefix: String, simulator: AppStoreSimulator)] = []
-            for (prefix, environment) in [("", AppStoreEnvironment.production), ("/sandbox", .sandbox)] {
-                let simulator = AppStoreSimulator(environment: environment, authority: data.authority, scale: scale)
-                try await simulator.addApp(configuredApp)
-                mounts.append((prefix, simulator))
-            }
-            return try SimulatorServer(
-                mounts: mounts,
-                configuration: HTTPServer.Configuration(host: parsed.value("--host") ?? "127.0.0.1", port: port))
+        var mounts: [(prefix: String, simulator: AppStoreSimulator)] = []
+        for (prefix, environment) in [("", AppStoreEnvironment.production), ("/sandbox", .sandbox)] {
+            let simulator = AppStoreSimulator(environment: environment, authority: data.authority, scale: scale)
+            try await simulator.addApp(configuredApp)
+            mounts.append((prefix, simulator))
         }
+        let server = try SimulatorServer(
+            mounts: mounts,
+            configuration: HTTPServer.Configuration(host: parsed.value("--host") ?? "127.0.0.1", port: port))
         let base = server.baseURL.absoluteString
         print(
             """
@@ -80,30 +83,25 @@ enum SimulateCommands {
               app:        \(configuredApp.bundleId) (appAppleId \(configuredApp.appAppleId)); \
             one month = \(monthSeconds.map { "\($0) s" } ?? "one calendar month")
             """)
-        let stop = DispatchSemaphore(value: 0)
-        let signals = [SIGINT, SIGTERM].map { signalNumber -> any DispatchSourceSignal in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber)
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
-        stop.wait()
-        signals.forEach { $0.cancel() }
-        try blocking { await server.stop() }
+        // Until SIGINT or SIGTERM; then the simulators' tickers and the server stop.
+        let (signals, continuation) = AsyncStream<Int32>.makeStream()
+        let handler = ShutdownSignalHandler { continuation.yield($0) }
+        for await _ in signals { break }
+        handler.cancel()
+        await server.stop()
         return 0
     }
 
-    private static func runScenario(_ parsed: CommandLineArguments) throws -> Int32 {
-        try parsed.allowOnly(["--target", "--data", "--port"])
-        guard let path = parsed.positional.first else { throw UsageError(usage) }
+    private static func runScenario(_ parsed: CommandLineArguments) async throws -> Int32 {
+        let path = parsed.positional[0]
         let scenario = try Scenario.load(try Data(contentsOf: URL(fileURLWithPath: path)))
         let now = Timestamp(Date())
         let data = try SimulatorDataDirectory.open(
             URL(fileURLWithPath: parsed.value("--data") ?? "data/simulator"), now: now)
         let port = try UInt16(parsed.value("--port") ?? "0").orThrow(UsageError("--port must be a port number"))
         let target = parsed.value("--target")
-        let report = try blocking { () async throws -> ScenarioReport in
+        let report: ScenarioReport
+        do {
             let simulator = try await ScenarioRunner.makeSimulator(
                 for: scenario, authority: data.authority, start: now, notificationURL: target)
             var app = scenario.app
@@ -116,37 +114,12 @@ enum SimulateCommands {
             print(
                 "scenario \(scenario.name): simulator at \(server.baseURL.absoluteString)"
                     + (target.map { ", notifications to \($0)" } ?? ""))
-            let report = await ScenarioRunner(simulator: simulator).run(scenario) { print($0) }
+            report = await ScenarioRunner(simulator: simulator).run(scenario) { print($0) }
             await server.stop()
-            return report
         }
         let failed = report.steps.filter { !$0.passed }.count
         print("\(report.steps.count - failed) passed, \(failed) failed")
         return failed == 0 ? 0 : 1
-    }
-
-    /// Runs async work from the synchronous CLI entry point.
-    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            do { box.set(.success(try await work())) } catch { box.set(.failure(error)) }
-            done.signal()
-        }
-        done.wait()
-        return try box.get()
-    }
-}
-
-/// Carries a result from a detached task to the waiting CLI thread.
-/// - Note: `@unchecked Sendable` is safe: written once before the semaphore is signalled and
-///   read only after `wait()` returns, so the semaphore orders the two accesses.
-private final class ResultBox<T>: @unchecked Sendable {
-    private var result: Result<T, any Error>?
-    func set(_ value: Result<T, any Error>) { result = value }
-    func get() throws -> T {
-        guard let result else { throw UsageError("no result") }
-        return try result.get()
     }
 }
 
