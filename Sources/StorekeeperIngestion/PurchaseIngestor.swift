@@ -247,36 +247,10 @@ public struct PurchaseIngestor: Sendable {
         app: AppRuntime, environment: AppStoreEnvironment, transactionId: String,
         via connection: any AppStoreConnection
     ) async throws(IngestionError) -> Facts {
-        var facts = Facts()
-        let states = try await call(app) { () async throws(AppStoreClientError) in
-            try await connection.subscriptionStatuses(transactionId: transactionId)
-        }
-        let history = try await call(app) { () async throws(AppStoreClientError) in
-            try await connection.transactionHistory(transactionId: transactionId)
-        }
-        for state in states {
-            if let signed = state.signedTransactionInfo {
-                try facts.append(
-                    try verifyFromApple(app, environment) { (verifier) throws(TrustError) in
-                        try verifier.verifyAndDecodeTransaction(signed)
-                    }, source: "api")
-            }
-            if let signed = state.signedRenewalInfo {
-                let verified = try verifyFromApple(app, environment) { (verifier) throws(TrustError) in
-                    try verifier.verifyAndDecodeRenewalInfo(signed)
-                }
-                guard let fact = try? RenewalFact(verified.payload) else {
-                    throw IngestionError.appStoreDataIncomplete
-                }
-                facts.renewals.append((jws: verified.jws, fact: fact, source: "api"))
-            }
-        }
-        for signed in history {
-            try facts.append(
-                try verifyFromApple(app, environment) { (verifier) throws(TrustError) in
-                    try verifier.verifyAndDecodeTransaction(signed)
-                }, source: "api")
-        }
+        var facts = try await statuses(
+            app: app, environment: environment, transactionId: transactionId, via: connection)
+        facts.merge(
+            try await history(app: app, environment: environment, transactionId: transactionId, via: connection))
         return facts
     }
 

@@ -218,7 +218,11 @@ import Testing
         setup.fake.failure.withLock { $0 = nil }
         #expect(await worker.runDue() == 1)
         #expect(try await setup.jobs().map { $0.completedAt != nil } == [true, true])
-        #expect(try await setup.events() == ["INITIAL_PURCHASE/\(setup.original)", "CANCELLATION/\(setup.original)/1"])
+        #expect(
+            try await setup.events() == [
+                "INITIAL_PURCHASE/\(setup.original)",
+                "CANCELLATION/\(setup.original)/\(TestSigning.signedDate.plus(days: 0.5).millisecondsSince1970)",
+            ])
     }
 
     @Test func aJobWhoseWorkerDiedIsRunAgainAndTheStaleLeaseAppliesNothing() async throws {
