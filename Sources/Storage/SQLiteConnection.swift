@@ -27,7 +27,20 @@ final class SQLiteConnection: SQLConnection {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         if !readOnly {
-            let mode = try query("PRAGMA journal_mode = WAL", []).first.flatMap { try? $0.text(0) }
+            // Switching a new file to WAL needs its exclusive lock. When another connection opens
+            // the same file at that moment, SQLite answers busy at once rather than call the busy
+            // handler (waiting could deadlock), so the switch is retried within the busy timeout.
+            var waited: Int32 = 0
+            var mode: String?
+            while true {
+                do {
+                    mode = try query("PRAGMA journal_mode = WAL", []).first.flatMap { try? $0.text(0) }
+                    break
+                } catch  where error.code == .timeout && waited < busyTimeoutMilliseconds {
+                    sqlite3_sleep(5)
+                    waited += 5
+                }
+            }
             guard mode?.lowercased() == "wal" else {
                 throw StoreError(.invalidConfiguration, "SQLite database refused WAL mode")
             }

@@ -30,18 +30,41 @@ struct DeliveryLeasesMigrationTests {
         try connection.executeScript("BEGIN")
         let (before, customers, events) = try { () throws -> ([[String?]], [Int64], [Int64]) in
             let tx = SQLStoreTransaction(connection: connection)
-            try tx.saveApp(F.app, at: F.at(0))
-            try tx.saveWebhookEndpoint(
-                WebhookEndpoint(id: "hook", appId: F.appId, url: "https://hook.example", secret: "s"), at: F.at(0))
+            // As the statements of that time wrote them: today's saves also count `version` (0007).
+            let app = F.app
+            try tx.execute(
+                """
+                INSERT INTO apps (id, bundle_id, app_apple_id, environments, shared_secret, settings_json,
+                                  created_at, updated_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+                """,
+                .text(app.id), .text(app.bundleId), SQLValue(app.appAppleId),
+                .text(app.environments.map(\.rawValue).joined(separator: ",")), SQLValue(app.sharedSecret),
+                SQLStoreTransaction.json(app.settings), SQLValue(F.at(0)))
+            try tx.execute(
+                """
+                INSERT INTO webhook_endpoints (id, app_id, url, secret, enabled, created_at, updated_at)
+                VALUES ('hook', $1, 'https://hook.example', 's', 1, $2, $2)
+                """, .text(F.appId), SQLValue(F.at(0)))
             var customers: [Int64] = []
             var events: [Int64] = []
             for (customer, count) in [("ann", 3), ("bob", 2)] {
                 let record = try tx.ensureCustomer(appId: F.appId, appUserId: customer, at: t0)
                 customers.append(record.id)
-                events += try tx.appendEvents(
-                    (0..<count).map { WebhookEvents.event(id: "\(customer)-\($0)", appUserId: customer, at: t0) },
-                    customerId: record.id, at: t0
-                ).map(\.sequence)
+                // As the binary before 0008 wrote them (no `retracted_at` yet).
+                for index in 0..<count {
+                    let event = WebhookEvents.event(id: "\(customer)-\(index)", appUserId: customer, at: t0)
+                    events.append(
+                        try tx.rows(
+                            """
+                            INSERT INTO lifecycle_events (customer_id, event_id, environment, type, occurred_at,
+                                                          event_json, created_at)
+                            VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id
+                            """, .integer(record.id), .text(event.id), .text(event.environment.rawValue),
+                            .text(event.type.rawValue), SQLValue(event.occurredAt), SQLStoreTransaction.json(event),
+                            SQLValue(t0)
+                        )[0].integer(0))
+                }
             }
             // ann: head failed (retry later), then one pending, then one delivered;
             // bob: head leased by an old worker, then one dead-lettered.

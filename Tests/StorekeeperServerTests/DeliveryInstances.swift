@@ -48,7 +48,7 @@ struct DeliveryInstances: Sendable {
                 allowList: try WebhookDestinationAllowList(["127.0.0.1"]))
             let deliverers = (0..<count).map { index in
                 WebhookDeliverer(
-                    store: stores[index % stores.count], transport: URLSessionTransport(), clock: .system,
+                    store: stores[index % stores.count], transport: PinnedHTTPTransport(), clock: .system,
                     metrics: ServerMetrics(), settings: settings, destinations: destinations, owner: "instance-\(index)"
                 )
             }
