@@ -86,11 +86,11 @@ import Testing
         setup.harness.clock.set(Self.requestedAt.adding(milliseconds: 3_600_000))
         #expect(await setup.harness.application.jobWorker.runDue() == 1)
 
-        // No usage reported: estimated from time used, 6 d 1 h of 30 d, in thousandths of a percent.
+        // No usage reported: estimated from time used, 6 d 1 h of 30 d (145 h of 720 h), in
+        // thousandths of a percent: 14_500_000 / 720 = 20_138.
         let expected = ConsumptionRequest(
-            customerConsented: true, consumptionPercentage: Int32((6 * 24 + 1) * 100_000 / (30 * 24)),
-            deliveryStatus: RawEnum(.delivered), refundPreference: RawEnum(.decline), sampleContentProvided: true)
-        #expect(expected.consumptionPercentage == 20_138)
+            customerConsented: true, consumptionPercentage: 20_138, deliveryStatus: RawEnum(.delivered),
+            refundPreference: RawEnum(.decline), sampleContentProvided: true)
         #expect(setup.sent == [id: expected])
         let answer = try #require(try await setup.answer(uuid))
         #expect(answer.outcome == "sent")
