@@ -110,11 +110,12 @@ extension AppStoreSimulator {
         state.subscriptions[originalTransactionId]?.appAccountToken = token
     }
 
-    /// Send Consumption Information (v1 and v2): recorded; Apple answers 202.
+    /// Send Consumption Information (v1 and v2): checked against Apple's rules, then recorded;
+    /// Apple answers 202.
     func sendConsumptionInformation(bundleId: String, transactionId: String, body: Data, version: Int)
         throws(SimulatorError)
     {
-        _ = try state.transactionInfo(transactionId, bundleId: bundleId)
+        let record = try state.transactionInfo(transactionId, bundleId: bundleId)
         if version == 1 {
             guard let request = try? AppStoreJSON.decode(ConsumptionRequestV1.self, from: body) else {
                 throw .api(.generalBadRequest, "Bad request.")
@@ -123,15 +124,7 @@ extension AppStoreSimulator {
                 throw .api(.invalidCustomerConsented, "Invalid customer consented value.")
             }
         } else {
-            guard let request = try? AppStoreJSON.decode(ConsumptionRequest.self, from: body) else {
-                throw .api(.generalBadRequest, "Bad request.")
-            }
-            guard request.customerConsented == true else {
-                throw .api(.invalidCustomerConsented, "Invalid customer consented value.")
-            }
-            if let percentage = request.consumptionPercentage, !(0...100_000).contains(percentage) {
-                throw .api(.generalBadRequest, "Invalid consumption percentage.")
-            }
+            try Self.checkConsumptionRequestV2(body, autoRenewable: record.kind == .autoRenewable)
         }
         state.consumptionInformation[transactionId] = body
     }
@@ -173,5 +166,59 @@ extension AppStoreSimulator {
             state.apps[bundleId]?.product(productId) != nil
         else { throw .api(.statusRequestNotFound, "Status request not found.") }
         return status
+    }
+}
+
+extension AppStoreSimulator {
+    /// The fields of Send Consumption Information v2; anything else (a v1 field such as
+    /// `consumptionStatus` or `playTime`) is not the v2 shape.
+    static let consumptionRequestV2Fields: Set<String> = [
+        "customerConsented", "deliveryStatus", "sampleContentProvided", "consumptionPercentage", "refundPreference",
+    ]
+
+    /// Apple's rules for a v2 `ConsumptionRequest`: only v2 fields; `customerConsented` `true`;
+    /// `deliveryStatus` and `sampleContentProvided` present and valid; `consumptionPercentage`
+    /// an integer in 0...100000; `refundPreference` a known value; with `GRANT_PRORATED`, no
+    /// percentage for an auto-renewable subscription (Apple computes it) and one above 0 for
+    /// anything else.
+    static func checkConsumptionRequestV2(_ body: Data, autoRenewable: Bool) throws(SimulatorError) {
+        guard let decoded = try? AppStoreJSON.decode(JSONValue.self, from: body), case .object(let fields) = decoded
+        else { throw .api(.generalBadRequest, "Bad request.") }
+        guard Set(fields.keys).isSubset(of: consumptionRequestV2Fields) else {
+            throw .api(.generalBadRequest, "Bad request.")
+        }
+        guard case .bool(true) = fields["customerConsented"] else {
+            throw .api(.invalidCustomerConsented, "Invalid customer consented value.")
+        }
+        guard case .string(let delivery) = fields["deliveryStatus"], DeliveryStatus(rawValue: delivery) != nil else {
+            throw .api(.invalidDeliveryStatus, "Invalid delivery status.")
+        }
+        guard case .bool = fields["sampleContentProvided"] else {
+            throw .api(.invalidSampleContentProvided, "Invalid sample content provided value.")
+        }
+        var percentage: Int64?
+        switch fields["consumptionPercentage"] {
+        case nil: break
+        case .integer(let value) where (0...100_000).contains(value): percentage = value
+        default: throw .api(.generalBadRequest, "Invalid consumption percentage.")
+        }
+        var preference: RefundPreference?
+        switch fields["refundPreference"] {
+        case nil: break
+        case .string(let value):
+            guard let known = RefundPreference(rawValue: value) else {
+                throw .api(.invalidRefundPreference, "Invalid refund preference.")
+            }
+            preference = known
+        default: throw .api(.invalidRefundPreference, "Invalid refund preference.")
+        }
+        if preference == .grantProrated {
+            if autoRenewable && percentage != nil {
+                throw .api(.generalBadRequest, "Invalid consumption percentage.")
+            }
+            if !autoRenewable && (percentage ?? 0) <= 0 {
+                throw .api(.generalBadRequest, "Invalid consumption percentage.")
+            }
+        }
     }
 }

@@ -128,6 +128,14 @@ public protocol StoreReader {
     func subscriptionWatch(appId: String, environment: AppStoreEnvironment, originalTransactionId: String) throws
         -> SubscriptionPoll?
 
+    // Consumption answers (0011).
+    /// Whether the customer consented to sharing consumption data; `nil` when the app never said.
+    func consumptionConsent(appId: String, appUserId: String) throws -> Bool?
+    /// What the app reported about a transaction's delivery and usage; `nil` when nothing.
+    func consumptionReport(appId: String, transactionId: String) throws -> ConsumptionReport?
+    /// How a consumption request (by its notification UUID) was answered; `nil` before it was.
+    func consumptionAnswer(appId: String, notificationUUID: String) throws -> ConsumptionAnswerRecord?
+
     func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
 
     /// Identifiers of the migrations applied to this database.
@@ -320,6 +328,19 @@ public protocol StoreTransaction: StoreReader {
         appId: String, environment: AppStoreEnvironment, originalTransactionId: String, owner: String,
         polledAt: Timestamp?, retryAt: Timestamp?
     ) throws -> Bool
+
+    // Consumption answers (0011).
+    /// Records (or replaces) the customer's consent to sharing consumption data.
+    func recordConsumptionConsent(appId: String, appUserId: String, consented: Bool, at: Timestamp) throws
+    /// Records (or replaces) the app's report of a transaction's delivery and usage.
+    func recordConsumptionReport(appId: String, transactionId: String, report: ConsumptionReport) throws
+    /// Records how a consumption request was answered; `false` when it already was (kept).
+    @discardableResult
+    func recordConsumptionAnswer(_ answer: ConsumptionAnswerRecord) throws -> Bool
+    /// Links Apple's refund decision to the answers for the transaction still without one;
+    /// returns how many were linked.
+    @discardableResult
+    func linkConsumptionOutcome(appId: String, transactionId: String, outcome: String, at: Timestamp) throws -> Int
 
     // Audit.
     @discardableResult

@@ -26,13 +26,15 @@ public struct AppSettings: Sendable, Hashable, Codable {
     /// Per-app switches of the recovery workers (`nil`: every worker on when the app has an
     /// App Store Connect key).
     public var recovery: RecoverySwitches?
+    /// How consumption requests are answered (`nil`: `ConsumptionPolicy()`'s defaults).
+    public var consumption: ConsumptionPolicy?
 
     public init(
         rootCertificatesPEM: [String] = [], appStoreConnect: AppStoreConnectCredentials? = nil,
         transferPolicy: TransferPolicy = .transferToNewest, legacyReceiptFlow: Bool = false,
         answerConsumptionRequests: Bool = false, onlineVerification: Bool = false,
         verifyReceiptProductionURL: String? = nil, verifyReceiptSandboxURL: String? = nil,
-        recovery: RecoverySwitches? = nil
+        recovery: RecoverySwitches? = nil, consumption: ConsumptionPolicy? = nil
     ) {
         self.rootCertificatesPEM = rootCertificatesPEM
         self.appStoreConnect = appStoreConnect
@@ -43,6 +45,7 @@ public struct AppSettings: Sendable, Hashable, Codable {
         self.verifyReceiptProductionURL = verifyReceiptProductionURL
         self.verifyReceiptSandboxURL = verifyReceiptSandboxURL
         self.recovery = recovery
+        self.consumption = consumption
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,6 +61,7 @@ public struct AppSettings: Sendable, Hashable, Codable {
         verifyReceiptProductionURL = try container.decodeIfPresent(String.self, forKey: .verifyReceiptProductionURL)
         verifyReceiptSandboxURL = try container.decodeIfPresent(String.self, forKey: .verifyReceiptSandboxURL)
         recovery = try container.decodeIfPresent(RecoverySwitches.self, forKey: .recovery)
+        consumption = try container.decodeIfPresent(ConsumptionPolicy.self, forKey: .consumption)
     }
 
     /// The settings stored in an app record; defaults for fields that are absent. Settings

@@ -22,6 +22,9 @@ public protocol AppStoreConnection: Sendable {
     /// Get Notification History: one page (20 at most) of what Apple sent or tried to send.
     func notificationHistory(_ request: NotificationHistoryRequest, paginationToken: String?)
         async throws(AppStoreClientError) -> NotificationHistoryResponse
+    /// Send Consumption Information (v2): answers a `CONSUMPTION_REQUEST` for `transactionId`.
+    func sendConsumptionInformation(transactionId: String, request: ConsumptionRequest)
+        async throws(AppStoreClientError)
     /// Legacy verifyReceipt: the environment that answered and Apple's response.
     func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (
         environment: AppStoreEnvironment, response: VerifyReceiptResponseBody
@@ -122,6 +125,12 @@ public struct LiveAppStoreConnection: AppStoreConnection {
         async throws(AppStoreClientError) -> NotificationHistoryResponse
     {
         try await client().getNotificationHistory(paginationToken: paginationToken, request: request)
+    }
+
+    public func sendConsumptionInformation(transactionId: String, request: ConsumptionRequest)
+        async throws(AppStoreClientError)
+    {
+        try await client().sendConsumptionInformation(transactionId: transactionId, request: request)
     }
 
     public func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (

@@ -15,6 +15,7 @@ public struct Ingestion: Sendable {
     public let rateLimiters: AppStoreRateLimiters
     /// The recovery sources: notification history replay, status polling, on-demand sync.
     public let recovery: Recovery
+    let metrics: any IngestionMetrics
 
     /// - Parameters:
     ///   - connections: how an app reaches the App Store (default: Apple, through the app's
@@ -35,6 +36,7 @@ public struct Ingestion: Sendable {
         self.store = store
         self.clock = clock
         self.rateLimiters = rateLimiters
+        self.metrics = metrics
         let base = connections ?? LiveAppStoreConnection.factory(clock: clock)
         // Every connection of every runtime goes through the app's one limiter.
         let limited: AppStoreConnectionFactory = { record, settings, environment in
@@ -57,5 +59,10 @@ public struct Ingestion: Sendable {
     }
 
     /// The handlers of the jobs ingestion queues, for the server's `JobWorker`.
-    public var jobHandlers: [any JobHandler] { [PurchaseCompletion(apps: apps, purchases: purchases)] }
+    public var jobHandlers: [any JobHandler] {
+        [
+            PurchaseCompletion(apps: apps, purchases: purchases),
+            ConsumptionResponder(store: store, apps: apps, clock: clock, metrics: metrics),
+        ]
+    }
 }

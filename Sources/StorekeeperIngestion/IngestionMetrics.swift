@@ -10,6 +10,10 @@ public protocol IngestionMetrics: Sendable {
     func recordDatabase(operation: String, seconds: Double)
     /// How a posted signed transaction was answered: `complete`, `pending` or `skipped`.
     func recordPurchaseCompletion(outcome: String)
+    /// How a consumption request was handled: `sent`, `withheld`, `window_passed`, `failed`.
+    func recordConsumption(outcome: String)
+    /// Apple's refund decision (`REFUND`, `REFUND_DECLINED`) linked to an answered request.
+    func recordConsumptionOutcome(_ outcome: String)
 }
 
 /// Counts nothing: for tools and tests that ingest without a metrics endpoint.
@@ -23,6 +27,8 @@ public struct DiscardingIngestionMetrics: IngestionMetrics {
 extension IngestionMetrics {
     /// Counts nothing unless the implementation does.
     public func recordPurchaseCompletion(outcome: String) {}
+    public func recordConsumption(outcome: String) {}
+    public func recordConsumptionOutcome(_ outcome: String) {}
 
     /// Runs `body` and records its duration as `operation`, whether it succeeds or throws.
     public func timed<R>(_ operation: String, _ body: () async throws -> R) async rethrows -> R {

@@ -116,17 +116,39 @@ public struct NotificationIngestor: Sendable {
             batch.appAccountTokens = [token]
         }
         if type == NotificationTypeV2.consumptionRequest.rawValue && app.settings.answerConsumptionRequests {
-            let job: JSONValue = .object([
-                "appId": .string(record.id), "notificationUUID": .string(uuid),
-                "originalTransactionId": originalTransactionId.map(JSONValue.string) ?? .null,
-                "transactionId": transactionFact.map { .string($0.transactionId) } ?? .null,
-            ])
+            let signedTransaction = verified.transaction?.payload
+            let job = ConsumptionResponder.Payload(
+                appId: record.id, notificationUUID: uuid, originalTransactionId: originalTransactionId,
+                transactionId: transactionFact?.transactionId, environment: notification.environment,
+                requestedAt: signedDate,
+                purchase: signedTransaction.map {
+                    ConsumedPurchase(
+                        productType: $0.type?.rawValue, purchaseDate: $0.purchaseDate, expiresDate: $0.expiresDate)
+                })
             batch.jobs.append(
                 FactBatch.Job(
-                    kind: "consumption_request", payload: String(decoding: AppStoreJSON.encode(job), as: UTF8.self),
+                    kind: ConsumptionResponder.kind,
+                    payload: String(decoding: AppStoreJSON.encode(job), as: UTF8.self),
                     dedupeKey: "consumption_request:\(uuid)"))
         }
-        return try await commit(batch, type: type, notificationId: uuid)
+        let result = try await commit(batch, type: type, notificationId: uuid)
+        if type == NotificationTypeV2.refund.rawValue || type == NotificationTypeV2.refundDeclined.rawValue,
+            let transactionId = transactionFact?.transactionId
+        {
+            await linkConsumptionOutcome(appId: record.id, transactionId: transactionId, outcome: type, at: now)
+        }
+        return result
+    }
+
+    /// Links Apple's refund decision to the consumption answers of the transaction (once each:
+    /// a redelivered decision links nothing new) and counts it. Best effort after the commit:
+    /// the decision itself is already stored as a fact, and a replay links it again if this
+    /// write fails.
+    private func linkConsumptionOutcome(appId: String, transactionId: String, outcome: String, at: Timestamp) async {
+        let linked = try? await writer.store.write { transaction in
+            try transaction.linkConsumptionOutcome(appId: appId, transactionId: transactionId, outcome: outcome, at: at)
+        }
+        for _ in 0..<(linked ?? 0) { metrics.recordConsumptionOutcome(outcome) }
     }
 
     // MARK: V1

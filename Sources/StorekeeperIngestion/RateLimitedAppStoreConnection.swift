@@ -55,6 +55,14 @@ public struct RateLimitedAppStoreConnection: AppStoreConnection {
         }
     }
 
+    public func sendConsumptionInformation(transactionId: String, request: ConsumptionRequest)
+        async throws(AppStoreClientError)
+    {
+        try await paced(.sendConsumptionInformation) { () async throws(AppStoreClientError) in
+            try await base.sendConsumptionInformation(transactionId: transactionId, request: request)
+        }
+    }
+
     /// verifyReceipt has no documented limit and is not the Server API: not paced.
     public func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (
         environment: AppStoreEnvironment, response: VerifyReceiptResponseBody

@@ -79,6 +79,7 @@ public struct StorekeeperApplication: Sendable {
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
         routes += CustomersController(apps: apps, aliases: ingestion.aliases, clock: clock).routes
         routes += CustomerSyncController(apps: apps, sync: ingestion.recovery.sync, metrics: metrics).routes
+        routes += ConsumptionController(apps: apps, clock: clock).routes
         routes += CatalogController(apps: apps, clock: clock).routes
         routes += WebhooksController(apps: apps, clock: clock, destinations: webhookDestinations).routes
         routes += AppsController(apps: apps, clock: clock).routes

@@ -39,6 +39,8 @@ struct AppsController: Sendable {
         var verifyReceiptSandboxURL: String?
         /// Per-worker switches; an omitted switch keeps its value (`null` inside: the default).
         var recovery: RecoverySwitches?
+        /// The consumption policy, replaced whole (its omitted fields take their defaults).
+        var consumption: ConsumptionPolicy?
     }
 
     /// An app as the admin API shows it: no secrets.
@@ -58,6 +60,8 @@ struct AppsController: Sendable {
         var version: Int64
         /// Whether each recovery worker runs for the app (its switch or the default).
         var recovery: RecoveryView
+        /// The consumption policy in force (the defaults when none was set).
+        var consumption: ConsumptionPolicy
 
         struct RecoveryView: Encodable {
             var historyReplay: Bool
@@ -97,6 +101,7 @@ struct AppsController: Sendable {
             recovery = RecoveryView(
                 historyReplay: settings.runs(.historyReplay), statusPolling: settings.runs(.statusPolling),
                 onDemandSync: settings.runs(.onDemandSync))
+            consumption = settings.consumption ?? ConsumptionPolicy()
         }
     }
 
@@ -355,6 +360,7 @@ struct AppsController: Sendable {
             if let flag = switches.onDemandSync { merged.onDemandSync = flag }
             settings.recovery = merged
         }
+        if let policy = input.consumption { settings.consumption = policy }
         if let url = input.verifyReceiptProductionURL { settings.verifyReceiptProductionURL = url }
         if let url = input.verifyReceiptSandboxURL { settings.verifyReceiptSandboxURL = url }
         if let secret = input.sharedSecret, secret.utf8.count > 1024 {

@@ -44,6 +44,8 @@ public final class ServerMetrics: IngestionMetrics {
         var historyCursors: [[String]: Timestamp?] = [:]
         var statusPolls: [String: Int] = [:]
         var customerSyncs: [String: Int] = [:]
+        var consumptionAnswers: [String: Int] = [:]
+        var consumptionOutcomes: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -77,6 +79,14 @@ public final class ServerMetrics: IngestionMetrics {
     /// One status poll's outcome (`applied`, `unclaimed`, `recorded`, `failed`).
     public func recordStatusPoll(outcome: String) {
         state.withLock { $0.statusPolls[outcome, default: 0] += 1 }
+    }
+
+    public func recordConsumption(outcome: String) {
+        state.withLock { $0.consumptionAnswers[outcome, default: 0] += 1 }
+    }
+
+    public func recordConsumptionOutcome(_ outcome: String) {
+        state.withLock { $0.consumptionOutcomes[outcome, default: 0] += 1 }
     }
 
     /// One on-demand sync's outcome (`synced`, `rate_limited`, `failed`).
@@ -219,6 +229,16 @@ public final class ServerMetrics: IngestionMetrics {
         header("storekeeper_customer_syncs_total", "counter", "On-demand customer syncs by outcome.")
         for (outcome, value) in state.customerSyncs.sorted(by: { $0.key < $1.key }) {
             out += "storekeeper_customer_syncs_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header("storekeeper_consumption_answers_total", "counter", "Consumption requests by how they were handled.")
+        for (outcome, value) in state.consumptionAnswers.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_consumption_answers_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header(
+            "storekeeper_consumption_refund_outcomes_total", "counter",
+            "Refund decisions linked to answered consumption requests.")
+        for (outcome, value) in state.consumptionOutcomes.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_consumption_refund_outcomes_total\(labels([("outcome", outcome)])) \(value)\n"
         }
         header("storekeeper_database_duration_seconds", "histogram", "Database transaction latency by operation.")
         for (operation, value) in state.databaseLatency.sorted(by: { $0.key < $1.key }) {

@@ -143,7 +143,8 @@ import Testing
 
         try await api.sendConsumptionInformation(
             transactionId: subscription,
-            request: ConsumptionRequest(customerConsented: true, deliveryStatus: RawEnum(rawValue: "DELIVERED")))
+            request: ConsumptionRequest(
+                customerConsented: true, deliveryStatus: RawEnum(rawValue: "DELIVERED"), sampleContentProvided: false))
         #expect(await fixture.simulator.consumptionInformation(transactionId: subscription) != nil)
         try await api.setAppAccountToken(
             originalTransactionId: subscription,

@@ -19,6 +19,8 @@ final class FakeAppStore: AppStoreConnection {
         var notificationPages: [[String]] = []
         /// The page whose request fails (503) instead of answering.
         var failingPage: Int?
+        /// Send Consumption Information bodies received, by transaction.
+        var consumption: [String: ConsumptionRequest] = [:]
     }
 
     let answers = Mutex(Answers())
@@ -71,6 +73,14 @@ final class FakeAppStore: AppStoreConnection {
             throw AppStoreClientError(.apiError, "not found", httpStatus: 404)
         }
         return signed
+    }
+
+    func sendConsumptionInformation(transactionId: String, request: ConsumptionRequest)
+        async throws(AppStoreClientError)
+    {
+        calls.withLock { $0.append("consumption \(transactionId)") }
+        try await gate()
+        answers.withLock { $0.consumption[transactionId] = request }
     }
 
     func notificationHistory(_ request: NotificationHistoryRequest, paginationToken: String?)
