@@ -106,7 +106,7 @@ struct CommandDeclarationTests {
             #expect(result.stdout == "", "\(path)")
             #expect(result.stderr.hasPrefix(missing + "\n\n" + usagePrefix(path)), "\(path): \(result.stderr)")
         }
-        #expect(checked == 25)
+        #expect(checked == 47)
     }
 
     @Test func conventionsOfTheParser() throws {
