@@ -51,7 +51,7 @@ struct AdminCLITests {
         let serve = ["serve", "--database", database, "--listen", "127.0.0.1:0"]
         let environment = [
             "STOREKEEPER_ADMIN_KEY": Self.adminKey, "STOREKEEPER_WEBHOOK_WORKER": "false",
-            "STOREKEEPER_WEBHOOK_ALLOWED_DESTINATIONS": "127.0.0.1",
+            "STOREKEEPER_WEBHOOK_ALLOWED_DESTINATIONS": "127.0.0.1", "STOREKEEPER_SECRETS_KEY": SecretsCLITests.keyA,
         ]
         try await host.serveBriefly(serve, environment: environment) { url in
             func admin(_ arguments: [String]) throws -> SecretsCLITests.Run {
@@ -68,7 +68,7 @@ struct AdminCLITests {
             #expect(created["id"] as? String == "cli-app")
             #expect(created["bundleId"] as? String == "com.example.cli")
             #expect(created["environments"] as? [String] == ["Sandbox"])
-            #expect(created["rootCertificates"] as? [String] == ["CN=Storekeeper Test Root CA, O=Storekeeper Test"])
+            #expect(created["rootCertificates"] as? [String] == ["CN=Storekeeper Test Root CA,O=Storekeeper Test"])
             #expect((created["appStoreConnect"] as? [String: Any])?["keyId"] as? String == "KEY0000001")
             #expect((created["version"] as? NSNumber)?.int64Value == 1)
             #expect(
@@ -90,7 +90,7 @@ struct AdminCLITests {
                             App Store Connect key: KEY0000001 (issuer issuer-1)
                             transfer policy: \(created["transferPolicy"] as? String ?? "?")
                             root certificates:
-                              CN=Storekeeper Test Root CA, O=Storekeeper Test
+                              CN=Storekeeper Test Root CA,O=Storekeeper Test
 
                             """, stderr: ""))
             let stale = try admin(["apps", "update", "cli-app", "--app-apple-id", "99", "--if-version", "1"])
@@ -257,9 +257,11 @@ struct AdminCLITests {
             #expect(
                 try admin(["deliveries", "replay", "cli-app", String(deliveryId)])
                     == SecretsCLITests.Run(status: 0, stdout: "delivery \(deliveryId) queued again\n", stderr: ""))
-            #expect(
-                try admin(["deliveries", "failed", "cli-app", "--json"]).stdout
-                    == #"{"deliveries":[]}"# + "\n")
+            let afterReplay = try json(try admin(["deliveries", "failed", "cli-app", "--json"]))
+            // Queued again: attempts from 0, no longer dead-lettered (its last error stays listed).
+            let replayed = try #require((afterReplay["deliveries"] as? [[String: Any]])?.first)
+            #expect((replayed["attempts"] as? NSNumber)?.intValue == 0)
+            #expect(replayed["deadLetteredAt"] == nil || replayed["deadLetteredAt"] is NSNull)
             #expect(
                 try admin(["deliveries", "replay", "cli-app", String(deliveryId)])
                     == SecretsCLITests.Run(
