@@ -31,4 +31,14 @@ public enum TestDatabase: Sendable, CustomStringConvertible {
             return (try await PostgresStore.open(url: url), {})
         }
     }
+
+    /// A new, empty PostgreSQL database of the caller's own on the test server, for runs whose
+    /// cost or result must not depend on what earlier tests left in the shared one (workers
+    /// visit every app in the store). `drop` removes it.
+    public static func ownPostgres() throws -> (database: TestDatabase, drop: @Sendable () -> Void) {
+        guard let server = postgresURL else { throw StoreError(.invalidConfiguration, postgresSkip) }
+        let name = "sk_run_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let url = try PostgresDatabases.create(name, on: server)
+        return (.postgres(url), { try? PostgresDatabases.drop(name, on: server) })
+    }
 }

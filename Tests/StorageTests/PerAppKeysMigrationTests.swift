@@ -85,7 +85,7 @@ struct PerAppKeysMigrationTests {
                 "INSERT INTO product_catalogs (app_id, catalog_json, updated_at) VALUES ($1, $2, $3)",
                 .text(F.appId), SQLStoreTransaction.json(F.catalog), SQLValue(F.at(0)))
             let ann = try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now)
-            try tx.claimOriginalTransaction(original, customerId: ann.id, at: F.now)
+            _ = try tx.claimOriginalTransaction(original, customerId: ann.id, at: F.now)
             for notification in source {
                 try Self.insertAtPreviousSchema(notification, appId: F.appId, tx)
             }
