@@ -107,6 +107,7 @@ enum ServeCommand {
         }
         log([
             "event": "server.listening", "url": server.baseURL.absoluteString, "database": store.engine.rawValue,
+            "version": StorekeeperVersion.current,
         ])
         let worker: Task<Void, Never>? =
             configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil
