@@ -7,7 +7,9 @@ import StorekeeperIngestion
 import Synchronization
 
 /// The Storekeeper application: every route, the middleware (metrics, authentication), the
-/// ingestors, the webhook deliverer and the metrics, assembled over one `Store`.
+/// ingestion, the workers (webhook deliverer, access scheduler, job worker, history replay,
+/// status polling; `storekeeper serve` starts the ones its configuration enables) and the
+/// metrics, assembled over one `Store`.
 ///
 /// The same value serves `storekeeper serve` and the tests, which run it in process
 /// (`responder.respond(to:)`) or on port 0 (`httpConfiguration`).

@@ -7,7 +7,8 @@ import StorekeeperIngestion
 
 /// Admin: apps (bundle id, appAppleId, environments, App Store Connect key, shared secret,
 /// root certificates, policies) and API keys. Secrets go in and never come out: views say
-/// only whether they are set; a new API key is shown once, and only its hash is stored.
+/// only whether they are set; a new API key is shown once, and only its hash is stored (a key
+/// listing shows its id, kind, prefix, label and dates).
 ///
 /// An app carries a version (`version`, and its `ETag`). `POST` with an id that exists is 409
 /// `app_exists` and changes nothing (the insert itself decides, so two instances creating the

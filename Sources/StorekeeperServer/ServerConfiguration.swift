@@ -3,13 +3,15 @@ import Foundation
 import SecretSealing
 
 /// Everything `storekeeper serve` needs to start: where to listen, which database, the admin
-/// key, HTTP limits and webhook delivery settings.
+/// key, the secrets key, HTTP limits, and the settings of the workers (webhook delivery, access
+/// scheduler, jobs, history replay, status polling, on-demand sync, App Store rate share).
 ///
 /// Every key can come from three places; later ones win: the built-in default, a JSON config
 /// file (`{"listen": "127.0.0.1:8080", "databaseURL": "…", …}`), an environment variable named
 /// `STOREKEEPER_` plus the key in upper snake case (`STOREKEEPER_DATABASE_URL`,
 /// `STOREKEEPER_MAX_BODY_SIZE`), and finally command-line overrides. Unknown keys in the file
-/// are refused, so a typo cannot silently leave a default in place.
+/// are refused, so a typo cannot silently leave a default in place. `load` stops at the first
+/// problem; `check` (`storekeeper config check`) reads the same way and lists them all.
 /// - Note: Immutable value; `Sendable`.
 public struct ServerConfiguration: Sendable, Hashable {
     /// `HOST:PORT` (IPv6 as `[::1]:8080`).

@@ -4,7 +4,9 @@ import HTTPServer
 import Storage
 import StorekeeperIngestion
 
-/// The app's webhook endpoints (URL and signing secret, shown once) and its failed deliveries.
+/// The app's webhook endpoints (URL and signing secret, shown once; removal with their
+/// deliveries; a signed test event sent now, answering what the endpoint replied) and its
+/// failed deliveries (listed, replayed).
 /// An endpoint's URL must pass the destination policy (`WebhookDestinationGuard`): refused
 /// with 400 `destination_refused`, naming the rule.
 ///

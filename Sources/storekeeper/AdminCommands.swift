@@ -1,8 +1,8 @@
 import Foundation
 
-/// `storekeeper admin …`: a client of a running server's admin and app APIs (docs/server.md),
-/// for operators who would otherwise write curl by hand. Every subcommand maps to one route of
-/// the server's API (docs/server.md). Tables by default, the server's JSON verbatim with `--json`; a
+/// `storekeeper admin …`: a client of a running server's admin and app APIs, for operators who
+/// would otherwise write curl by hand. Every subcommand maps to one route of the server's API
+/// (docs/server.md). Tables by default, the server's JSON verbatim with `--json`; a
 /// refusal is one line naming the server's code and HTTP status, exit 1.
 ///
 /// The key: `--key`, else `--key-file`, else `STOREKEEPER_ADMIN_KEY`. It is sent only in the
