@@ -133,14 +133,33 @@ extension SQLStoreTransaction {
             SELECT id, app_id, kind, key_hash, label, created_at, revoked_at
             FROM api_keys WHERE key_hash = $1
             """, .text(hash)
-        ).map { row throws(StoreError) in
-            guard let kind = APIKeyRecord.Kind(rawValue: try row.text(2)) else {
-                throw StoreError(.corruptValue, "api_keys.kind is not a known kind")
-            }
-            return APIKeyRecord(
-                id: try row.text(0), appId: try row.optionalText(1), kind: kind, hash: try row.text(3),
-                label: try row.text(4), createdAt: try row.timestamp(5), revokedAt: try row.optionalTimestamp(6))
+        ).map(Self.apiKey)
+    }
+
+    func apiKeys(appId: String?) throws -> [APIKeyRecord] {
+        if let appId {
+            return try rows(
+                """
+                SELECT id, app_id, kind, key_hash, label, created_at, revoked_at
+                FROM api_keys WHERE app_id = $1 ORDER BY created_at, id
+                """, .text(appId)
+            ).map(Self.apiKey)
         }
+        return try rows(
+            """
+            SELECT id, app_id, kind, key_hash, label, created_at, revoked_at
+            FROM api_keys WHERE app_id IS NULL ORDER BY created_at, id
+            """
+        ).map(Self.apiKey)
+    }
+
+    static func apiKey(_ row: SQLRow) throws(StoreError) -> APIKeyRecord {
+        guard let kind = APIKeyRecord.Kind(rawValue: try row.text(2)) else {
+            throw StoreError(.corruptValue, "api_keys.kind is not a known kind")
+        }
+        return APIKeyRecord(
+            id: try row.text(0), appId: try row.optionalText(1), kind: kind, hash: try row.text(3),
+            label: try row.text(4), createdAt: try row.timestamp(5), revokedAt: try row.optionalTimestamp(6))
     }
 
     func saveAPIKey(_ key: APIKeyRecord) throws {
@@ -220,5 +239,10 @@ extension SQLStoreTransaction {
             """,
             .text(endpoint.id), .text(endpoint.appId), .text(endpoint.url), .text(endpoint.secret),
             SQLValue(endpoint.isEnabled), SQLValue(at)) == 1
+    }
+
+    func deleteWebhookEndpoint(id: String, appId: String) throws -> Bool {
+        // The outbox and lease rows go with it (ON DELETE CASCADE, migrations 0001 and 0008).
+        try execute("DELETE FROM webhook_endpoints WHERE id = $1 AND app_id = $2", .text(id), .text(appId)) == 1
     }
 }

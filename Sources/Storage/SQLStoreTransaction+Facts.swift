@@ -45,6 +45,28 @@ extension SQLStoreTransaction {
         }
     }
 
+    func recentNotifications(appId: String, _ filter: NotificationFilter) throws -> [NotificationSummary] {
+        // An absent filter is NULL: one statement, every value bound.
+        try rows(
+            """
+            SELECT id, notification_uuid, notification_type, subtype, environment, original_transaction_id,
+                   signed_date, received_at, outcome
+            FROM notifications
+            WHERE app_id = $1 AND (CAST($2 AS TEXT) IS NULL OR outcome = $2)
+              AND (CAST($3 AS TEXT) IS NULL OR notification_type = $3)
+              AND (CAST($4 AS BIGINT) IS NULL OR id < $4)
+            ORDER BY id DESC LIMIT $5
+            """, .text(appId), SQLValue(filter.outcome), SQLValue(filter.type), SQLValue(filter.before),
+            .integer(Int64(filter.limit))
+        ).map { row throws(StoreError) in
+            NotificationSummary(
+                id: try row.integer(0), notificationUUID: try row.text(1), type: try row.text(2),
+                subtype: try row.optionalText(3), environment: Self.environment(try row.optionalText(4)),
+                originalTransactionId: try row.optionalText(5), signedDate: try row.timestamp(6),
+                receivedAt: try row.timestamp(7), outcome: try row.optionalText(8))
+        }
+    }
+
     func notificationCount(appId: String) throws -> Int {
         Int(try row("SELECT COUNT(*) FROM notifications WHERE app_id = $1", .text(appId))?.integer(0) ?? 0)
     }

@@ -77,6 +77,8 @@ public protocol StoreReader {
     /// An API key by the SHA-256 of its secret (the secret itself is never stored).
     func apiKey(hash: String) throws -> APIKeyRecord?
     func webhookEndpoints(appId: String) throws -> [WebhookEndpoint]
+    /// The app's API keys (`nil`: the admin keys), revoked ones included, oldest first.
+    func apiKeys(appId: String?) throws -> [APIKeyRecord]
 
     // Customers.
     func customer(id: Int64) throws -> CustomerRecord?
@@ -95,6 +97,8 @@ public protocol StoreReader {
     /// The app's notification with this `notificationUUID` (V1: the id Storekeeper derived).
     func notification(appId: String, uuid: String) throws -> NotificationRecord?
     func notificationCount(appId: String) throws -> Int
+    /// The app's notifications matching `filter`, newest first (by row id), without payloads.
+    func recentNotifications(appId: String, _ filter: NotificationFilter) throws -> [NotificationSummary]
 
     // Derived state.
     func customerInfo(customerId: Int64, environment: AppStoreEnvironment) throws -> StoredCustomerInfo?
@@ -179,6 +183,9 @@ public protocol StoreTransaction: StoreReader {
     func insertWebhookEndpoint(_ endpoint: WebhookEndpoint, at: Timestamp) throws -> Bool
     /// The app's endpoint, locked as `lockApp` locks an app; `nil` when the app has no such endpoint.
     func lockWebhookEndpoint(id: String, appId: String) throws -> WebhookEndpoint?
+    /// Removes the app's endpoint and, with it, its outbox rows and delivery leases (pending,
+    /// failed and delivered: they cannot be sent anywhere now); `false` when there is none.
+    func deleteWebhookEndpoint(id: String, appId: String) throws -> Bool
 
     // Customers.
     /// Finds or creates the customer, moves `lastSeenAt` forward and holds the customer's lock

@@ -4,7 +4,7 @@ import AppStoreTrust
 import Storage
 
 /// Why an ingestion did not complete. Every source (notifications, purchases, receipts,
-/// restore, aliases, later the workers) throws only this; the HTTP layer maps `code` to a
+/// restore, aliases, sync, and the jobs and recovery workers) throws only this; the HTTP layer maps `code` to a
 /// status (STYLE 4: the status is chosen at the edge), a worker to a retry decision.
 ///
 /// `code` is stable and is what API clients see as `error.code`; `message` is for people and

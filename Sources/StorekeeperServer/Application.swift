@@ -7,7 +7,9 @@ import StorekeeperIngestion
 import Synchronization
 
 /// The Storekeeper application: every route, the middleware (metrics, authentication), the
-/// ingestors, the webhook deliverer and the metrics, assembled over one `Store`.
+/// ingestion, the workers (webhook deliverer, access scheduler, job worker, history replay,
+/// status polling; `storekeeper serve` starts the ones its configuration enables) and the
+/// metrics, assembled over one `Store`.
 ///
 /// The same value serves `storekeeper serve` and the tests, which run it in process
 /// (`responder.respond(to:)`) or on port 0 (`httpConfiguration`).
@@ -70,6 +72,18 @@ public struct StorekeeperApplication: Sendable {
         let webhookDestinations = WebhookDestinationGuard(
             policy: WebhookDestinationPolicy(allowList: configuration.webhookAllowedDestinations),
             resolver: webhookResolver ?? SystemHostResolver())
+        var settings = webhookSettings ?? WebhookDeliverer.Settings()
+        if webhookSettings == nil {
+            settings.pollInterval = .milliseconds(configuration.webhookPollMilliseconds)
+            settings.maxAgeMilliseconds = Int64(configuration.webhookMaxAgeSeconds) * 1000
+            settings.requestTimeout = .seconds(configuration.webhookTimeoutSeconds)
+            settings.leaseMilliseconds = Int64(configuration.webhookLeaseSeconds) * 1000
+            settings.batchSize = configuration.webhookBatchSize
+        }
+        let webhookDeliverer = WebhookDeliverer(
+            store: store, transport: webhookTransport ?? PinnedHTTPTransport(), clock: clock, metrics: metrics,
+            settings: settings, destinations: webhookDestinations, secrets: secrets)
+        self.webhookDeliverer = webhookDeliverer
         var routes: [APIRoute] = []
         routes +=
             OperationsController(
@@ -81,7 +95,11 @@ public struct StorekeeperApplication: Sendable {
         routes += CustomerSyncController(apps: apps, sync: ingestion.recovery.sync, metrics: metrics).routes
         routes += ConsumptionController(apps: apps, clock: clock).routes
         routes += CatalogController(apps: apps, clock: clock).routes
-        routes += WebhooksController(apps: apps, clock: clock, destinations: webhookDestinations).routes
+        routes +=
+            WebhooksController(
+                apps: apps, clock: clock, destinations: webhookDestinations, deliverer: webhookDeliverer
+            ).routes
+        routes += RecentNotificationsController(apps: apps).routes
         routes += AppsController(apps: apps, clock: clock).routes
         let openAPI = OpenAPIDocument.build(routes: routes)
         documentBox.set(openAPI)
@@ -97,21 +115,10 @@ public struct StorekeeperApplication: Sendable {
         for route in routes { router.add(route.method, route.path, route.handler) }
         responder = router.buildResponder()
 
-        var settings = webhookSettings ?? WebhookDeliverer.Settings()
-        if webhookSettings == nil {
-            settings.pollInterval = .milliseconds(configuration.webhookPollMilliseconds)
-            settings.maxAgeMilliseconds = Int64(configuration.webhookMaxAgeSeconds) * 1000
-            settings.requestTimeout = .seconds(configuration.webhookTimeoutSeconds)
-            settings.leaseMilliseconds = Int64(configuration.webhookLeaseSeconds) * 1000
-            settings.batchSize = configuration.webhookBatchSize
-        }
         accessScheduler = AccessScheduler(
             store: store, clock: clock,
             settings: AccessScheduler.Settings(
                 pollInterval: .milliseconds(configuration.accessSchedulerPollMilliseconds)))
-        webhookDeliverer = WebhookDeliverer(
-            store: store, transport: webhookTransport ?? PinnedHTTPTransport(), clock: clock, metrics: metrics,
-            settings: settings, destinations: webhookDestinations, secrets: secrets)
         var jobs = jobSettings ?? JobWorker.Settings()
         if jobSettings == nil { jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds) }
         jobWorker = JobWorker(

@@ -7,7 +7,8 @@ import StorekeeperIngestion
 
 /// Admin: apps (bundle id, appAppleId, environments, App Store Connect key, shared secret,
 /// root certificates, policies) and API keys. Secrets go in and never come out: views say
-/// only whether they are set; a new API key is shown once, and only its hash is stored.
+/// only whether they are set; a new API key is shown once, and only its hash is stored (a key
+/// listing shows its id, kind, prefix, label and dates).
 ///
 /// An app carries a version (`version`, and its `ETag`). `POST` with an id that exists is 409
 /// `app_exists` and changes nothing (the insert itself decides, so two instances creating the
@@ -153,6 +154,14 @@ struct AppsController: Sendable {
                 summary: "Create a public or secret API key for the app (shown once).", tag: "admin",
                 request: "AppKeyInput", responses: errors.merging([201: "KeyCreated"]) { $1 }, handler: createAppKey),
             APIRoute(
+                .get, "/v1/admin/apps/{appId}/keys", access: .admin, operationId: "listAppKeys",
+                summary: "The app's API keys, revoked ones included, oldest first (never the key itself).",
+                tag: "admin", responses: errors.merging([200: "KeyList"]) { $1 }, handler: listAppKeys),
+            APIRoute(
+                .get, "/v1/admin/keys", access: .admin, operationId: "listAdminKeys",
+                summary: "The admin API keys stored in the database, revoked ones included, oldest first.",
+                tag: "admin", responses: errors.merging([200: "KeyList"]) { $1 }, handler: listAdminKeys),
+            APIRoute(
                 .post, "/v1/admin/keys", access: .admin, operationId: "createAdminKey",
                 summary: "Create an admin API key (shown once).", tag: "admin", request: "AdminKeyInput",
                 responses: errors.merging([201: "KeyCreated"]) { $1 }, handler: createAdminKey),
@@ -268,6 +277,44 @@ struct AppsController: Sendable {
         }
         return JSONResponse.make(
             KeyCreated(id: record.id, appId: appId, kind: kind.rawValue, label: label, key: key), status: .created)
+    }
+
+    /// A stored key as listed: what it is and when, never the key (only its hash is stored,
+    /// and not shown either).
+    struct KeyView: Encodable {
+        var id: String
+        var appId: String?
+        var kind: String
+        /// How the key begins (`sk_pub_`, …): the rest was shown once, at creation.
+        var prefix: String
+        var label: String
+        var createdAt: Timestamp
+        var revokedAt: Timestamp?
+
+        init(_ record: APIKeyRecord) {
+            id = record.id
+            appId = record.appId
+            kind = record.kind.rawValue
+            prefix = APIKeys.prefix(of: record.kind)
+            label = record.label
+            createdAt = record.createdAt
+            revokedAt = record.revokedAt
+        }
+    }
+
+    struct KeyList: Encodable {
+        var keys: [KeyView]
+    }
+
+    @Sendable func listAppKeys(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let appId = try await apps.record(context).id
+        let keys = try await apps.read { reader in try reader.apiKeys(appId: appId) }
+        return JSONResponse.make(KeyList(keys: keys.map(KeyView.init)))
+    }
+
+    @Sendable func listAdminKeys(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let keys = try await apps.read { reader in try reader.apiKeys(appId: nil) }
+        return JSONResponse.make(KeyList(keys: keys.map(KeyView.init)))
     }
 
     @Sendable func revokeKey(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {

@@ -48,13 +48,17 @@ public enum APIKeys {
     public static func generate(kind: APIKeyRecord.Kind) -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let prefix: String
+        return prefix(of: kind) + Base64URL.encode(bytes)
+    }
+
+    /// How every key of `kind` begins (`sk_pub_`, `sk_sec_`, `sk_adm_`): all a listing can show
+    /// of a key, since only its hash is stored.
+    public static func prefix(of kind: APIKeyRecord.Kind) -> String {
         switch kind {
-        case .public: prefix = "sk_pub_"
-        case .secret: prefix = "sk_sec_"
-        case .admin: prefix = "sk_adm_"
+        case .public: "sk_pub_"
+        case .secret: "sk_sec_"
+        case .admin: "sk_adm_"
         }
-        return prefix + Base64URL.encode(bytes)
     }
 
     /// Lowercase hex SHA-256 of the key: what the store keeps.

@@ -33,6 +33,10 @@ public enum OpenAPIDocument {
                 if name == "kind" {
                     schema["enum"] = .array(["transaction", "renewalInfo", "notification"].map(JSONValue.string))
                 }
+                if name == "outcome" {
+                    schema["enum"] = .array(RecentNotificationsController.outcomes.map(JSONValue.string))
+                }
+                if name == "type" { schema["pattern"] = .string("^[A-Z0-9_]{1,64}$") }
                 if name == "environment" {
                     schema["enum"] = .array(["Production", "Sandbox", "Xcode", "LocalTesting"].map(JSONValue.string))
                 }
@@ -272,7 +276,26 @@ public enum OpenAPIDocument {
                   "deliveryId": {"type": "integer"}, "endpointId": {"type": "string"}, "eventSequence": {"type": "integer"},
                   "attempts": {"type": "integer"}, "lastError": {"type": "string"}, "deadLetteredAt": {"type": "integer"},
                   "deliveredAt": {"type": "integer"}}}}}},
-              "ReplayAccepted": {"type": "object", "required": ["deliveryId"], "properties": {"deliveryId": {"type": "integer"}}}
+              "ReplayAccepted": {"type": "object", "required": ["deliveryId"], "properties": {"deliveryId": {"type": "integer"}}},
+              "KeyList": {"type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": {"type": "object",
+                "required": ["id", "kind", "prefix", "label", "createdAt"], "additionalProperties": false, "properties": {
+                  "id": {"type": "string"}, "appId": {"type": "string"}, "kind": {"type": "string", "enum": ["public", "secret", "admin"]},
+                  "prefix": {"type": "string", "enum": ["sk_pub_", "sk_sec_", "sk_adm_"], "description": "How the key begins; the key itself was shown once, at creation, and only its hash is stored."},
+                  "label": {"type": "string"}, "createdAt": {"type": "integer", "description": "Milliseconds since 1970."},
+                  "revokedAt": {"type": "integer", "description": "Milliseconds since 1970; absent while the key is active."}}}}}},
+              "WebhookTestResult": {"type": "object", "required": ["endpointId", "eventId", "delivered"], "properties": {
+                "endpointId": {"type": "string"}, "eventId": {"type": "string", "description": "The TEST event's id (evt_test_…), also sent as Storekeeper-Event-Id."},
+                "delivered": {"type": "boolean", "description": "The endpoint answered 2xx."},
+                "status": {"type": "integer", "description": "The endpoint's HTTP status; absent when it did not answer."},
+                "error": {"type": "string", "description": "Why it was not delivered: http_status_NNN, connection_failed, timeout, dns_failed, tls_failed, destination_refused, signing_secret_unavailable, …"},
+                "response": {"type": "string", "description": "The start of the endpoint's answer (up to 1024 bytes)."}}},
+              "NotificationPage": {"type": "object", "required": ["notifications"], "properties": {"notifications": {"type": "array",
+                "items": {"type": "object", "required": ["id", "notificationUUID", "notificationType", "signedDate", "receivedAt"], "properties": {
+                  "id": {"type": "integer"}, "notificationUUID": {"type": "string"}, "notificationType": {"type": "string"},
+                  "subtype": {"type": "string"}, "environment": {"type": "string"}, "originalTransactionId": {"type": "string"},
+                  "signedDate": {"type": "integer"}, "receivedAt": {"type": "integer"},
+                  "outcome": {"type": "string", "enum": ["applied", "unclaimed", "recorded"]}}}},
+                "nextCursor": {"type": ["string", "null"], "description": "Pass as cursor for older notifications; absent on the last page."}}}
             }
             """#
         return (try? AppStoreJSON.decode(JSONValue.self, from: Data(text.utf8))) ?? .object([:])

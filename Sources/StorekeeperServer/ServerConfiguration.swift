@@ -3,13 +3,15 @@ import Foundation
 import SecretSealing
 
 /// Everything `storekeeper serve` needs to start: where to listen, which database, the admin
-/// key, HTTP limits and webhook delivery settings.
+/// key, the secrets key, HTTP limits, and the settings of the workers (webhook delivery, access
+/// scheduler, jobs, history replay, status polling, on-demand sync, App Store rate share).
 ///
 /// Every key can come from three places; later ones win: the built-in default, a JSON config
 /// file (`{"listen": "127.0.0.1:8080", "databaseURL": "…", …}`), an environment variable named
 /// `STOREKEEPER_` plus the key in upper snake case (`STOREKEEPER_DATABASE_URL`,
 /// `STOREKEEPER_MAX_BODY_SIZE`), and finally command-line overrides. Unknown keys in the file
-/// are refused, so a typo cannot silently leave a default in place.
+/// are refused, so a typo cannot silently leave a default in place. `load` stops at the first
+/// problem; `check` (`storekeeper config check`) reads the same way and lists them all.
 /// - Note: Immutable value; `Sendable`.
 public struct ServerConfiguration: Sendable, Hashable {
     /// `HOST:PORT` (IPv6 as `[::1]:8080`).
@@ -170,56 +172,107 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
 
     /// Defaults, then `file` (JSON), then `environment` variables, then `overrides` (same keys).
+    /// Throws the first problem; `check` lists them all.
     public static func load(
         file: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
         overrides: [String: String] = [:]
     ) throws(ServerConfigurationError) -> ServerConfiguration {
+        var problems = ConfigurationProblems(stopAtFirst: true)
+        let configuration = try assemble(
+            file: file, environment: environment, overrides: overrides, problems: &problems)
+        try configuration.validate()
+        return configuration
+    }
+
+    /// The reading `load` and `check` share: each value from its source, later sources winning;
+    /// a problem is thrown or, when `problems` collects, recorded and that value skipped.
+    static func assemble(
+        file: String?, environment: [String: String], overrides: [String: String],
+        problems: inout ConfigurationProblems
+    ) throws(ServerConfigurationError) -> ServerConfiguration {
         var configuration = ServerConfiguration()
-        if let file {
-            let data: Data
+        func apply(_ key: String, _ value: String, source: String, problems: inout ConfigurationProblems)
+            throws(ServerConfigurationError)
+        {
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: file))
+                try configuration.set(key, value, source: source)
+                problems.sources[key] = source
             } catch {
-                throw ServerConfigurationError(code: "config.fileUnreadable", message: "cannot read \(file)")
+                try problems.report(error)
             }
-            guard let object = try? AppStoreJSON.decode([String: JSONValue].self, from: data) else {
-                throw ServerConfigurationError(code: "config.fileNotJSON", message: "\(file) is not a JSON object")
-            }
-            for key in object.keys.sorted() {
-                guard keys.contains(key) else {
-                    throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key) in \(file)")
+        }
+        if let file {
+            for (key, value) in try fileValues(file, problems: &problems) {
+                switch value {
+                case .success(let value): try apply(key, value, source: file, problems: &problems)
+                case .failure(let problem): try problems.report(problem)
                 }
-                let text: String
-                switch object[key]! {
-                case .string(let string): text = string
-                case .integer(let number): text = String(number)
-                case .bool(let flag): text = flag ? "true" : "false"
-                // A list (webhookAllowedDestinations) may be written as an array of strings.
-                case .array(let items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
-                    text = items.compactMap { if case .string(let item) = $0 { item } else { nil } }
-                        .joined(separator: ",")
-                default:
-                    throw ServerConfigurationError(
-                        code: "config.invalidValue",
-                        message: "\(key) in \(file) must be a string, integer, boolean or array of strings")
-                }
-                try configuration.set(key, text, source: file)
             }
         }
         for key in keys {
             let variable = environmentVariable(for: key)
             if let value = environment[variable], !value.isEmpty {
-                try configuration.set(key, value, source: variable)
+                try apply(key, value, source: variable, problems: &problems)
             }
         }
         for (key, value) in overrides.sorted(by: { $0.key < $1.key }) {
             guard keys.contains(key) else {
-                throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
+                try problems.report(
+                    ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)"))
+                continue
             }
-            try configuration.set(key, value, source: "--\(key)")
+            try apply(key, value, source: "--\(key)", problems: &problems)
         }
-        try configuration.validate()
         return configuration
+    }
+
+    /// The file's keys in order, each with its value as text or why it cannot be used; a file
+    /// that cannot be read at all is reported here.
+    private static func fileValues(_ file: String, problems: inout ConfigurationProblems)
+        throws(ServerConfigurationError) -> [(String, Result<String, ServerConfigurationError>)]
+    {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            try problems.report(ServerConfigurationError(code: "config.fileUnreadable", message: "cannot read \(file)"))
+            return []
+        }
+        guard let object = try? AppStoreJSON.decode([String: JSONValue].self, from: data) else {
+            try problems.report(
+                ServerConfigurationError(code: "config.fileNotJSON", message: "\(file) is not a JSON object"))
+            return []
+        }
+        return object.keys.sorted().map { key in
+            guard keys.contains(key) else {
+                return (
+                    key,
+                    .failure(
+                        ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key) in \(file)"))
+                )
+            }
+            switch object[key]! {
+            case .string(let string): return (key, .success(string))
+            case .integer(let number): return (key, .success(String(number)))
+            case .bool(let flag): return (key, .success(flag ? "true" : "false"))
+            // A list (webhookAllowedDestinations) may be written as an array of strings.
+            case .array(let items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
+                return (
+                    key,
+                    .success(
+                        items.compactMap { if case .string(let item) = $0 { item } else { nil } }.joined(separator: ",")
+                    )
+                )
+            default:
+                return (
+                    key,
+                    .failure(
+                        ServerConfigurationError(
+                            code: "config.invalidValue",
+                            message: "\(key) in \(file) must be a string, integer, boolean or array of strings"))
+                )
+            }
+        }
     }
 
     mutating func set(_ key: String, _ value: String, source: String) throws(ServerConfigurationError) {
@@ -298,25 +351,39 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
 
     func validate() throws(ServerConfigurationError) {
-        _ = try listenAddress()
+        if let first = validationProblems().first { throw first }
+    }
+
+    /// What is wrong with the values together (each may be valid alone), in a fixed order.
+    func validationProblems() -> [ServerConfigurationError] {
+        var problems: [ServerConfigurationError] = []
+        do {
+            _ = try listenAddress()
+        } catch {
+            problems.append(error)
+        }
         if let adminKey, adminKey.utf8.count < 16 {
-            throw ServerConfigurationError(
-                code: "config.adminKeyTooShort", message: "adminKey must be at least 16 characters")
+            problems.append(
+                ServerConfigurationError(
+                    code: "config.adminKeyTooShort", message: "adminKey must be at least 16 characters"))
         }
         if secretsKey != nil && secretsKeyFile != nil {
-            throw ServerConfigurationError(
-                code: "config.secretsKeyTwice", message: "set secretsKey or secretsKeyFile, not both")
+            problems.append(
+                ServerConfigurationError(
+                    code: "config.secretsKeyTwice", message: "set secretsKey or secretsKeyFile, not both"))
         }
         // A delivery must end before its lease can, or another instance sends it at the same time.
         let minimumLease = Self.minimumWebhookLeaseSeconds(timeoutSeconds: webhookTimeoutSeconds)
         if webhookLeaseSeconds < minimumLease {
-            throw ServerConfigurationError(
-                code: "config.webhookLeaseTooShort",
-                message:
-                    "webhookLeaseSeconds (\(webhookLeaseSeconds)) must be at least 3 × webhookTimeoutSeconds + 3 "
-                    + "(\(minimumLease) for a timeout of \(webhookTimeoutSeconds) s): a delivery attempt may take two "
-                    + "timeouts and must end before its lease can")
+            problems.append(
+                ServerConfigurationError(
+                    code: "config.webhookLeaseTooShort",
+                    message:
+                        "webhookLeaseSeconds (\(webhookLeaseSeconds)) must be at least 3 × webhookTimeoutSeconds + 3 "
+                        + "(\(minimumLease) for a timeout of \(webhookTimeoutSeconds) s): a delivery attempt may take "
+                        + "two timeouts and must end before its lease can"))
         }
+        return problems
     }
 
     /// The shortest `webhookLeaseSeconds` for a delivery timeout (`WebhookDeliverer.Settings`'s
@@ -350,6 +417,20 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// `databaseURL`, or `sqlite:<dataDirectory>/storekeeper.sqlite`.
     public var resolvedDatabaseURL: String {
         databaseURL ?? "sqlite:" + (dataDirectory as NSString).appendingPathComponent("storekeeper.sqlite")
+    }
+}
+
+/// How `ServerConfiguration.assemble` treats a problem: `load` stops at the first, `check`
+/// collects them all; and where each key's value came from.
+struct ConfigurationProblems {
+    let stopAtFirst: Bool
+    var found: [ServerConfigurationError] = []
+    /// Key → the source of its value (the file, a variable, `--key`); absent: the default.
+    var sources: [String: String] = [:]
+
+    mutating func report(_ problem: ServerConfigurationError) throws(ServerConfigurationError) {
+        if stopAtFirst { throw problem }
+        found.append(problem)
     }
 }
 

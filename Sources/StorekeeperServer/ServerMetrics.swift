@@ -8,7 +8,9 @@ import Synchronization
 ///
 /// Requests by route pattern (never the raw path) and status with latency histograms,
 /// notifications by type and outcome, verification failures by rule, webhook deliveries by
-/// outcome, the outbox backlog the delivery worker last saw, and database latency.
+/// outcome, the outbox backlog the delivery worker last saw, database latency, group commit,
+/// purchase completions and jobs, the recovery workers, consumption answers, and the HTTP
+/// core's connections (docs/server.md lists every metric).
 /// - Note: Thread-safe: all state sits behind one `Mutex`.
 public final class ServerMetrics: IngestionMetrics {
     static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]

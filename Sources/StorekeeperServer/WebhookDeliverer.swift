@@ -378,13 +378,19 @@ public final class WebhookDeliverer: Sendable {
     /// One attempt under its hard deadline (`attemptMilliseconds`, real time): `nil` on a 2xx
     /// answer, else the failure. A transport that outlives the deadline is cancelled.
     private func attempt(_ delivery: OutboxDelivery, context: DeliveryContext?) async -> WebhookDeliveryFailure? {
-        enum Outcome: Sendable {
-            case answered(WebhookDeliveryFailure?)
-            case deadline
+        await underAttemptDeadline(cancelled: .cancelled, timedOut: .timeout) {
+            await self.post(delivery, context: context)
         }
+    }
+
+    /// `work` under the attempt's hard deadline: its answer, `timedOut` when the deadline came
+    /// first (the work is cancelled), `cancelled` when the caller was.
+    private func underAttemptDeadline<Answer: Sendable>(
+        cancelled: Answer, timedOut: Answer, _ work: @escaping @Sendable () async -> Answer
+    ) async -> Answer {
         let deadline = Duration.milliseconds(settings.attemptMilliseconds)
-        return await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask { .answered(await self.post(delivery, context: context)) }
+        return await withTaskGroup(of: AttemptOutcome<Answer>?.self) { group in
+            group.addTask { .answered(await work()) }
             group.addTask {
                 do {
                     try await Task.sleep(for: deadline)
@@ -393,13 +399,13 @@ public final class WebhookDeliverer: Sendable {
                 }
                 return .deadline
             }
-            var outcome: WebhookDeliveryFailure? = .cancelled
+            var outcome = cancelled
             first: while let next = await group.next() {
                 // A timer cancelled with its task gives no verdict: the answer decides.
                 guard let next else { continue }
                 switch next {
-                case .answered(let failure): outcome = failure
-                case .deadline: outcome = .timeout
+                case .answered(let answer): outcome = answer
+                case .deadline: outcome = timedOut
                 }
                 break first
             }
@@ -455,32 +461,67 @@ public final class WebhookDeliverer: Sendable {
     /// Checks the destination, then POSTs one delivery to the checked address; `nil` on a 2xx
     /// answer, else the category of the failure.
     private func post(_ delivery: OutboxDelivery, context: DeliveryContext?) async -> WebhookDeliveryFailure? {
-        // Nothing is resolved or contacted for a delivery that could not be signed.
-        guard let secret = try? secrets.signingSecret(of: delivery.endpoint) else { return .signingSecretUnavailable }
-        let connection: WebhookDestinationGuard.Connection
-        switch await destinations.connection(for: delivery.endpoint.url) {
-        case .success(let checked): connection = checked
-        case .failure(let failure): return failure
-        }
         let payload = WebhookPayload(
             event: delivery.event, appId: delivery.endpoint.appId, customer: context?.customer,
             customerInfo: context?.customerInfo)
-        let body = AppStoreJSON.encode(payload)
+        switch await sendSigned(
+            AppStoreJSON.encode(payload), eventId: delivery.event.event.id, attempt: delivery.attempt,
+            to: delivery.endpoint)
+        {
+        case .success(let response): return (200..<300).contains(response.status) ? nil : .httpStatus(response.status)
+        case .failure(let failure): return failure
+        }
+    }
+
+    /// The one way a webhook leaves this server, for deliveries and test events alike: the
+    /// endpoint's secret opened, the destination checked (and connected to at the checked
+    /// address), the body signed, the request sent; the endpoint's answer, or why there is none.
+    private func sendSigned(_ body: Data, eventId: String, attempt: Int, to endpoint: WebhookEndpoint) async
+        -> Result<HTTPTransportResponse, WebhookDeliveryFailure>
+    {
+        // Nothing is resolved or contacted for a delivery that could not be signed.
+        guard let secret = try? secrets.signingSecret(of: endpoint) else { return .failure(.signingSecretUnavailable) }
+        let connection: WebhookDestinationGuard.Connection
+        switch await destinations.connection(for: endpoint.url) {
+        case .success(let checked): connection = checked
+        case .failure(let failure): return .failure(failure)
+        }
         let signature = WebhookSignature.header(body: body, secret: secret, unixSeconds: clock.now().secondsSince1970)
         let headers: [(name: String, value: String)] = [
             ("Content-Type", "application/json"), (WebhookSignature.headerName, signature),
-            ("Storekeeper-Event-Id", delivery.event.event.id),
-            ("Storekeeper-Delivery-Attempt", String(delivery.attempt)),
+            ("Storekeeper-Event-Id", eventId), ("Storekeeper-Delivery-Attempt", String(attempt)),
             ("User-Agent", "storekeeper-webhooks/1"),
         ]
         let request = HTTPTransportRequest(
             method: "POST", url: connection.url, headers: headers, body: body, timeout: settings.requestTimeout,
             connectAddress: connection.address.description)
         do {
-            let response = try await transport.send(request, maximumResponseBytes: 64 * 1024)
-            return (200..<300).contains(response.status) ? nil : .httpStatus(response.status)
+            return .success(try await transport.send(request, maximumResponseBytes: 64 * 1024))
         } catch {
-            return WebhookDeliveryFailure(error)
+            return .failure(WebhookDeliveryFailure(error))
         }
     }
+
+    /// Sends a test event (`WebhookTestEvent`) to `endpoint` now, as a delivery is sent (same
+    /// secret, destination check, signature, headers and deadline) but outside the outbox:
+    /// nothing is stored or retried. Returns what the endpoint answered.
+    public func sendTest(to endpoint: WebhookEndpoint) async -> WebhookTestResult {
+        let event = WebhookTestEvent(
+            id: APIKeys.identifier(prefix: "evt_test_"), appId: endpoint.appId, endpointId: endpoint.id,
+            occurredAt: clock.now())
+        let body = AppStoreJSON.encode(event)
+        let outcome = await underAttemptDeadline(
+            cancelled: Result<HTTPTransportResponse, WebhookDeliveryFailure>.failure(.cancelled),
+            timedOut: .failure(.timeout)
+        ) {
+            await self.sendSigned(body, eventId: event.id, attempt: 1, to: endpoint)
+        }
+        return WebhookTestResult(endpointId: endpoint.id, eventId: event.id, outcome: outcome)
+    }
+}
+
+/// How an attempt under its deadline ended: with the work's answer, or at the deadline.
+private enum AttemptOutcome<Answer: Sendable>: Sendable {
+    case answered(Answer)
+    case deadline
 }

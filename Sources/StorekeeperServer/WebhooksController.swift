@@ -4,7 +4,9 @@ import HTTPServer
 import Storage
 import StorekeeperIngestion
 
-/// The app's webhook endpoints (URL and signing secret, shown once) and its failed deliveries.
+/// The app's webhook endpoints (URL and signing secret, shown once; removal with their
+/// deliveries; a signed test event sent now, answering what the endpoint replied) and its
+/// failed deliveries (listed, replayed).
 /// An endpoint's URL must pass the destination policy (`WebhookDestinationGuard`): refused
 /// with 400 `destination_refused`, naming the rule.
 ///
@@ -18,6 +20,8 @@ struct WebhooksController: Sendable {
     let apps: AppDirectory
     let clock: ServerClock
     let destinations: WebhookDestinationGuard
+    /// Sends test events the way deliveries are sent.
+    let deliverer: WebhookDeliverer
 
     struct EndpointInput: Decodable {
         var url: String?
@@ -83,6 +87,18 @@ struct WebhooksController: Sendable {
                 responses: errors.merging([200: "WebhookEndpoint", 409: "Error", 412: "Error", 415: "Error"]) { $1 },
                 handler: update
             ).versioned(ifMatch: true, etagStatuses: [200, 412]),
+            APIRoute(
+                .delete, "/v1/apps/{appId}/webhooks/{endpointId}", access: .appSecret,
+                operationId: "deleteWebhookEndpoint",
+                summary: "Remove an endpoint, with its queued, failed and delivered deliveries.", tag: "webhooks",
+                responses: errors.merging([204: nil]) { $1 }, handler: delete),
+            APIRoute(
+                .post, "/v1/apps/{appId}/webhooks/{endpointId}/test", access: .appSecret,
+                operationId: "testWebhookEndpoint",
+                summary: "Send a signed TEST event to the endpoint now, as deliveries are sent (not stored, not "
+                    + "retried), and answer what the endpoint replied.",
+                tag: "webhooks", responses: errors.merging([200: "WebhookTestResult"]) { $1 },
+                handler: test),
             APIRoute(
                 .get, "/v1/apps/{appId}/webhooks/deliveries/failed", access: .appSecret,
                 operationId: "listFailedWebhookDeliveries", summary: "Dead-lettered and failing webhook deliveries.",
@@ -170,6 +186,44 @@ struct WebhooksController: Sendable {
         return EndpointView(
             id: updated.id, url: updated.url, enabled: updated.isEnabled, secret: newSecret, version: updated.version
         ).response()
+    }
+
+    /// Removes the endpoint in one transaction with its outbox rows and leases: a worker
+    /// sending one of them at that moment finds its lease gone and records nothing.
+    @Sendable func delete(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.app(context)
+        let endpointId = try context.parameter("endpointId")
+        let now = clock.now()
+        let appId = app.id
+        let actor = context[PrincipalKey.self]?.actor ?? "api"
+        let deleted = try await apps.write("admin") { transaction -> Bool in
+            guard try transaction.deleteWebhookEndpoint(id: endpointId, appId: appId) else { return false }
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: actor, action: "webhook.delete", appId: appId,
+                    detail: .object(["endpointId": .string(endpointId)])))
+            return true
+        }
+        guard deleted else {
+            throw HTTPError(status: .notFound, code: "endpoint_not_found", message: "No such webhook endpoint.")
+        }
+        return HTTPResponse(status: .noContent)
+    }
+
+    /// Sends a test event and answers what the endpoint replied: 200 whatever it replied (the
+    /// result says), 404 for an unknown endpoint. A disabled endpoint is tested too (nothing is
+    /// queued for it): so it can be checked before it is enabled.
+    @Sendable func test(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.app(context)
+        let endpointId = try context.parameter("endpointId")
+        let appId = app.id
+        let endpoint = try await apps.read { reader in
+            try reader.webhookEndpoints(appId: appId).first { $0.id == endpointId }
+        }
+        guard let endpoint else {
+            throw HTTPError(status: .notFound, code: "endpoint_not_found", message: "No such webhook endpoint.")
+        }
+        return JSONResponse.make(await deliverer.sendTest(to: endpoint))
     }
 
     /// Deliveries of this app's endpoints that are dead-lettered or failing, oldest first,

@@ -158,12 +158,39 @@ enum AdminApps {
     }
 }
 
-/// `storekeeper admin keys …`: API keys. A new key is shown once; the server stores its hash.
-/// The server has no route listing keys, so there is no `keys list`.
+/// `storekeeper admin keys …`: API keys. A new key is shown once; the server stores its hash,
+/// so a listing shows what each key is (id, kind, how it begins, label, dates), never the key.
 enum AdminKeys {
+    struct Listed: Decodable {
+        var id: String
+        var kind: String
+        var prefix: String
+        var label: String
+        var createdAt: Int64
+        var revokedAt: Int64?
+    }
+
     static let command = Command(
         name: "keys", summary: "API keys (public and secret keys of an app, admin keys)",
         subcommands: [
+            AdminCommands.leaf(
+                "list", "list an app's keys (--app) or the admin keys, revoked ones included",
+                options: [Option(name: "--app", valueName: "APP", help: "the app (default: the admin keys)")]
+            ) { client, arguments in
+                let path = arguments.value("--app").map { "/v1/admin/apps/\(AdminClient.segment($0))/keys" }
+                struct List: Decodable { var keys: [Listed] }
+                try AdminCommands.show(try await client.send("GET", path ?? "/v1/admin/keys"), as: List.self, arguments)
+                {
+                    var table = TextTable(headers: ["ID", "KIND", "PREFIX", "LABEL", "CREATED", "REVOKED"])
+                    for key in $0.keys {
+                        table.add([
+                            key.id, key.kind, key.prefix, key.label.isEmpty ? "-" : key.label,
+                            TextTable.instant(key.createdAt), TextTable.instant(key.revokedAt),
+                        ])
+                    }
+                    return table.text
+                }
+            },
             AdminCommands.leaf(
                 "create", "create a key; printed once",
                 options: [

@@ -1,8 +1,8 @@
 import Foundation
 
-/// `storekeeper admin …`: a client of a running server's admin and app APIs (docs/server.md),
-/// for operators who would otherwise write curl by hand. Every subcommand maps to one route;
-/// no route is added for it. Tables by default, the server's JSON verbatim with `--json`; a
+/// `storekeeper admin …`: a client of a running server's admin and app APIs, for operators who
+/// would otherwise write curl by hand. Every subcommand maps to one route of the server's API
+/// (docs/server.md). Tables by default, the server's JSON verbatim with `--json`; a
 /// refusal is one line naming the server's code and HTTP status, exit 1.
 ///
 /// The key: `--key`, else `--key-file`, else `STOREKEEPER_ADMIN_KEY`. It is sent only in the
@@ -52,7 +52,10 @@ enum AdminCommands {
             server's answer as sent. A refusal prints its code and HTTP status (app_exists (HTTP 409): …)
             and exits 1.
             """,
-        subcommands: [AdminApps.command, AdminKeys.command, catalog, webhooks, deliveries, AdminCustomers.command])
+        subcommands: [
+            AdminApps.command, AdminKeys.command, catalog, webhooks, deliveries, AdminCustomers.command,
+            AdminNotifications.command,
+        ])
 
     // MARK: Connection
 
@@ -243,7 +246,55 @@ enum AdminCommands {
                     "endpoint \($0.id) (version \($0.version)) for \($0.url)\nsigning secret (shown once): \($0.secret ?? "-")"
                 }
             },
+            removeEndpoint, testEndpoint,
         ])
+
+    static let endpoint = Argument(name: "ENDPOINT", help: "the endpoint's id (webhooks list)")
+
+    static let removeEndpoint = leaf(
+        "remove", "remove an endpoint with its queued and failed deliveries", arguments: [app, endpoint]
+    ) { client, arguments in
+        let id = arguments.positional[1]
+        _ = try await client.send("DELETE", appPath(arguments) + "/webhooks/\(AdminClient.segment(id))")
+        // 204 has no body: --json prints an object so scripts always get JSON.
+        print(
+            arguments.has("--json")
+                ? String(decoding: try jsonBody(["removed": id]), as: UTF8.self) : "removed endpoint \(id)")
+    }
+
+    /// What the server answers for a test event (`WebhookTestResult`).
+    struct TestResult: Decodable {
+        var endpointId: String
+        var eventId: String
+        var delivered: Bool
+        var status: Int?
+        var error: String?
+        var response: String?
+    }
+
+    static let testEndpoint = leaf(
+        "test", "send a signed TEST event to an endpoint now and show what it answered (exit 1 unless 2xx)",
+        arguments: [app, endpoint]
+    ) { client, arguments in
+        let answer = try await client.send(
+            "POST", appPath(arguments) + "/webhooks/\(AdminClient.segment(arguments.positional[1]))/test")
+        try show(answer, as: TestResult.self, arguments) { result in
+            var lines = ["test event \(result.eventId) to endpoint \(result.endpointId)"]
+            lines.append("status: \(result.status.map(String.init) ?? "no answer")")
+            if let error = result.error { lines.append("error: \(error)") }
+            if let response = result.response, !response.isEmpty {
+                // The endpoint's text, on one line and without control characters for the terminal.
+                let printable = String(
+                    String.UnicodeScalarView(
+                        response.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+                lines.append("response: \(printable)")
+            }
+            return lines.joined(separator: "\n")
+        }
+        guard let result = try? JSONDecoder().decode(TestResult.self, from: answer.body), result.delivered else {
+            throw AdminFailure.local("the endpoint did not accept the test event")
+        }
+    }
 
     static func secret(file: String) throws -> String {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: file)) else {

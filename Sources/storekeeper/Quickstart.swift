@@ -2,10 +2,10 @@ import AppStoreModels
 import AppStoreTrust
 import Foundation
 
-/// `storekeeper quickstart`: what `make run` shows until the server lands. It creates a CA
-/// shaped like Apple's (once), signs a transaction and a notification the way the App Store
-/// does, verifies both through the same `SignedDataVerifier` production uses, and shows the
-/// rule that refuses a tampered copy.
+/// `storekeeper quickstart`: the trust core alone, without a server or database. It creates a
+/// CA shaped like Apple's (once, in DIR), signs a transaction and a notification the way the
+/// App Store does, verifies both through the same `SignedDataVerifier` production uses, and
+/// shows the rule that refuses a tampered copy. (`make run` starts `serve --demo` instead.)
 enum Quickstart {
     static let command: Command = Command(
         name: "quickstart", summary: "sign and verify sample payloads end to end with a test CA",

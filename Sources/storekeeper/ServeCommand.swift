@@ -6,10 +6,10 @@ import Storage
 import StorekeeperIngestion
 import StorekeeperServer
 
-/// `storekeeper serve`: opens
-/// (and migrates) the database, serves the API, runs the webhook worker, and on SIGTERM or
-/// SIGINT stops accepting, finishes in-flight requests, stops the worker, closes the database
-/// and exits 0. With `--demo` (`make run`), the same server runs with the embedded App Store
+/// `storekeeper serve`: opens (and migrates) the database, serves the API, runs the workers the
+/// configuration enables (webhook delivery, jobs, the access scheduler, history replay, status
+/// polling), logs `server.listening` with the URL and version, and on SIGTERM or SIGINT stops
+/// accepting, finishes in-flight requests, stops the workers, closes the database and exits 0. With `--demo` (`make run`), the same server runs with the embedded App Store
 /// simulator and simulated customers: see `DemoCommand`.
 ///
 /// Before listening it checks the stored secrets against the configured secrets key
@@ -107,6 +107,7 @@ enum ServeCommand {
         }
         log([
             "event": "server.listening", "url": server.baseURL.absoluteString, "database": store.engine.rawValue,
+            "version": StorekeeperVersion.current,
         ])
         let worker: Task<Void, Never>? =
             configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil

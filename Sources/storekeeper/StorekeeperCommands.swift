@@ -1,10 +1,11 @@
 import Foundation
+import StorekeeperServer
 
 /// Every command of the `storekeeper` binary, as one tree of declarations: `main` runs it, and
 /// `help --json` prints it for tools and for the CLI tests that walk every command.
 enum StorekeeperCommands {
-    /// The CLI's version, printed by `storekeeper --version`.
-    static let version = "0.1.0"
+    /// The CLI's version, printed by `storekeeper --version` (`StorekeeperVersion`, shared with `serve`).
+    static let version = StorekeeperVersion.current
 
     static let root: Command = Command(
         name: "storekeeper", summary: "App Store purchase validation and entitlements",
@@ -15,7 +16,8 @@ enum StorekeeperCommands {
             """,
         flags: [Flag(name: "--version", help: "print the version and exit")],
         subcommands: [ServeCommand.command, MigrateCommand.command] + TrustCommands.commands + [
-            AppStoreCommands.command, SecretsCommands.command, AdminCommands.command, SimulateCommands.command,
+            AppStoreCommands.command, SecretsCommands.command, ConfigCommands.command, AdminCommands.command,
+            SimulateCommands.command,
             Quickstart.command,
             ShellCompletion.command, help,
         ])

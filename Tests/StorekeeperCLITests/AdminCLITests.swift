@@ -130,6 +130,25 @@ struct AdminCLITests {
             #expect(publicKey["kind"] as? String == "public")
             #expect(publicKey["appId"] as? String == "cli-app")
             #expect((publicKey["key"] as? String)?.hasPrefix("sk_pub_") == true)
+            let publicKeyId = try #require(publicKey["id"] as? String)
+            let listedKeys = try #require(
+                try json(try admin(["keys", "list", "--app", "cli-app", "--json"]))["keys"] as? [[String: Any]])
+            try #require(listedKeys.count == 1)
+            #expect(Set(listedKeys[0].keys) == ["id", "appId", "kind", "prefix", "label", "createdAt"])
+            #expect(listedKeys[0]["id"] as? String == publicKeyId)
+            #expect(listedKeys[0]["kind"] as? String == "public")
+            #expect(listedKeys[0]["prefix"] as? String == "sk_pub_")
+            let keyCreated = Self.instant(try #require((listedKeys[0]["createdAt"] as? NSNumber)?.int64Value))
+            #expect(
+                try admin(["keys", "list", "--app", "cli-app"])
+                    == SecretsCLITests.Run(
+                        status: 0,
+                        stdout: """
+                            ID\(String(repeating: " ", count: publicKeyId.count - 2))  KIND    PREFIX   LABEL  \
+                            CREATED\(String(repeating: " ", count: keyCreated.count - 7))  REVOKED
+                            \(publicKeyId)  public  sk_pub_  -      \(keyCreated)  -
+
+                            """, stderr: ""))
             let adminKey = try json(try admin(["keys", "create", "--kind", "admin", "--label", "ops", "--json"]))
             let adminKeyId = try #require(adminKey["id"] as? String)
             let adminSecret = try #require(adminKey["key"] as? String)
@@ -169,6 +188,89 @@ struct AdminCLITests {
                             \(endpointId)  yes      1        http://127.0.0.1:9/hook
 
                             """, stderr: ""))
+
+            // A test event: nothing listens on port 9, so no answer and exit 1.
+            let tested = try admin(["webhooks", "test", "cli-app", endpointId, "--json"])
+            #expect(tested.status == 1)
+            #expect(tested.stderr == "error: the endpoint did not accept the test event\n")
+            let testResult = try #require(
+                try JSONSerialization.jsonObject(with: Data(tested.stdout.utf8)) as? [String: Any])
+            let testEventId = try #require(testResult["eventId"] as? String)
+            #expect(testEventId.hasPrefix("evt_test_"))
+            #expect(testResult["delivered"] as? Bool == false)
+            #expect(testResult["error"] as? String == "connection_failed")
+            #expect(testResult["endpointId"] as? String == endpointId)
+            #expect(testResult["status"] == nil)
+            let testTable = try admin(["webhooks", "test", "cli-app", endpointId])
+            #expect(testTable.status == 1)
+            #expect(testTable.stdout.hasPrefix("test event evt_test_"))
+            #expect(
+                testTable.stdout.hasSuffix(" to endpoint \(endpointId)\nstatus: no answer\nerror: connection_failed\n"))
+            #expect(
+                try admin(["webhooks", "test", "cli-app", "we_nosuch"])
+                    == SecretsCLITests.Run(
+                        status: 1, stdout: "",
+                        stderr: "error: endpoint_not_found (HTTP 404): No such webhook endpoint.\n"
+                    ))
+
+            // Notifications: none yet, then a TEST notification signed by the app's CA (recorded).
+            #expect(
+                try admin(["notifications", "recent", "cli-app"])
+                    == SecretsCLITests.Run(
+                        status: 0,
+                        stdout: """
+                            ID  RECEIVED  TYPE  SUBTYPE  ENVIRONMENT  ORIGINAL TRANSACTION  OUTCOME
+                            (none)
+
+                            """, stderr: ""))
+            let notificationUUID = UUID().uuidString.lowercased()
+            let signedNotification = try CLITests().run(
+                [
+                    "jws", "sign", "--key", "\(ca)/leaf.key.pem", "--chain",
+                    "\(ca)/leaf.der,\(ca)/intermediate.der,\(ca)/root.der",
+                ],
+                stdin: """
+                    {"notificationType":"TEST","notificationUUID":"\(notificationUUID)","version":"2.0",\
+                    "signedDate":\((Int64(Date().timeIntervalSince1970) - 60) * 1000),\
+                    "data":{"bundleId":"com.example.cli","environment":"Sandbox"}}
+                    """
+            ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            var notify = URLRequest(url: URL(string: url + "/v1/apps/cli-app/notifications/appstore")!)
+            notify.httpMethod = "POST"
+            notify.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            notify.httpBody = try JSONSerialization.data(withJSONObject: ["signedPayload": signedNotification])
+            let (notified, notifyResponse) = try await URLSession.shared.data(for: notify)
+            #expect(
+                (notifyResponse as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: notified, as: UTF8.self))")
+            let recent = try json(try admin(["notifications", "recent", "cli-app", "--type", "TEST", "--json"]))
+            let listedNotifications = try #require(recent["notifications"] as? [[String: Any]])
+            try #require(listedNotifications.count == 1)
+            #expect(listedNotifications[0]["notificationUUID"] as? String == notificationUUID)
+            #expect(listedNotifications[0]["notificationType"] as? String == "TEST")
+            #expect(listedNotifications[0]["outcome"] as? String == "recorded")
+            #expect(listedNotifications[0]["environment"] as? String == "Sandbox")
+            #expect(recent["nextCursor"] == nil)
+            let notificationId = try #require((listedNotifications[0]["id"] as? NSNumber)?.int64Value)
+            let received = Self.instant(try #require((listedNotifications[0]["receivedAt"] as? NSNumber)?.int64Value))
+            let idColumn = String(notificationId).padding(
+                toLength: max(2, String(notificationId).count), withPad: " ", startingAt: 0)
+            #expect(
+                try admin(["notifications", "recent", "cli-app", "--outcome", "recorded"])
+                    == SecretsCLITests.Run(
+                        status: 0,
+                        stdout: """
+                            ID\(String(repeating: " ", count: max(0, String(notificationId).count - 2)))  \
+                            RECEIVED\(String(repeating: " ", count: received.count - 8))  TYPE  SUBTYPE  ENVIRONMENT  \
+                            ORIGINAL TRANSACTION  OUTCOME
+                            \(idColumn)  \(received)  TEST  -        Sandbox      -                     recorded
+
+                            """, stderr: ""))
+            #expect(
+                try admin(["notifications", "recent", "cli-app", "--outcome", "applied"]).stdout.hasSuffix("\n(none)\n")
+            )
+            let badOutcome = try admin(["notifications", "recent", "cli-app", "--outcome", "duplicate"])
+            #expect(badOutcome.status == 2)
+            #expect(badOutcome.stderr.contains("duplicate"))
 
             // A purchase, posted as the app would with its public key.
             let now = (Int64(Date().timeIntervalSince1970) - 60) * 1000
@@ -267,6 +369,23 @@ struct AdminCLITests {
                     == SecretsCLITests.Run(
                         status: 1, stdout: "",
                         stderr: "error: delivery_not_found (HTTP 404): No dead-lettered delivery with this id.\n"))
+
+            // Removing the endpoint removes its deliveries with it.
+            #expect(
+                try admin(["webhooks", "remove", "cli-app", endpointId])
+                    == SecretsCLITests.Run(status: 0, stdout: "removed endpoint \(endpointId)\n", stderr: ""))
+            #expect(
+                try admin(["webhooks", "list", "cli-app"])
+                    == SecretsCLITests.Run(status: 0, stdout: "ID  ENABLED  VERSION  URL\n(none)\n", stderr: ""))
+            #expect(
+                try admin(["deliveries", "failed", "cli-app"]).stdout
+                    == "DELIVERY  ENDPOINT  EVENT  ATTEMPTS  ERROR  DEAD-LETTERED\n(none)\n")
+            #expect(
+                try admin(["webhooks", "remove", "cli-app", endpointId, "--json"])
+                    == SecretsCLITests.Run(
+                        status: 1, stdout: "",
+                        stderr: "error: endpoint_not_found (HTTP 404): No such webhook endpoint.\n"
+                    ))
         }
     }
 

@@ -248,6 +248,8 @@ struct SecretsCLITests {
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
             {
                 baseURL = object["url"]
+                // The version `--version` prints (`StorekeeperVersion`), logged at start.
+                #expect(object["version"] == "0.1.0")
             }
             if !process.isRunning { break }
             try await Task.sleep(for: .milliseconds(100))

@@ -118,6 +118,18 @@ import Testing
         let schemas = (response.json["components"] as? [String: Any])?["schemas"] as? [String: Any]
         #expect(schemas?["CustomerInfo"] != nil)
         #expect(schemas?["Error"] != nil)
+        // Every reference names a schema that is there.
+        func references(_ value: Any) -> [String] {
+            if let object = value as? [String: Any] {
+                return (object["$ref"] as? String).map { [$0] } ?? object.values.flatMap(references)
+            }
+            return (value as? [Any])?.flatMap(references) ?? []
+        }
+        let named = Set(
+            references(response.json).map { $0.replacingOccurrences(of: "#/components/schemas/", with: "") })
+        #expect(named.isSuperset(of: ["KeyList", "WebhookTestResult", "NotificationPage"]))
+        let known = Set((schemas ?? [:]).keys)
+        #expect(named.subtracting(known).isEmpty)
     }
 
     @Test func connectionProtectionSettings() async throws {
