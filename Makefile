@@ -2,7 +2,7 @@
 SWIFT ?= swift
 VENV := .build/interop-venv
 
-.PHONY: run test bench deps test-deps bench-deps build build-release interop schemathesis lint clean
+.PHONY: run test bench deps test-deps bench-deps build build-release interop schemathesis dashboard-browser lint clean
 
 # The demo: Storekeeper on 127.0.0.1:8080 (SQLite in ./data) with the App Store simulator as its
 # App Store and simulated customers; it prints curl examples with working keys. Ctrl-C stops it.
@@ -20,6 +20,7 @@ test: test-deps lint
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
 	$(MAKE) interop
 	$(MAKE) schemathesis
+	$(MAKE) dashboard-browser
 
 # Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.
@@ -62,6 +63,15 @@ interop: build-release
 schemathesis: build-release
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	SCHEMATHESIS_PYTHON=$(VENV)/bin/python tests/schemathesis/run.sh .build/release/storekeeper
+
+# The dashboard in headless Chromium (Debian's chromium and chromium-driver, installed by
+# test-deps) through selenium: sign-in, every page, figures against the API, a filter, the CSV,
+# screenshots at 1280 and 390 px in .build/dashboard-screenshots (tests/dashboard/browser_test.py).
+dashboard-browser: build-release
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	@$(VENV)/bin/python -c "import selenium" 2>/dev/null || \
+		$(VENV)/bin/pip install --quiet --disable-pip-version-check selenium
+	$(VENV)/bin/python tests/dashboard/browser_test.py .build/release/storekeeper
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests
