@@ -70,7 +70,7 @@ schemathesis: build-release
 dashboard-browser: build-release
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -c "import selenium" 2>/dev/null || \
-		$(VENV)/bin/pip install --quiet --disable-pip-version-check selenium
+		$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check selenium
 	$(VENV)/bin/python tests/dashboard/browser_test.py .build/release/storekeeper
 
 lint:

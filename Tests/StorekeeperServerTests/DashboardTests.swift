@@ -35,7 +35,8 @@ struct DashboardClient {
                 ).utf8)
         }
         for (name, value) in headers { fields[name] = value }
-        let response = await responder.respond(to: HTTPRequest(method: method, target: target, headers: fields, body: body))
+        let response = await responder.respond(
+            to: HTTPRequest(method: method, target: target, headers: fields, body: body))
         for header in response.headers.values(for: "Set-Cookie") {
             let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1).map(String.init)
             if header.contains("Max-Age=0") { cookies[pair[0]] = nil } else { cookies[pair[0]] = pair[1] }
@@ -102,8 +103,9 @@ extension HTTPResponse {
         #expect(response.status.code == 200)
         #expect(response.headers["Content-Type"] == "text/html; charset=utf-8")
         #expect(response.headers["Content-Security-Policy"]?.hasPrefix("default-src 'none'; style-src 'self';") == true)
+        #expect(response.headers["Referrer-Policy"] == "same-origin")
         #expect(response.text.contains(#"<form method="post" action="/dashboard/sign-in">"#))
-        #expect(response.text.contains(#"<a class="skip" href="#main">Skip to content</a>"#))
+        #expect(response.text.contains(##"<a class="skip" href="#main">Skip to content</a>"##))
         let signInToken = try #require(client.csrf)
 
         // Without the token (or its cookie), with a public key, with nonsense: no session.
@@ -121,9 +123,24 @@ extension HTTPResponse {
         #expect(response.status.code == 401)
         #expect(client.cookies[DashboardController.sessionCookie] == nil)
 
-        response = await client.signIn(app.secretKey)
-        #expect(response.status.code == 303)
-        #expect(response.headers["Location"] == "/dashboard")
+        // What a browser sends: its own origin, or (Chrome under some referrer policies) `null`;
+        // another site's origin is refused even with the token.
+        await client.send(.get, "/dashboard/sign-in")
+        #expect(client.csrf != nil)
+        response = await client.send(
+            .post, "/dashboard/sign-in", form: ["key": app.secretKey, "csrf": client.csrf ?? ""],
+            headers: ["Origin": "http://evil.example", "Host": "127.0.0.1:8080"])
+        #expect(response.status.code == 403)
+        #expect(client.cookies[DashboardController.sessionCookie] == nil)
+        for origin in ["http://127.0.0.1:8080", "null"] {
+            await client.send(.get, "/dashboard/sign-in")
+            #expect(client.csrf != nil)
+            response = await client.send(
+                .post, "/dashboard/sign-in", form: ["key": app.secretKey, "csrf": client.csrf ?? ""],
+                headers: ["Origin": origin, "Host": "127.0.0.1:8080"])
+            #expect(response.status.code == 303, "Origin: \(origin)")
+            #expect(response.headers["Location"] == "/dashboard")
+        }
         let cookie = try #require(
             response.headers.values(for: "Set-Cookie").first { $0.hasPrefix("storekeeper_dashboard=v1.") })
         #expect(cookie.hasSuffix("; Path=/dashboard; Max-Age=28800; HttpOnly; SameSite=Strict"))
@@ -142,7 +159,8 @@ extension HTTPResponse {
         // A changed cookie is no session.
         var forger = DashboardClient(harness.application.responder)
         let token = try #require(client.cookies[DashboardController.sessionCookie])
-        forger.cookies[DashboardController.sessionCookie] = String(token.dropLast()) + (token.hasSuffix("A") ? "B" : "A")
+        forger.cookies[DashboardController.sessionCookie] =
+            String(token.dropLast()) + (token.hasSuffix("A") ? "B" : "A")
         response = await forger.send(.get, "/dashboard/apps/\(app.appId)")
         #expect(response.headers["Location"] == "/dashboard/sign-in")
 
@@ -194,14 +212,17 @@ extension HTTPResponse {
         #expect(await client.signIn(app.secretKey).status.code == 303)
 
         let twin = StorekeeperApplication(
-            configuration: harness.application.configuration, store: harness.store, clock: harness.application.clock)
+            configuration: harness.application.configuration, store: harness.store, clock: harness.application.clock,
+            secrets: harness.secrets)
         var elsewhere = DashboardClient(twin.responder)
         elsewhere.cookies = client.cookies
         #expect(await elsewhere.send(.get, "/dashboard/apps/\(app.appId)").status.code == 200)
 
         var configuration = harness.application.configuration
         configuration.adminKey = "another-admin-key-0123456789"
-        let stranger = StorekeeperApplication(configuration: configuration, store: harness.store)
+        let stranger = StorekeeperApplication(
+            configuration: configuration, store: harness.store, clock: harness.application.clock,
+            secrets: harness.secrets)
         var refused = DashboardClient(stranger.responder)
         refused.cookies = client.cookies
         #expect(await refused.send(.get, "/dashboard/apps/\(app.appId)").headers["Location"] == "/dashboard/sign-in")
@@ -212,7 +233,7 @@ extension HTTPResponse {
         let harness = try await ServerHarness()
         defer { Task { await harness.stop() } }
         let app = try await harness.createApp()
-        let user = #"<script>alert("u")</script>'&"#
+        let user = #"<b onmouseover=alert("u")>'&"#
         let product = #"<img src=x onerror=alert(1)>"#
         let posted = try await Self.purchase(harness, app: app, user: user, productId: product)
         #expect(posted.status == 200)
@@ -223,17 +244,17 @@ extension HTTPResponse {
             .get, DashboardHTTP.link("/dashboard/apps/\(app.appId)/customers", [("q", user), ("by", "appUserId")]))
         #expect(page.status.code == 200)
         let text = page.text
-        #expect(!text.contains("<script>"))
+        #expect(!text.contains("<b "))
         #expect(!text.contains("<img"))
-        #expect(text.contains("Customer &lt;script&gt;alert(&quot;u&quot;)&lt;/script&gt;&#39;&amp;</h2>"))
-        #expect(text.contains("&lt;img src=x onerror=alert(1)&gt;"))
+        #expect(text.contains("Customer &lt;b onmouseover=alert(&quot;u&quot;)&gt;&#39;&amp;</h2>"))
+        #expect(text.contains("<td>&lt;img src=x onerror=alert(1)&gt; / "))
         // The search box echoes the query inside an attribute, escaped.
-        #expect(text.contains(#"value="&lt;script&gt;alert(&quot;u&quot;)&lt;/script&gt;&#39;&amp;""#))
+        #expect(text.contains(#"value="&lt;b onmouseover=alert(&quot;u&quot;)&gt;&#39;&amp;""#))
 
         let missing = await client.send(
-            .get, DashboardHTTP.link("/dashboard/apps/\(app.appId)/customers", [("q", "\"><b>x</b>")]))
+            .get, DashboardHTTP.link("/dashboard/apps/\(app.appId)/customers", [("q", "\"><i>x")]))
         #expect(missing.status.code == 404)
-        #expect(missing.text.contains("No customer is known by &quot;&gt;&lt;b&gt;x&lt;/b&gt;."))
+        #expect(missing.text.contains("No customer is known by &quot;&gt;&lt;i&gt;x."))
     }
 
     @Test("the customer page: found by each identifier, entitlements with the engine's why, timeline, raw JWS")
@@ -267,6 +288,7 @@ extension HTTPResponse {
         let jws = try #require((facts.json["items"] as? [[String: Any]])?.first?["raw"] as? String)
         #expect(page.contains("<pre>\(jws)</pre>"))
         #expect(page.contains("<td>INITIAL_PURCHASE</td>"))
+        #expect(page.contains("<td>com.example.monthly / \(id)</td>"))
         #expect(page.contains(#"<form method="post" action="/dashboard/apps/\#(app.appId)/customers/sync">"#))
 
         // An action without the session's token does nothing; with it, it runs (here the app
@@ -279,13 +301,16 @@ extension HTTPResponse {
             form: ["appUserId": "carol", "csrf": client.csrf ?? ""], headers: ["Origin": "https://evil.example"])
         #expect(response.status.code == 403)
         response = await client.send(
-            .post, "/dashboard/apps/\(app.appId)/customers/sync", form: ["appUserId": "carol", "csrf": client.csrf ?? ""])
+            .post, "/dashboard/apps/\(app.appId)/customers/sync",
+            form: ["appUserId": "carol", "csrf": client.csrf ?? ""])
         #expect(response.status.code == 303)
         let location = try #require(response.headers["Location"])
         #expect(location.hasPrefix("/dashboard/apps/\(app.appId)/customers?q=carol&by=appUserId&notice=sync_"))
     }
 
-    @Test("the operations page counts intake by type and outcome, failures by rule, and replays by form", arguments: databases)
+    @Test(
+        "the operations page counts intake by type and outcome, failures by rule, and replays by form",
+        arguments: databases)
     func operationsPage(database: TestDatabase) async throws {
         let harness = try await ServerHarness(database: database)
         defer { Task { await harness.stop() } }
@@ -307,7 +332,8 @@ extension HTTPResponse {
         let page = await client.send(.get, "/dashboard/apps/\(app.appId)/operations")
         #expect(page.status.code == 200)
         let text = page.text
-        #expect(text.contains(#"<tr><td>SUBSCRIBED</td><td>INITIAL_BUY</td><td>unclaimed</td><td class="number">2</td>"#))
+        #expect(
+            text.contains(#"<tr><td>SUBSCRIBED</td><td>INITIAL_BUY</td><td>unclaimed</td><td class="number">2</td>"#))
         let audit = try await harness.store.read { try $0.auditEntries(after: nil, limit: 100) }
         let rule = try #require(
             audit.first { $0.action == "notification.rejected" }.flatMap {
@@ -337,7 +363,10 @@ extension HTTPResponse {
         #expect(page.text.contains(#"<span class="value">2</span> <span class="change">+2 vs 0</span>"#))
         #expect(page.text.contains(#"<figure class="chart" id="chart-new-customers">"#))
         #expect(page.text.contains(#"<option value="7" selected>Last 7 days</option>"#))
-        #expect(page.text.contains(#"<a id="csv" href="/dashboard/apps/\#(app.appId)/overview.csv?period=7&amp;environment=Sandbox" download>"#))
+        #expect(
+            page.text.contains(
+                #"<a id="csv" href="/dashboard/apps/\#(app.appId)/overview.csv?period=7&amp;environment=Sandbox" download>"#
+            ))
 
         let csv = await client.send(.get, "/dashboard/apps/\(app.appId)/overview.csv?period=7&environment=Sandbox")
         #expect(csv.status.code == 200)

@@ -88,6 +88,15 @@ def browser(downloads):
     return driver
 
 
+def wait_for(condition, seconds=10):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def screenshots(driver, name):
     for label, (width, height) in WIDTHS.items():
         driver.set_window_size(width, height)
@@ -131,7 +140,10 @@ def main():
         key = driver.find_element(By.ID, "key")
         check(driver.switch_to.active_element == key, "the key field has focus")
         key.send_keys(secret + Keys.ENTER)
-        check(driver.current_url.startswith(base + "/dashboard/apps/demo"), "signed in: the app's overview")
+        wait_for(lambda: "/dashboard/apps/" in driver.current_url)
+        check(driver.current_url.startswith(base + "/dashboard/apps/demo"),
+              "signed in: the app's overview" + ("" if "/apps/" in driver.current_url else
+                                                   " (" + driver.find_element(By.TAG_NAME, "main").text + ")"))
         cookie = driver.get_cookie("storekeeper_dashboard")
         check(cookie is not None and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict",
               "the session cookie is HttpOnly and SameSite=Strict")
@@ -169,6 +181,7 @@ def main():
             if option.text == "Sandbox":
                 option.click()
         driver.find_element(By.CSS_SELECTOR, "form.filters button").click()
+        wait_for(lambda: "environment=" in driver.current_url)
         check("environment=Sandbox" in driver.current_url, "the filter form applies the environment")
         values = driver.execute_script(
             "return [...document.querySelectorAll('#chart-notifications tbody td')].map(e => Number(e.textContent))")
@@ -179,6 +192,7 @@ def main():
         accessible(driver, "customers")
         field = driver.find_element(By.ID, "q")
         field.send_keys("user-0001" + Keys.ENTER)
+        wait_for(lambda: "q=user-0001" in driver.current_url)
         for attempt in range(5):
             shown = driver.find_element(By.ID, "active-entitlements").text
             info = api(base, "/v1/apps/demo/customers/user-0001", secret)
@@ -203,6 +217,7 @@ def main():
 
         # Sign out through its form.
         driver.find_element(By.CSS_SELECTOR, "nav form button").click()
+        wait_for(lambda: driver.current_url.endswith("/sign-in"))
         check(driver.current_url == base + "/dashboard/sign-in", "signed out")
         driver.get(base + "/dashboard/apps/demo/operations")
         check(driver.current_url == base + "/dashboard/sign-in", "signed out: pages ask to sign in again")

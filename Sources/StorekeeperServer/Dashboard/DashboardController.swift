@@ -91,8 +91,10 @@ struct DashboardController: Sendable {
         _ handler: @escaping @Sendable (HTTPRequest, DashboardSession, AppRuntime) async throws -> HTTPResponse
     ) -> Router.Handler {
         { request, context in
-            guard let session = try await currentSession(request) else { return DashboardHTTP.redirect("/dashboard/sign-in") }
-            return try await answer(session: session, appId: context.parameters["appId"]) {
+            guard let session = try await currentSession(request) else {
+                return DashboardHTTP.redirect("/dashboard/sign-in")
+            }
+            return await answer(session: session, appId: context.parameters["appId"]) {
                 let app = try await allowedApp(session: session, context: context)
                 return try await handler(request, session, app)
             }
@@ -111,7 +113,7 @@ struct DashboardController: Sendable {
                     DashboardFailure(status: .forbidden, message: "Your session has ended. Sign in again."),
                     context: nil)
             }
-            return try await answer(session: session, appId: context.parameters["appId"]) {
+            return await answer(session: session, appId: context.parameters["appId"]) {
                 let form = try checkedForm(request, session: session)
                 let app = try await allowedApp(session: session, context: context)
                 return try await handler(request, context, form, session, app)
@@ -131,7 +133,8 @@ struct DashboardController: Sendable {
         } catch let failure as DashboardFailure {
             return DashboardPages.failure(failure, context: pageContext)
         } catch let error as HTTPError {
-            return DashboardPages.failure(DashboardFailure(status: error.status, message: error.message), context: pageContext)
+            return DashboardPages.failure(
+                DashboardFailure(status: error.status, message: error.message), context: pageContext)
         } catch {
             return DashboardPages.failure(
                 DashboardFailure(status: .internalServerError, message: "Something went wrong; try again."),
@@ -158,9 +161,10 @@ struct DashboardController: Sendable {
     }
 
     /// A POST whose `Origin` names another site is refused (belt and braces beside the CSRF
-    /// token and SameSite=Strict); browsers send `Origin` on every POST.
+    /// token and SameSite=Strict). An absent or opaque (`null`) origin names none: the token
+    /// decides alone.
     static func checkOrigin(_ request: HTTPRequest) throws(DashboardFailure) {
-        guard let origin = request.headers["Origin"] else { return }
+        guard let origin = request.headers["Origin"], origin != "null" else { return }
         let host = request.headers["Host"] ?? ""
         guard origin == "http://" + host || origin == "https://" + host else {
             throw DashboardFailure(status: .forbidden, message: "This form was posted from another site.")
@@ -171,14 +175,17 @@ struct DashboardController: Sendable {
 
     @Sendable func stylesheet(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         var response = HTTPResponse(
-            status: .ok, headers: ["Content-Type": "text/css; charset=utf-8"], body: Data(DashboardStylesheet.text.utf8))
+            status: .ok, headers: ["Content-Type": "text/css; charset=utf-8"], body: Data(DashboardStylesheet.text.utf8)
+        )
         response.headers["Cache-Control"] = "public, max-age=3600"
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response
     }
 
     @Sendable func home(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        guard let session = try await currentSession(request) else { return DashboardHTTP.redirect("/dashboard/sign-in") }
+        guard let session = try await currentSession(request) else {
+            return DashboardHTTP.redirect("/dashboard/sign-in")
+        }
         if let appId = session.appId { return DashboardHTTP.redirect("/dashboard/apps/" + DashboardHTTP.encode(appId)) }
         return DashboardHTTP.redirect("/dashboard/apps")
     }
@@ -195,7 +202,8 @@ struct DashboardController: Sendable {
             DashboardPages.signIn(csrfToken: signInToken(nonce), message: message), status: status)
         response.headers.add(
             name: "Set-Cookie",
-            value: DashboardHTTP.setCookie(name: Self.signInCookie, value: nonce, maxAgeSeconds: 900, secure: secureCookies))
+            value: DashboardHTTP.setCookie(
+                name: Self.signInCookie, value: nonce, maxAgeSeconds: 900, secure: secureCookies))
         return response
     }
 
@@ -222,7 +230,8 @@ struct DashboardController: Sendable {
             let session = try await verifiedSession(key: presentedKey)
         else {
             // One answer for unknown, revoked and public keys: the form says nothing about which.
-            return signInForm(message: "That key cannot sign in: use an app's secret key or an admin key.", status: .unauthorized)
+            return signInForm(
+                message: "That key cannot sign in: use an app's secret key or an admin key.", status: .unauthorized)
         }
         let token = session.token(key: key)
         return DashboardHTTP.redirect(
@@ -257,20 +266,23 @@ struct DashboardController: Sendable {
     }
 
     @Sendable func signOut(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        let clear = DashboardHTTP.setCookie(name: Self.sessionCookie, value: "", maxAgeSeconds: 0, secure: secureCookies)
+        let clear = DashboardHTTP.setCookie(
+            name: Self.sessionCookie, value: "", maxAgeSeconds: 0, secure: secureCookies)
         guard let session = try await currentSession(request) else {
             return DashboardHTTP.redirect("/dashboard/sign-in", cookies: [clear])
         }
         do {
             _ = try checkedForm(request, session: session)
         } catch let failure as DashboardFailure {
-            return DashboardPages.failure(failure, context: context(session, appId: session.appId, section: .apps))
+            return DashboardPages.failure(failure, context: self.context(session, appId: session.appId, section: .apps))
         }
         return DashboardHTTP.redirect("/dashboard/sign-in", cookies: [clear])
     }
 
     @Sendable func appList(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        guard let session = try await currentSession(request) else { return DashboardHTTP.redirect("/dashboard/sign-in") }
+        guard let session = try await currentSession(request) else {
+            return DashboardHTTP.redirect("/dashboard/sign-in")
+        }
         guard session.kind == .admin else {
             return DashboardHTTP.redirect("/dashboard/apps/" + DashboardHTTP.encode(session.appId ?? ""))
         }

@@ -304,10 +304,18 @@ extension DashboardController {
                     fact.raw.map {
                         "<details><summary>Signed payload (\($0.utf8.count) bytes)</summary><pre>\($0)</pre></details>"
                     } ?? "<span class=\"muted\">from a receipt</span>"
+                let (what, product): (String, String?) =
+                    switch fact.fact {
+                    case .transaction(let transaction)?: ("transaction", transaction.productId)
+                    case .renewalInfo(let renewal)?: ("renewal info", renewal.productId)
+                    case .notification(let notification)?: (notification.type, notification.productId)
+                    case nil: (fact.kind.rawValue, nil)
+                    }
                 return """
-                    <tr><td>\(DashboardPages.time(fact.receivedAt))</td><td>\(fact.kind.rawValue)</td>\
-                    <td>signed \(DashboardPages.time(fact.signedDate))</td><td>\(fact.environment?.rawValue)</td>\
-                    <td>\(fact.originalTransactionId)</td><td>\(raw)</td></tr>
+                    <tr><td>\(DashboardPages.time(fact.receivedAt))</td><td>fact</td>\
+                    <td>\(what), signed \(DashboardPages.time(fact.signedDate))</td>\
+                    <td>\(fact.environment?.rawValue)</td>\
+                    <td>\(product ?? "—") / \(fact.originalTransactionId ?? "—")</td><td>\(raw)</td></tr>
                     """
             }
         }

@@ -67,7 +67,10 @@ enum DashboardHTTP {
             "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
             + "frame-ancestors 'none'; base-uri 'none'"
         response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        // Not `no-referrer`: under it Chrome posts forms with `Origin: null`, which hides the
+        // origin `DashboardController.checkOrigin` compares. `same-origin` still sends nothing
+        // to other sites.
+        response.headers["Referrer-Policy"] = "same-origin"
         response.headers["X-Frame-Options"] = "DENY"
     }
 

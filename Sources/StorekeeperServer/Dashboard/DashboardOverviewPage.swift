@@ -104,7 +104,7 @@ extension DashboardController {
                 <span class="value">\(value)</span> <span class="change">\(change(value, card.previous))</span></li>
                 """
         }
-        let periods = periods.map { days -> HTML in
+        let periods = Self.periods.map { days -> HTML in
             days == query.days
                 ? "<option value=\"\(days)\" selected>Last \(days) days</option>"
                 : "<option value=\"\(days)\">Last \(days) days</option>"

@@ -8,7 +8,7 @@ public struct HTML: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
 
     public init(stringLiteral value: String) { markup = value }
 
-    public init(stringInterpolation: Interpolation) { markup = stringInterpolation.markup }
+    public init(stringInterpolation: StringInterpolation) { markup = stringInterpolation.markup }
 
     /// Markup built elsewhere and known to be safe (never data).
     init(trusted markup: String) { self.markup = markup }
