@@ -350,12 +350,22 @@ extension HTTPResponse {
         #expect(response.headers["Location"] == "/dashboard/apps/\(app.appId)/operations?notice=replay_not_found")
     }
 
-    @Test("the overview: new customers against the previous period, charts, period check, CSV of the same figures")
-    func overview() async throws {
-        let harness = try await ServerHarness()
+    @Test(
+        "the overview: new customers against the previous period, charts, period check, CSV of the same figures",
+        arguments: databases)
+    func overview(database: TestDatabase) async throws {
+        let harness = try await ServerHarness(database: database)
         defer { Task { await harness.stop() } }
         let app = try await harness.createApp()
         for user in ["ann", "bob"] { #expect(try await Self.purchase(harness, app: app, user: user).status == 200) }
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        let id = uniqueDigits()
+        let jws = try signer.transaction(id: id, originalId: id, purchase: t0, expires: t0.plus(days: 30), signed: t0)
+        let notification = try signer.notification(.subscribed, .initialBuy, transaction: jws, signed: t0)
+        let posted = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/notifications/appstore", json: ["signedPayload": notification])
+        #expect(posted.status == 200)
         var client = DashboardClient(harness.application.responder)
         #expect(await client.signIn(app.secretKey).status.code == 303)
         let page = await client.send(.get, "/dashboard/apps/\(app.appId)?period=7")
@@ -378,6 +388,7 @@ extension HTTPResponse {
         let today = DashboardOverviewQuery.label(day: TestSigning.signedDate.millisecondsSince1970 / 86_400_000)
         #expect(lines.contains("chart,chart-new-customers,New customers,\(today),2"))
         #expect(lines.filter { $0.hasPrefix("chart,chart-new-customers,") }.count == 7)
+        #expect(lines.contains("chart,chart-notifications,Notifications,\(today),1"))
 
         #expect(await client.send(.get, "/dashboard/apps/\(app.appId)?period=5").status.code == 400)
         #expect(DashboardController.csvCell("=cmd()") == "'=cmd()")

@@ -30,15 +30,17 @@ enum DashboardStylesheet {
         .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: .75rem;
           padding: 0; list-style: none; }
         .card { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; background: var(--panel); }
+        .card span { display: block; }
         .card .label { color: var(--muted); font-size: .875rem; }
         .card .value { font-size: 1.4rem; font-weight: 700; overflow-wrap: anywhere; }
         .card .change { font-size: .875rem; color: var(--muted); }
-        .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 1rem; }
+        .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr));
+          gap: 1rem; }
         figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: .5rem; }
         figure.chart figcaption { font-weight: 600; }
         figure.chart svg { width: 100%; height: auto; display: block; }
         svg .grid { stroke: var(--line); stroke-width: 1; }
-        svg .axis, svg .legend { font-size: 12px; fill: var(--muted); }
+        svg .axis, svg .legend { font-size: 15px; fill: var(--muted); }
         svg polyline { stroke-width: 2; }
         .series-0, .legend-0 { stroke: #1f5fbf; fill: #1f5fbf; }
         .series-1, .legend-1 { stroke: #d4572a; fill: #d4572a; }
