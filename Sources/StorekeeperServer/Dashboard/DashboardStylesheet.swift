@@ -27,7 +27,7 @@ enum DashboardStylesheet {
         main:focus { outline: none; }
         h1 { font-size: 1.5rem; margin: .5rem 0 1rem; }
         h2 { font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
-        .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: .75rem;
+        .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: .75rem;
           padding: 0; list-style: none; }
         .card { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; background: var(--panel); }
         .card span { display: block; }
@@ -53,7 +53,8 @@ enum DashboardStylesheet {
         .scroll { overflow-x: auto; }
         table { border-collapse: collapse; width: 100%; font-size: .9rem; }
         th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line);
-          vertical-align: top; overflow-wrap: anywhere; }
+          vertical-align: top; overflow-wrap: break-word; }
+        th { white-space: nowrap; }
         td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
         form.filters, form.search { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: flex-end;
           margin: .5rem 0 1rem; }
