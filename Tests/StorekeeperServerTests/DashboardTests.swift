@@ -371,6 +371,15 @@ extension HTTPResponse {
         let page = await client.send(.get, "/dashboard/apps/\(app.appId)?period=7")
         #expect(page.status.code == 200)
         #expect(page.text.contains(#"<span class="value">2</span> <span class="change">+2 vs 0</span>"#))
+        #expect(page.text.contains(#"<li class="card" id="card-new-customers">"#))
+        // The cards of the analytics overview, in its order (docs/analytics.md).
+        let cardIds = page.text.components(separatedBy: #"<li class="card" id="card-"#).dropFirst().map {
+            String($0.prefix { $0 != "\"" })
+        }
+        #expect(
+            cardIds == [
+                "active-subscriptions", "active-trials", "mrr", "revenue", "proceeds", "new-customers", "refunds",
+            ])
         #expect(page.text.contains(#"<figure class="chart" id="chart-new-customers">"#))
         #expect(page.text.contains(#"<option value="7" selected>Last 7 days</option>"#))
         #expect(
@@ -383,8 +392,8 @@ extension HTTPResponse {
         #expect(csv.headers["Content-Type"] == "text/csv; charset=utf-8")
         let lines = csv.text.components(separatedBy: "\r\n")
         #expect(lines.first == "kind,name,series,label,value")
-        #expect(lines.contains("card,newCustomers,current,,2"))
-        #expect(lines.contains("card,newCustomers,previous,,0"))
+        #expect(lines.contains("card,new-customers,current,,2"))
+        #expect(lines.contains("card,new-customers,previous,,0"))
         let today = DashboardOverviewQuery.label(day: TestSigning.signedDate.millisecondsSince1970 / 86_400_000)
         #expect(lines.contains("chart,chart-new-customers,New customers,\(today),2"))
         #expect(lines.filter { $0.hasPrefix("chart,chart-new-customers,") }.count == 7)

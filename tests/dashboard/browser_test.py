@@ -154,7 +154,7 @@ def main():
         screenshots(driver, "overview")
         for attempt in range(5):
             driver.get(base + "/dashboard/apps/demo?period=7&environment=Sandbox")
-            shown = driver.find_element(By.CSS_SELECTOR, "#card-newCustomers .value").text
+            shown = driver.find_element(By.CSS_SELECTOR, "#card-new-customers .value").text
             for name in os.listdir(downloads):
                 os.remove(os.path.join(downloads, name))
             driver.find_element(By.ID, "csv").click()
@@ -168,7 +168,7 @@ def main():
             check(path is not None, "the CSV downloads")
             with open(path, newline="") as handle:
                 rows = list(csv.reader(handle))
-            figure = next(r[4] for r in rows if r[:3] == ["card", "newCustomers", "current"])
+            figure = next(r[4] for r in rows if r[:3] == ["card", "new-customers", "current"])
             if figure == shown:
                 break  # the demo adds a customer every few seconds: read both again if one came between
         check(figure == shown and int(shown) > 0, f"CSV and page agree on new customers ({figure} / {shown})")

@@ -43,6 +43,7 @@ struct DashboardOverviewQuery: Sendable, Hashable {
 /// - Note: Immutable value; `Sendable`.
 struct DashboardOverview: Sendable, Hashable {
     struct Card: Sendable, Hashable {
+        /// The analytics API's metric name (`docs/analytics.md`, overview cards), in its order.
         var id: String
         var title: String
         /// The figure as shown (counts as integers, money with its currency); `nil`: not available.
@@ -76,7 +77,7 @@ struct StoredCountsOverview: DashboardOverviewSource {
     static let pendingAnalytics = "needs the analytics API (issue 13), not in this build yet"
 
     static let pendingCards: [(String, String)] = [
-        ("activeSubscriptions", "Active subscriptions"), ("activeTrials", "Active trials"), ("mrr", "MRR"),
+        ("active-subscriptions", "Active subscriptions"), ("active-trials", "Active trials"), ("mrr", "MRR"),
         ("revenue", "Revenue"), ("proceeds", "Proceeds"), ("refunds", "Refunds"),
     ]
 
@@ -98,7 +99,7 @@ struct StoredCountsOverview: DashboardOverviewSource {
         }
         cards.insert(
             DashboardOverview.Card(
-                id: "newCustomers", title: "New customers", value: String(newCustomers), previous: String(earlier),
+                id: "new-customers", title: "New customers", value: String(newCustomers), previous: String(earlier),
                 unavailable: nil),
             at: 5)
         let labels = query.dayLabels
