@@ -1,12 +1,12 @@
 # Storekeeper: `make run` starts it, `make test` checks it, `make bench` measures it.
 SWIFT ?= swift
 VENV := .build/interop-venv
-# The binary interop and schemathesis run against: the release build when run alone; `make test`
+# The binary interop, schemathesis and the browser test run against: the release build when run alone; `make test`
 # passes the debug build it has just made (the same code, and CI saves a whole release build).
 STOREKEEPER_BIN ?= .build/release/storekeeper
 BIN_BUILD := $(if $(filter .build/release/%,$(STOREKEEPER_BIN)),build-release,)
 
-.PHONY: run test bench deps test-deps bench-deps build build-release interop schemathesis lint clean
+.PHONY: run test bench deps test-deps bench-deps build build-release interop schemathesis dashboard-browser lint clean
 
 # The demo: Storekeeper on 127.0.0.1:8080 (SQLite in ./data) with the App Store simulator as its
 # App Store and simulated customers; it prints curl examples with working keys. Ctrl-C stops it.
@@ -22,7 +22,7 @@ test: test-deps lint
 	@url=$$(scripts/postgres-test.sh start) && \
 	  STOREKEEPER_TEST_POSTGRES_URL=$$url $(SWIFT) test --skip-build --no-parallel; \
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
-	$(MAKE) interop schemathesis STOREKEEPER_BIN=.build/debug/storekeeper
+	$(MAKE) interop schemathesis dashboard-browser STOREKEEPER_BIN=.build/debug/storekeeper
 
 # Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.
@@ -65,6 +65,15 @@ interop: $(BIN_BUILD)
 schemathesis: $(BIN_BUILD)
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	SCHEMATHESIS_PYTHON=$(VENV)/bin/python tests/schemathesis/run.sh $(STOREKEEPER_BIN)
+
+# The dashboard in headless Chromium (Debian's chromium and chromium-driver, installed by
+# test-deps) through selenium: sign-in, every page, figures against the API, a filter, the CSV,
+# screenshots at 1280 and 390 px in .build/dashboard-screenshots (tests/dashboard/browser_test.py).
+dashboard-browser: $(BIN_BUILD)
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	@$(VENV)/bin/python -c "import selenium" 2>/dev/null || \
+		$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check selenium
+	$(VENV)/bin/python tests/dashboard/browser_test.py $(STOREKEEPER_BIN)
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(pkg-config libssl-dev libsqlite3-dev libpq-dev libmicrohttpd-dev libcurl4-openssl-dev python3-venv openssl)
 case "${1:-}" in
-  --test) packages+=(postgresql util-linux) ;;
+  --test) packages+=(postgresql util-linux chromium chromium-driver) ;;
   --bench) packages+=(postgresql util-linux wrk nginx) ;;
 esac
 missing=()

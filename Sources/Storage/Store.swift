@@ -142,6 +142,25 @@ public protocol StoreReader {
 
     func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
 
+    // The dashboard (operations and overview pages): aggregate counts, no rows.
+    /// An API key by its id (a dashboard session names its key by id and checks it still stands).
+    func apiKey(id: String) throws -> APIKeyRecord?
+    /// The app's notifications received since `since`, counted by type, subtype and outcome.
+    func notificationIntake(appId: String, since: Timestamp) throws -> [NotificationIntakeCount]
+    /// The app's refused notifications since `since`, counted by the rule that refused them.
+    func verificationFailures(appId: String, since: Timestamp) throws -> [VerificationFailureCount]
+    /// The app's webhook outbox in counts.
+    func deliverySummary(appId: String) throws -> DeliverySummary
+    /// The app's jobs in counts by kind; `running` means under a lease live at `now`.
+    func jobQueues(appId: String, now: Timestamp) throws -> [JobQueueSummary]
+    /// What status polling watches for the app, by environment.
+    func subscriptionWatches(appId: String) throws -> [SubscriptionWatchSummary]
+    /// Customers first seen in [from, to), by UTC day.
+    func newCustomersByDay(appId: String, from: Timestamp, to: Timestamp) throws -> [DailyCount]
+    /// Notifications received in [from, to) (of one environment when given), by UTC day.
+    func notificationsByDay(appId: String, environment: AppStoreEnvironment?, from: Timestamp, to: Timestamp) throws
+        -> [DailyCount]
+
     /// Identifiers of the migrations applied to this database.
     func appliedMigrations() throws -> [String]
 }

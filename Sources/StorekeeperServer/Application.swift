@@ -106,13 +106,19 @@ public struct StorekeeperApplication: Sendable {
         self.openAPIDocument = openAPI
         self.routes = routes
 
+        // The dashboard checks its own session cookie: open to the key middleware, and not part
+        // of the REST API's document.
+        let dashboard = DashboardController(
+            apps: apps, store: store, clock: clock, metrics: metrics, sync: ingestion.recovery.sync,
+            configuration: configuration)
+        var access = Dictionary(routes.map { ($0.accessKey, $0.access) }, uniquingKeysWith: { first, _ in first })
+        for (method, path, _) in dashboard.routes { access["\(method.rawValue) \(path)"] = .open }
+
         var router = Router(accessLog: accessLog ?? (configuration.accessLog ? AccessLog.standardError() : nil))
         router.use(MetricsMiddleware(metrics: metrics))
-        router.use(
-            AuthenticationMiddleware(
-                access: Dictionary(routes.map { ($0.accessKey, $0.access) }, uniquingKeysWith: { first, _ in first }),
-                store: store, adminKey: configuration.adminKey))
+        router.use(AuthenticationMiddleware(access: access, store: store, adminKey: configuration.adminKey))
         for route in routes { router.add(route.method, route.path, route.handler) }
+        for (method, path, handler) in dashboard.routes { router.add(method, path, handler: handler) }
         responder = router.buildResponder()
 
         accessScheduler = AccessScheduler(

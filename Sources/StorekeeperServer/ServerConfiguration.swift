@@ -99,6 +99,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// The percentage of Apple's documented per-app rate limits this process may use (lower it
     /// to 100/n when n instances serve the same apps).
     public var appStoreRatePercent = 100
+    /// Mark the dashboard's cookies `Secure` (only sent over HTTPS): set it when the server is
+    /// reached through TLS (a proxy in front, docs/nginx.md).
+    public var dashboardSecureCookies = false
+    /// How long a dashboard sign-in lasts.
+    public var dashboardSessionSeconds = 8 * 3600
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -156,7 +161,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "historyReplay", "historyReplayIntervalSeconds", "historyReplayOverlapSeconds", "historyReplayOnlyFailures",
         "statusPolling", "statusPollingIntervalSeconds", "statusPollingExpiryDelaySeconds",
         "statusPollingBillingRetrySeconds", "statusPollingStaleSeconds", "customerSyncIntervalSeconds",
-        "appStoreRatePercent",
+        "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -346,6 +351,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "statusPollingStaleSeconds": statusPollingStaleSeconds = try integer(3600...(365 * 86_400))
         case "customerSyncIntervalSeconds": customerSyncIntervalSeconds = try integer(0...86_400)
         case "appStoreRatePercent": appStoreRatePercent = try integer(1...100)
+        case "dashboardSecureCookies": dashboardSecureCookies = try boolean()
+        case "dashboardSessionSeconds": dashboardSessionSeconds = try integer(300...(7 * 86_400))
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

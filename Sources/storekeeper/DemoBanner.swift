@@ -23,6 +23,7 @@ struct DemoBanner {
 
             Storekeeper demo is running at \(baseURL)
 
+              Dashboard   \(baseURL)/dashboard   (sign in with the secret or the admin key below)
               App Store   the simulator at \(simulatorURL) (Sandbox; one month lasts \(month) s)
                           CA and In-App Purchase key kept in \(simulatorDirectory)
               database    \(databasePath) (SQLite, recreated at every start)

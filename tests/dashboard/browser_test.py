@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The dashboard in a real browser: headless Chromium (Debian's chromium + chromium-driver)
+driven through WebDriver (selenium).
+
+Starts `storekeeper serve --demo` on a free loopback port with its own data directory and a
+known admin key, signs in with the demo app's secret key through the form (keyboard only),
+opens each page, checks the figures shown against the REST API (and the CSV download against
+the page), uses a filter, and saves screenshots at 1280 and 390 px wide under
+.build/dashboard-screenshots/. Usage: browser_test.py path/to/storekeeper
+"""
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+ADMIN_KEY = "browser-test-admin-key-0123456789"
+SCREENSHOTS = os.path.join(".build", "dashboard-screenshots")
+WIDTHS = {"1280": (1280, 900), "390": (390, 844)}
+failures = []
+
+
+def check(condition, message):
+    print(("ok   " if condition else "FAIL ") + message, flush=True)
+    if not condition:
+        failures.append(message)
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_demo(binary, data):
+    port = free_port()
+    environment = dict(os.environ, STOREKEEPER_ADMIN_KEY=ADMIN_KEY, STOREKEEPER_DATA_DIRECTORY=data)
+    process = subprocess.Popen(
+        [binary, "serve", "--demo", "--listen", f"127.0.0.1:{port}", "--month-seconds", "600"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment)
+    banner = []
+    deadline = time.time() + 60
+    for line in process.stdout:
+        banner.append(line)
+        if line.strip().startswith("Progress every") or time.time() > deadline:
+            break
+    text = "".join(banner)
+    secret = re.search(r"secret\s+(sk_sec_\S+)", text)
+    url = re.search(r"Dashboard\s+(http://\S+)", text)
+    if not secret:
+        process.kill()
+        raise SystemExit("the demo did not print its keys:\n" + text)
+    check(url is not None and url.group(1) == f"http://127.0.0.1:{port}/dashboard",
+          "the demo prints the dashboard URL")
+    return process, f"http://127.0.0.1:{port}", secret.group(1)
+
+
+def api(base, path, key):
+    request = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + key})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def browser(downloads):
+    options = webdriver.ChromeOptions()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1280,900"]:
+        options.add_argument(argument)
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    options.add_experimental_option("prefs", {"download.default_directory": downloads,
+                                              "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"),
+                              options=options)
+    driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    driver.set_page_load_timeout(20)
+    return driver
+
+
+def wait_for(condition, seconds=10):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def screenshots(driver, name):
+    for label, (width, height) in WIDTHS.items():
+        driver.set_window_size(width, height)
+        time.sleep(0.2)
+        driver.save_screenshot(os.path.join(SCREENSHOTS, f"{name}-{label}.png"))
+        overflow = driver.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        check(overflow <= 0, f"{name} at {label} px: no sideways scrolling of the page ({overflow} px)")
+    driver.set_window_size(*WIDTHS["1280"])
+
+
+def accessible(driver, name):
+    unlabelled = driver.execute_script(
+        "return [...document.querySelectorAll('input:not([type=hidden]), select')]"
+        ".filter(e => e.labels.length === 0).map(e => e.name)")
+    check(unlabelled == [], f"{name}: every field has a label {unlabelled}")
+    body = driver.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.TAB)
+    active = driver.switch_to.active_element
+    check(active.text == "Skip to content", f"{name}: the first Tab reaches the skip link")
+    active.send_keys(Keys.ENTER)
+    check(driver.execute_script("return document.activeElement.id") == "main",
+          f"{name}: the skip link moves focus to the content")
+
+
+def main():
+    binary = sys.argv[1]
+    started = time.time()
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    data = tempfile.mkdtemp(prefix="storekeeper-dashboard-")
+    downloads = os.path.join(data, "downloads")
+    os.makedirs(downloads)
+    process, base, secret = start_demo(binary, data)
+    driver = None
+    try:
+        driver = browser(downloads)
+        # Sign in, keyboard only: the form takes the key, Enter submits.
+        driver.get(base + "/dashboard")
+        check(driver.current_url == base + "/dashboard/sign-in", "signed out: the dashboard asks to sign in")
+        screenshots(driver, "sign-in")
+        key = driver.find_element(By.ID, "key")
+        check(driver.switch_to.active_element == key, "the key field has focus")
+        key.send_keys(secret + Keys.ENTER)
+        wait_for(lambda: "/dashboard/apps/" in driver.current_url)
+        check(driver.current_url.startswith(base + "/dashboard/apps/demo"),
+              "signed in: the app's overview" + ("" if "/apps/" in driver.current_url else
+                                                   " (" + driver.find_element(By.TAG_NAME, "main").text + ")"))
+        cookie = driver.get_cookie("storekeeper_dashboard")
+        check(cookie is not None and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict",
+              "the session cookie is HttpOnly and SameSite=Strict")
+        check(secret not in driver.current_url, "no key in the URL")
+
+        # Overview: the cards, a filter, the CSV of the same figures.
+        accessible(driver, "overview")
+        screenshots(driver, "overview")
+        for attempt in range(5):
+            driver.get(base + "/dashboard/apps/demo?period=7&environment=Sandbox")
+            shown = driver.find_element(By.CSS_SELECTOR, "#card-new-customers .value").text
+            for name in os.listdir(downloads):
+                os.remove(os.path.join(downloads, name))
+            driver.find_element(By.ID, "csv").click()
+            path = None
+            for _ in range(100):
+                names = [n for n in os.listdir(downloads) if n.endswith(".csv")]
+                if names:
+                    path = os.path.join(downloads, names[0])
+                    break
+                time.sleep(0.1)
+            check(path is not None, "the CSV downloads")
+            with open(path, newline="") as handle:
+                rows = list(csv.reader(handle))
+            figure = next(r[4] for r in rows if r[:3] == ["card", "new-customers", "current"])
+            if figure == shown:
+                break  # the demo adds a customer every few seconds: read both again if one came between
+        check(figure == shown and int(shown) > 0, f"CSV and page agree on new customers ({figure} / {shown})")
+        check(len([r for r in rows if r[:2] == ["chart", "chart-notifications"]]) == 7, "7 days in the CSV")
+
+        # The environment filter: the demo's notifications are Sandbox, so Production shows none.
+        driver.get(base + "/dashboard/apps/demo?period=28")
+        select = driver.find_element(By.ID, "environment")
+        for option in select.find_elements(By.TAG_NAME, "option"):
+            if option.text == "Sandbox":
+                option.click()
+        driver.find_element(By.CSS_SELECTOR, "form.filters button").click()
+        wait_for(lambda: "environment=" in driver.current_url)
+        check("environment=Sandbox" in driver.current_url, "the filter form applies the environment")
+        values = driver.execute_script(
+            "return [...document.querySelectorAll('#chart-notifications tbody td')].map(e => Number(e.textContent))")
+        check(len(values) == 28 and sum(values) > 0, f"28 days of Sandbox notifications ({sum(values)})")
+
+        # Customer page: the entitlements shown are the API's.
+        driver.get(base + "/dashboard/apps/demo/customers")
+        accessible(driver, "customers")
+        field = driver.find_element(By.ID, "q")
+        field.send_keys("user-0001" + Keys.ENTER)
+        wait_for(lambda: "q=user-0001" in driver.current_url)
+        for attempt in range(5):
+            shown = driver.find_element(By.ID, "active-entitlements").text
+            info = api(base, "/v1/apps/demo/customers/user-0001", secret)
+            active = sorted(k for k, v in info.get("entitlements", {}).items() if v.get("isActive"))
+            if shown == (", ".join(active) if active else "none"):
+                break
+            driver.refresh()
+        check(shown == (", ".join(active) if active else "none"), f"active entitlements equal the API's ({shown})")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#timeline tbody tr")) > 0, "the timeline has rows")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#timeline pre")) > 0, "raw signed payloads are shown")
+        screenshots(driver, "customer")
+
+        # Operations: the dead-lettered count equals the API's list.
+        driver.get(base + "/dashboard/apps/demo/operations")
+        accessible(driver, "operations")
+        dead = int(driver.find_element(By.ID, "deliveries-dead").text)
+        listed = api(base, "/v1/apps/demo/webhooks/deliveries/failed?limit=500", secret)["deliveries"]
+        check(dead == len([d for d in listed if d.get("deadLetteredAt")]), f"dead-lettered deliveries ({dead})")
+        intake = driver.find_elements(By.CSS_SELECTOR, "#intake tbody tr")
+        check(len(intake) > 0 and "None." not in intake[0].text, "notification intake has rows")
+        screenshots(driver, "operations")
+
+        # Sign out through its form.
+        driver.find_element(By.CSS_SELECTOR, "nav form button").click()
+        wait_for(lambda: driver.current_url.endswith("/sign-in"))
+        check(driver.current_url == base + "/dashboard/sign-in", "signed out")
+        driver.get(base + "/dashboard/apps/demo/operations")
+        check(driver.current_url == base + "/dashboard/sign-in", "signed out: pages ask to sign in again")
+    finally:
+        if driver:
+            driver.quit()
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(data, ignore_errors=True)
+    elapsed = time.time() - started
+    print(f"dashboard browser test: {len(failures)} failure(s) in {elapsed:.1f} s; screenshots in {SCREENSHOTS}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
