@@ -113,7 +113,10 @@ public struct StorekeeperApplication: Sendable {
             store: store, transport: webhookTransport ?? PinnedHTTPTransport(), clock: clock, metrics: metrics,
             settings: settings, destinations: webhookDestinations, secrets: secrets)
         var jobs = jobSettings ?? JobWorker.Settings()
-        if jobSettings == nil { jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds) }
+        if jobSettings == nil {
+            jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds)
+            jobs.leaseMilliseconds = max(1000, Int64(configuration.jobLeaseSeconds) * 1000)
+        }
         jobWorker = JobWorker(
             store: store, handlers: ingestion.jobHandlers, clock: clock, metrics: metrics, settings: jobs)
         historyReplayWorker = HistoryReplayWorker(
@@ -122,7 +125,8 @@ public struct StorekeeperApplication: Sendable {
                 interval: .seconds(configuration.historyReplayIntervalSeconds),
                 replay: NotificationHistoryReplay.Settings(
                     overlapMilliseconds: Int64(configuration.historyReplayOverlapSeconds) * 1000,
-                    onlyFailures: configuration.historyReplayOnlyFailures)))
+                    onlyFailures: configuration.historyReplayOnlyFailures,
+                    leaseMilliseconds: Int64(configuration.historyReplayLeaseSeconds) * 1000)))
         statusPollingWorker = StatusPollingWorker(
             ingestion: ingestion, metrics: metrics,
             settings: StatusPollingWorker.Settings(

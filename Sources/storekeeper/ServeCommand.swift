@@ -7,8 +7,9 @@ import StorekeeperIngestion
 import StorekeeperServer
 
 /// `storekeeper serve`: opens
-/// (and migrates) the database, serves the API, runs the webhook worker, and on SIGTERM or
-/// SIGINT stops accepting, finishes in-flight requests, stops the worker, closes the database
+/// (and migrates) the database, serves the API, runs the workers the configuration turns on
+/// (`StorekeeperApplication.startWorkers`), and on SIGTERM or SIGINT stops accepting, finishes
+/// in-flight requests, stops the workers, closes the database
 /// and exits 0. With `--demo` (`make run`), the same server runs with the embedded App Store
 /// simulator and simulated customers: see `DemoCommand`.
 ///
@@ -108,26 +109,9 @@ enum ServeCommand {
         log([
             "event": "server.listening", "url": server.baseURL.absoluteString, "database": store.engine.rawValue,
         ])
-        let worker: Task<Void, Never>? =
-            configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil
-        let scheduler: Task<Void, Never>? =
-            configuration.accessScheduler ? Task { await application.accessScheduler.run() } : nil
-        let jobs: Task<Void, Never>? = configuration.jobWorker ? Task { await application.jobWorker.run() } : nil
-        let replay: Task<Void, Never>? =
-            configuration.historyReplay ? Task { await application.historyReplayWorker.run() } : nil
-        let polling: Task<Void, Never>? =
-            configuration.statusPolling ? Task { await application.statusPollingWorker.run() } : nil
+        let workers = application.startWorkers()
         await server.runUntilShutdownSignal()
-        worker?.cancel()
-        scheduler?.cancel()
-        jobs?.cancel()
-        replay?.cancel()
-        polling?.cancel()
-        await worker?.value
-        await scheduler?.value
-        await jobs?.value
-        await replay?.value
-        await polling?.value
+        await workers.stop()
         await store.close()
         log(["event": "server.stopped"])
         return 0
@@ -167,10 +151,5 @@ enum ServeCommand {
     }
 
     /// One JSON line on standard error: a constant event name, data in keys.
-    static func log(_ fields: [String: String]) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let line = (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
+    static func log(_ fields: [String: String]) { ServerLog.event(fields) }
 }
