@@ -123,10 +123,12 @@ import Testing
             // The other instance joins: both replay (one cursor lease at a time) and answer.
             let owner = harness.application.jobWorker.owner
             workers = harness.application.startWorkers()
-            let started = await DeliveryInstances.until(60) {
-                await Self.consumptionCalls(simulator).values.reduce(0, +) >= 3
+            // Killed once the whole history is in (every job exists) and answers are under way.
+            let started = try await DeliveryInstances.until(60) {
+                let calls = await Self.consumptionCalls(simulator).values.reduce(0, +)
+                return try Self.jobs(database, app.appId).count == Self.customers && calls >= 3
             }
-            try #require(started, "no answers were sent: \(process.output)")
+            try #require(started, "the history was not replayed or no answers were sent: \(process.output)")
             process.kill()
             #expect(process.process.terminationReason == .uncaughtSignal)
             let callsAtKill = await Self.consumptionCalls(simulator)
