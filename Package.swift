@@ -101,6 +101,7 @@ let package = Package(
             dependencies: [
                 "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting", "HTTPServer", "Storage",
                 "AppStoreClient", "AppStoreModels", "AppStoreTrust", "Entitlements", "SecretSealing", "COpenSSL",
+                "AppStoreSimulator",
             ],
             swiftSettings: strict),
         .testTarget(

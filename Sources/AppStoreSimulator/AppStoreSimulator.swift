@@ -35,6 +35,8 @@ public actor AppStoreSimulator {
     var keyOwners: [String: SimulatedApp.APIKey] = [:]
     var messaging = RetentionMessagingState()
     var notificationSequence = 0
+    /// Authenticated Server API calls by route and transaction (`serverAPICalls()`).
+    var serverAPICallCounts: [ServerAPICall: Int] = [:]
 
     public init(
         environment: AppStoreEnvironment = .sandbox, authority: TestCertificateAuthority,

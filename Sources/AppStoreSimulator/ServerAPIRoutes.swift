@@ -16,6 +16,11 @@ enum ServerAPIRoutes {
             router.add(method, prefix + path) { request, context in
                 do {
                     let bundleId = try await simulator.authenticate(authorization: request.headers["Authorization"])
+                    await simulator.record(
+                        ServerAPICall(
+                            route: "\(method.rawValue) \(path)",
+                            transactionId: context.parameters["transactionId"]
+                                ?? context.parameters["originalTransactionId"]))
                     return try await operation(simulator, bundleId, request, context)
                 } catch let error as SimulatorError {
                     return errorResponse(error)

@@ -103,26 +103,56 @@ extension SQLStoreTransaction {
         ]
     }
 
+    /// A subscription has one renewal info per `signedDate`. Apple may sign two that differ at
+    /// the same instant (a status and a notification, say); keeping whichever arrived first
+    /// would make the derived state depend on arrival order. The row kept is the greater by
+    /// (JWS, fact): the same whatever the order, and a replay of either changes nothing.
+    /// Text compares byte by byte on both engines (PostgreSQL's database collation might not),
+    /// as Swift's `String` order of these ASCII texts does.
+    var renewalInfoConflict: String {
+        let binary = dialect == .postgres ? " COLLATE \"C\"" : ""
+        return """
+            ON CONFLICT (app_id, environment, original_transaction_id, signed_date) DO UPDATE SET
+                product_id = excluded.product_id, jws = excluded.jws, source = excluded.source,
+                fact_json = excluded.fact_json, received_at = excluded.received_at
+            WHERE (COALESCE(excluded.jws, '')\(binary), excluded.fact_json\(binary))
+                > (COALESCE(signed_renewal_infos.jws, '')\(binary), signed_renewal_infos.fact_json\(binary))
+            """
+    }
+
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion {
         let id = try insertReturningId(
             """
             INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id, signed_date,
                                               jws, source, fact_json, received_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            ON CONFLICT (app_id, environment, original_transaction_id, signed_date) DO NOTHING
+            \(renewalInfoConflict)
             RETURNING id
             """, Self.columns(renewalInfo))
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
     func insertRenewalInfos(_ renewalInfos: [NewRenewalInfo]) throws -> Int {
-        try insertRows(
+        // One row per key within a statement (PostgreSQL refuses to update a row twice in one
+        // statement): the row that would win anyway, in the order first seen.
+        var index: [RenewalInfoKey: Int] = [:]
+        var rows: [[SQLValue]] = []
+        for renewalInfo in renewalInfos {
+            let columns = Self.columns(renewalInfo)
+            let key = RenewalInfoKey(renewalInfo)
+            if let existing = index[key] {
+                if RenewalInfoKey.wins(columns, over: rows[existing]) { rows[existing] = columns }
+            } else {
+                index[key] = rows.count
+                rows.append(columns)
+            }
+        }
+        return try insertRows(
             into: """
                 INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id,
                                                   signed_date, jws, source, fact_json, received_at)
                 """,
-            onConflict: "ON CONFLICT (app_id, environment, original_transaction_id, signed_date) DO NOTHING", width: 9,
-            renewalInfos.map(Self.columns))
+            onConflict: renewalInfoConflict, width: 9, rows)
     }
 
     /// The columns of one `signed_renewal_infos` row, in the order of the statements above.
@@ -251,5 +281,30 @@ extension SQLStoreTransaction {
             originalTransactionId: try row.optionalText(2), signedDate: try row.timestamp(3),
             raw: try row.optionalText(4), fact: try row.optionalText(5).map(decode),
             receivedAt: try row.timestamp(6))
+    }
+}
+
+/// The unique key of `signed_renewal_infos`, and the rule of `renewalInfoConflict` in Swift.
+private struct RenewalInfoKey: Hashable {
+    var appId: String
+    var environment: AppStoreEnvironment
+    var originalTransactionId: String
+    var signedDate: Int64
+
+    init(_ renewalInfo: NewRenewalInfo) {
+        appId = renewalInfo.appId
+        environment = renewalInfo.fact.environment
+        originalTransactionId = renewalInfo.fact.originalTransactionId
+        signedDate = renewalInfo.fact.signedDate.millisecondsSince1970
+    }
+
+    /// Whether `columns` (as `columns(_:)` orders them: jws at 5, fact at 7) win over `other`.
+    static func wins(_ columns: [SQLValue], over other: [SQLValue]) -> Bool {
+        func text(_ value: SQLValue) -> String {
+            if case .text(let text) = value { return text }
+            return ""
+        }
+        let (jws, otherJWS) = (text(columns[5]), text(other[5]))
+        return jws != otherJWS ? jws > otherJWS : text(columns[7]) > text(other[7])
     }
 }

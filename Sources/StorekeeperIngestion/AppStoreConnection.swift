@@ -15,8 +15,11 @@ public protocol AppStoreConnection: Sendable {
     /// Get All Subscription Statuses: the latest signed transaction and renewal info of every
     /// subscription in the groups of `transactionId`.
     func subscriptionStatuses(transactionId: String) async throws(AppStoreClientError) -> [SignedSubscriptionState]
-    /// Get Transaction History (v2), every page: signed transactions.
-    func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String]
+    /// Get Transaction History (v2), one page from `revision` (`nil`: the first). Each page is
+    /// one call to Apple: `transactionHistory(transactionId:)` asks page by page through this,
+    /// so a rate-limited connection takes one slot per page.
+    func transactionHistoryPage(transactionId: String, revision: String?) async throws(AppStoreClientError)
+        -> HistoryResponse
     /// Get Transaction Info: one signed transaction.
     func transactionInfo(transactionId: String) async throws(AppStoreClientError) -> String
     /// Get Notification History: one page (20 at most) of what Apple sent or tried to send.
@@ -29,6 +32,25 @@ public protocol AppStoreConnection: Sendable {
     func verifyReceipt(_ receiptData: String) async throws(AppStoreClientError) -> (
         environment: AppStoreEnvironment, response: VerifyReceiptResponseBody
     )
+}
+
+extension AppStoreConnection {
+    /// The most pages one history is read to (2,000 transactions).
+    public static var maxTransactionHistoryPages: Int { 100 }
+
+    /// Get Transaction History (v2), every page (up to `maxTransactionHistoryPages`): signed
+    /// transactions, oldest page first.
+    public func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String] {
+        var revision: String?
+        var signed: [String] = []
+        for _ in 0..<Self.maxTransactionHistoryPages {
+            let page = try await transactionHistoryPage(transactionId: transactionId, revision: revision)
+            signed += page.signedTransactions ?? []
+            guard page.hasMore == true, let next = page.revision, next != revision else { break }
+            revision = next
+        }
+        return signed
+    }
 }
 
 /// One entry of a status response: a subscription's latest signed transaction and renewal info.
@@ -100,17 +122,10 @@ public struct LiveAppStoreConnection: AppStoreConnection {
         }
     }
 
-    public func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String] {
-        let api = try client()
-        var revision: String?
-        var signed: [String] = []
-        for _ in 0..<100 {
-            let page = try await api.getTransactionHistory(transactionId: transactionId, revision: revision)
-            signed += page.signedTransactions ?? []
-            guard page.hasMore == true, let next = page.revision, next != revision else { break }
-            revision = next
-        }
-        return signed
+    public func transactionHistoryPage(transactionId: String, revision: String?) async throws(AppStoreClientError)
+        -> HistoryResponse
+    {
+        try await client().getTransactionHistory(transactionId: transactionId, revision: revision)
     }
 
     public func transactionInfo(transactionId: String) async throws(AppStoreClientError) -> String {

@@ -54,6 +54,7 @@ public final class AppStoreRateLimiter: Sendable {
     private let now: @Sendable () -> Double
     private let sleep: @Sendable (Duration) async throws -> Void
     private let waits = Mutex<(count: Int, seconds: Double)>((0, 0))
+    private let slots = Mutex<[AppStoreServerAPIEndpoint: Int]>([:])
 
     public init(
         limits: AppStoreRateLimits, burstSeconds: Double = 1,
@@ -72,6 +73,7 @@ public final class AppStoreRateLimiter: Sendable {
     public func acquire(_ endpoint: AppStoreServerAPIEndpoint) async throws(AppStoreClientError) {
         let instant = now()
         let wait = schedule.withLock { $0.reserve(endpoint, at: instant) }
+        slots.withLock { $0[endpoint, default: 0] += 1 }
         guard wait > 0 else { return }
         waits.withLock {
             $0.count += 1
@@ -94,6 +96,9 @@ public final class AppStoreRateLimiter: Sendable {
 
     /// Calls that had to wait, and how long they waited in total (metrics).
     public var waited: (count: Int, seconds: Double) { waits.withLock { $0 } }
+
+    /// Slots given out for `endpoint` since the start: one per call to Apple.
+    public func slotsTaken(_ endpoint: AppStoreServerAPIEndpoint) -> Int { slots.withLock { $0[endpoint] ?? 0 } }
 
     /// Seconds on a monotonic clock (never the wall clock: pacing must not jump with it).
     public static let monotonicSeconds: @Sendable () -> Double = {

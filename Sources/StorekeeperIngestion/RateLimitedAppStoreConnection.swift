@@ -35,9 +35,11 @@ public struct RateLimitedAppStoreConnection: AppStoreConnection {
         }
     }
 
-    public func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String] {
+    public func transactionHistoryPage(transactionId: String, revision: String?) async throws(AppStoreClientError)
+        -> HistoryResponse
+    {
         try await paced(.getTransactionHistoryV2) { () async throws(AppStoreClientError) in
-            try await base.transactionHistory(transactionId: transactionId)
+            try await base.transactionHistoryPage(transactionId: transactionId, revision: revision)
         }
     }
 

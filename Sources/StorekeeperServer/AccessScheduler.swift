@@ -11,9 +11,10 @@ import StorekeeperIngestion
 /// Many instances on one PostgreSQL may each run one: a claim locks the customers it takes and
 /// skips those locked elsewhere, and event ids come from their cause, so no change is emitted
 /// twice.
-/// - Note: Thread-safe (immutable; the store is `Sendable`). Run one `run()` loop per process;
+/// - Note: Thread-safe (immutable; the store is `Sendable`). Run one `run()` loop per process
+///   (passes back to back while each fills a batch, else one every `pollInterval`);
 ///   `commitDue()` is one pass, for tests.
-public final class AccessScheduler: Sendable {
+public final class AccessScheduler: PeriodicWorker {
     /// Tunables of the loop.
     /// - Note: Immutable value; `Sendable`.
     public struct Settings: Sendable {
@@ -34,22 +35,19 @@ public final class AccessScheduler: Sendable {
     let store: any Store
     let clock: ServerClock
     let settings: Settings
+    public let loop: WorkerLoop
 
     public init(store: any Store, clock: ServerClock, settings: Settings = Settings()) {
         self.store = store
         self.clock = clock
         self.settings = settings
+        loop = WorkerLoop(clock: clock, interval: settings.pollInterval)
     }
 
-    /// Runs passes until the task is cancelled, sleeping `pollInterval` whenever a pass did not
-    /// fill a whole batch (nothing more is due now).
-    public func run() async {
-        while !Task.isCancelled {
-            let claimed = await commitDue()
-            if claimed < settings.batchSize {
-                do { try await clock.sleep(settings.pollInterval) } catch { return }
-            }
-        }
+    /// A pass; the next follows at once when it filled a whole batch (more may be due), else
+    /// after `pollInterval`.
+    public func round() async -> WorkerRound {
+        await commitDue() < settings.batchSize ? .rest : .again
     }
 
     /// One pass at the clock's now; returns how many states it claimed (0 after a failure,
@@ -61,20 +59,12 @@ public final class AccessScheduler: Sendable {
                 in: store, now: clock.now(), limit: settings.batchSize,
                 retryDelayMilliseconds: settings.retryDelayMilliseconds)
             if pass.failed > 0 {
-                Self.log(["event": "scheduler.reevaluationFailed", "count": String(pass.failed)])
+                ServerLog.event(["event": "scheduler.reevaluationFailed", "count": String(pass.failed)])
             }
             return pass.reevaluated + pass.failed
         } catch {
-            Self.log(["event": "scheduler.passFailed", "code": error.code.rawValue])
+            ServerLog.event(["event": "scheduler.passFailed", "code": error.code.rawValue])
             return 0
         }
-    }
-
-    /// One JSON line on standard error: a constant event name, data in keys.
-    private static func log(_ fields: [String: String]) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let line = (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }

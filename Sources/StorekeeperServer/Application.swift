@@ -126,7 +126,10 @@ public struct StorekeeperApplication: Sendable {
             settings: AccessScheduler.Settings(
                 pollInterval: .milliseconds(configuration.accessSchedulerPollMilliseconds)))
         var jobs = jobSettings ?? JobWorker.Settings()
-        if jobSettings == nil { jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds) }
+        if jobSettings == nil {
+            jobs.pollInterval = .milliseconds(configuration.webhookPollMilliseconds)
+            jobs.leaseMilliseconds = max(1000, Int64(configuration.jobLeaseSeconds) * 1000)
+        }
         jobWorker = JobWorker(
             store: store, handlers: ingestion.jobHandlers, clock: clock, metrics: metrics, settings: jobs)
         historyReplayWorker = HistoryReplayWorker(
@@ -135,7 +138,8 @@ public struct StorekeeperApplication: Sendable {
                 interval: .seconds(configuration.historyReplayIntervalSeconds),
                 replay: NotificationHistoryReplay.Settings(
                     overlapMilliseconds: Int64(configuration.historyReplayOverlapSeconds) * 1000,
-                    onlyFailures: configuration.historyReplayOnlyFailures)))
+                    onlyFailures: configuration.historyReplayOnlyFailures,
+                    leaseMilliseconds: Int64(configuration.historyReplayLeaseSeconds) * 1000)))
         statusPollingWorker = StatusPollingWorker(
             ingestion: ingestion, metrics: metrics,
             settings: StatusPollingWorker.Settings(

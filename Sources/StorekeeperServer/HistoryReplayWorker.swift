@@ -10,8 +10,8 @@ import StorekeeperIngestion
 /// that fails (Apple, the database) is retried at the next pass from where its last committed
 /// page left the cursor.
 /// - Note: Thread-safe (immutable; the store and ingestion are `Sendable`). Run one `run()`
-///   loop per process; `runOnce()` is one pass, for tests.
-public final class HistoryReplayWorker: Sendable {
+///   loop per process (a pass now, then one every `interval`); `runOnce()` is one pass, for tests.
+public final class HistoryReplayWorker: PeriodicWorker {
     /// Tunables of the loop.
     /// - Note: Immutable value; `Sendable`.
     public struct Settings: Sendable {
@@ -32,25 +32,23 @@ public final class HistoryReplayWorker: Sendable {
 
     let ingestion: Ingestion
     let metrics: ServerMetrics
-    let settings: Settings
+    let replay: NotificationHistoryReplay.Settings
+    public let loop: WorkerLoop
     public let owner: String
 
     public init(
         ingestion: Ingestion, metrics: ServerMetrics, settings: Settings = Settings(),
         owner: String = APIKeys.identifier(prefix: "replay-")
     ) {
-        self.ingestion = ingestion
-        self.metrics = metrics
-        self.settings = settings
-        self.owner = owner
+        (self.ingestion, self.metrics, self.owner) = (ingestion, metrics, owner)
+        replay = settings.replay
+        loop = WorkerLoop(clock: ingestion.clock, interval: settings.interval)
     }
 
-    /// Runs passes until the task is cancelled, one now and then one every `interval`.
-    public func run() async {
-        while !Task.isCancelled {
-            await runOnce()
-            do { try await ingestion.clock.sleep(settings.interval) } catch { return }
-        }
+    /// A pass, then a rest of `interval` whatever it found.
+    public func round() async -> WorkerRound {
+        await runOnce()
+        return .rest
     }
 
     /// One pass over every app and environment.
@@ -61,7 +59,7 @@ public final class HistoryReplayWorker: Sendable {
         do {
             records = try await ingestion.store.read { reader in try reader.apps() }
         } catch {
-            Self.log(["event": "replay.appsUnreadable"])
+            ServerLog.event(["event": "replay.appsUnreadable"])
             return pass
         }
         for record in records.sorted(by: { $0.id < $1.id }) {
@@ -77,7 +75,7 @@ public final class HistoryReplayWorker: Sendable {
                 let key = "\(record.id)/\(environment.rawValue)"
                 do {
                     let run = try await ingestion.recovery.history.replay(
-                        app: app, environment: environment, owner: owner, settings: settings.replay)
+                        app: app, environment: environment, owner: owner, settings: replay)
                     pass.runs[key] = run
                     let outcome =
                         run.failure != nil
@@ -87,7 +85,7 @@ public final class HistoryReplayWorker: Sendable {
                         newNotifications: run.newNotifications, outcome: outcome)
                     if let failure = run.failure {
                         pass.failures[key] = failure
-                        Self.log([
+                        ServerLog.event([
                             "event": "replay.failed", "appId": record.id, "environment": environment.rawValue,
                             "code": failure.code.rawValue,
                         ])
@@ -97,7 +95,7 @@ public final class HistoryReplayWorker: Sendable {
                     metrics.recordHistoryReplay(
                         appId: record.id, environment: environment.rawValue, replayed: 0, newNotifications: 0,
                         outcome: "failed")
-                    Self.log([
+                    ServerLog.event([
                         "event": "replay.failed", "appId": record.id, "environment": environment.rawValue,
                         "code": error.code.rawValue,
                     ])
@@ -115,13 +113,5 @@ public final class HistoryReplayWorker: Sendable {
             metrics.recordHistoryCursor(
                 appId: cursor.appId, environment: cursor.environment.rawValue, at: cursor.cursorAt)
         }
-    }
-
-    /// One JSON line on standard error: a constant event name, data in keys.
-    static func log(_ fields: [String: String]) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let line = (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }

@@ -16,8 +16,9 @@ import StorekeeperIngestion
 /// `<kind>.failed`. A worker that dies mid-job loses nothing: the lease expires and the job is
 /// claimed again.
 /// - Note: Thread-safe (immutable; the store and handlers are `Sendable`). Run one `run()` loop
-///   per process; `runDue()` is one round, for tests.
-public final class JobWorker: Sendable {
+///   per process (rounds back to back while jobs are due, else one every `pollInterval`);
+///   `runDue()` is one round, for tests.
+public final class JobWorker: PeriodicWorker {
     /// Tunables of the job loop.
     /// - Note: Immutable value; `Sendable`.
     public struct Settings: Sendable {
@@ -60,7 +61,11 @@ public final class JobWorker: Sendable {
     let metrics: ServerMetrics
     let settings: Settings
     let handlers: [any JobHandler]
-    let owner: String
+    /// The lease owner this worker claims jobs as.
+    public let owner: String
+    public let loop: WorkerLoop
+    /// When a job that did not complete is tried again.
+    let retryBackoff: RetryBackoff
 
     public init(
         store: any Store, handlers: [any JobHandler], clock: ServerClock, metrics: ServerMetrics,
@@ -72,15 +77,15 @@ public final class JobWorker: Sendable {
         self.metrics = metrics
         self.settings = settings
         self.owner = owner
+        loop = WorkerLoop(clock: clock, interval: settings.pollInterval)
+        retryBackoff = RetryBackoff(
+            initialMilliseconds: settings.initialBackoffMilliseconds, maxMilliseconds: settings.maxBackoffMilliseconds,
+            jitter: settings.jitter, random: settings.random)
     }
 
-    /// Runs jobs until the task is cancelled, sleeping `pollInterval` when nothing is due.
-    public func run() async {
-        while !Task.isCancelled {
-            if await runDue() == 0 {
-                do { try await clock.sleep(settings.pollInterval) } catch { return }
-            }
-        }
+    /// A round; the next follows at once while jobs were due, else after `pollInterval`.
+    public func round() async -> WorkerRound {
+        await runDue() == 0 ? .rest : .again
     }
 
     /// One round: for each kind, claim what is due, run it, record the outcomes. Returns the
@@ -134,7 +139,7 @@ public final class JobWorker: Sendable {
         }
         let now = clock.now()
         let giveUp = job.attempts >= limit
-        let retryAt = giveUp ? nil : now.adding(milliseconds: backoff(attempt: job.attempts))
+        let retryAt = giveUp ? nil : now.adding(milliseconds: retryBackoff.milliseconds(attempt: job.attempts))
         let owner = self.owner
         let bounded = String(reason.prefix(1000))
         metrics.recordJob(kind: job.kind, outcome: giveUp ? "failed" : "retried")
@@ -163,12 +168,4 @@ public final class JobWorker: Sendable {
         return appId
     }
 
-    /// Exponential from `initialBackoff`, capped, with ± jitter.
-    func backoff(attempt: Int) -> Int64 {
-        let exponent = Double(max(0, min(attempt - 1, 30)))
-        let base = min(
-            Double(settings.maxBackoffMilliseconds), Double(settings.initialBackoffMilliseconds) * pow(2, exponent))
-        let jittered = base * (1 + settings.jitter * (2 * settings.random() - 1))
-        return max(1, Int64(jittered))
-    }
 }

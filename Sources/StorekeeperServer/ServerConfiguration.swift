@@ -83,6 +83,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var historyReplayOverlapSeconds = 3600
     /// Ask Apple only for the notifications it failed to deliver.
     public var historyReplayOnlyFailures = false
+    /// How long a replay holds its cursor without extending the lease (after every page): what
+    /// another instance waits, at most, after a server died mid-replay.
+    public var historyReplayLeaseSeconds = 900
+    /// How long a claimed job stays leased: what another instance waits, at most, after a server
+    /// died mid-job. Longer than a job may run.
+    public var jobLeaseSeconds = 300
     /// Run the status polling worker in this process.
     public var statusPolling = true
     /// How often the polling worker looks for subscriptions due for a poll.
@@ -159,6 +165,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "jobWorker",
         "purchaseCompletionWaitMilliseconds", "webhookLeaseSeconds", "webhookBatchSize",
         "historyReplay", "historyReplayIntervalSeconds", "historyReplayOverlapSeconds", "historyReplayOnlyFailures",
+        "historyReplayLeaseSeconds", "jobLeaseSeconds",
         "statusPolling", "statusPollingIntervalSeconds", "statusPollingExpiryDelaySeconds",
         "statusPollingBillingRetrySeconds", "statusPollingStaleSeconds", "customerSyncIntervalSeconds",
         "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds",
@@ -344,6 +351,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "historyReplayIntervalSeconds": historyReplayIntervalSeconds = try integer(60...(7 * 86_400))
         case "historyReplayOverlapSeconds": historyReplayOverlapSeconds = try integer(0...(7 * 86_400))
         case "historyReplayOnlyFailures": historyReplayOnlyFailures = try boolean()
+        case "historyReplayLeaseSeconds": historyReplayLeaseSeconds = try integer(1...86_400)
+        case "jobLeaseSeconds": jobLeaseSeconds = try integer(1...86_400)
         case "statusPolling": statusPolling = try boolean()
         case "statusPollingIntervalSeconds": statusPollingIntervalSeconds = try integer(1...86_400)
         case "statusPollingExpiryDelaySeconds": statusPollingExpiryDelaySeconds = try integer(0...(30 * 86_400))

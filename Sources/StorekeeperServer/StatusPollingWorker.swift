@@ -13,8 +13,9 @@ import StorekeeperIngestion
 /// Many instances: a claim leases its rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so no
 /// subscription is polled by two at once; a poll that fails keeps its lease for `retryDelay`,
 /// and a server that dies mid-poll leaves the row to the next claim after the lease.
-/// - Note: Thread-safe (immutable). Run one `run()` loop per process; `runOnce()` is one pass.
-public final class StatusPollingWorker: Sendable {
+/// - Note: Thread-safe (immutable). Run one `run()` loop per process (rounds back to back while
+///   any is due, else one every `interval`); `runOnce()` is one round.
+public final class StatusPollingWorker: PeriodicWorker {
     /// Tunables of the loop.
     /// - Note: Immutable value; `Sendable`.
     public struct Settings: Sendable {
@@ -44,25 +45,20 @@ public final class StatusPollingWorker: Sendable {
     let ingestion: Ingestion
     let metrics: ServerMetrics
     let settings: Settings
+    public let loop: WorkerLoop
     public let owner: String
 
     public init(
         ingestion: Ingestion, metrics: ServerMetrics, settings: Settings = Settings(),
         owner: String = APIKeys.identifier(prefix: "poll-")
     ) {
-        self.ingestion = ingestion
-        self.metrics = metrics
-        self.settings = settings
-        self.owner = owner
+        (self.ingestion, self.metrics, self.settings, self.owner) = (ingestion, metrics, settings, owner)
+        loop = WorkerLoop(clock: ingestion.clock, interval: settings.interval)
     }
 
-    /// Runs rounds until cancelled; sleeps `interval` after a round that found nothing due.
-    public func run() async {
-        while !Task.isCancelled {
-            if await runOnce() == 0 {
-                do { try await ingestion.clock.sleep(settings.interval) } catch { return }
-            }
-        }
+    /// A round; the next follows at once while subscriptions were due, else after `interval`.
+    public func round() async -> WorkerRound {
+        await runOnce() == 0 ? .rest : .again
     }
 
     /// One round: claims and polls what is due for every app and environment; returns how many
@@ -107,7 +103,7 @@ public final class StatusPollingWorker: Sendable {
                 polledAt = ingestion.clock.now()
             } catch {
                 metrics.recordStatusPoll(outcome: "failed")
-                HistoryReplayWorker.log([
+                ServerLog.event([
                     "event": "poll.failed", "appId": appId, "environment": environment.rawValue,
                     "code": error.code.rawValue,
                 ])

@@ -36,7 +36,7 @@ import Synchronization
 /// - Note: Thread-safe (the store and transport are `Sendable`; in-flight counts and held
 ///   leases sit behind a `Mutex`). Run one `run()` loop per process; `deliverDue()` is one
 ///   round, for tests.
-public final class WebhookDeliverer: Sendable {
+public final class WebhookDeliverer: BackgroundWorker {
     /// Tunables of the delivery loop.
     /// - Note: Immutable value; `Sendable`.
     public struct Settings: Sendable {
@@ -114,6 +114,8 @@ public final class WebhookDeliverer: Sendable {
     /// Opens each endpoint's sealed signing secret.
     let secrets: StoredSecrets
     let inFlight = WebhookDeliveriesInFlight()
+    /// When a failed delivery is tried again.
+    let retryBackoff: RetryBackoff
     /// Set while a round claims: one claim at a time keeps the in-flight bounds exact.
     private let claiming = Mutex(false)
 
@@ -131,6 +133,9 @@ public final class WebhookDeliverer: Sendable {
         self.destinations = destinations
         self.owner = owner
         self.secrets = secrets
+        retryBackoff = RetryBackoff(
+            initialMilliseconds: settings.initialBackoffMilliseconds, maxMilliseconds: settings.maxBackoffMilliseconds,
+            jitter: settings.jitter, random: settings.random)
     }
 
     /// One claimed queue: its lease and its deliveries, oldest event first.
@@ -361,7 +366,7 @@ public final class WebhookDeliverer: Sendable {
             }
             if failure == .cancelled && Task.isCancelled { return }
             let age = after.millisecondsSince1970 - delivery.event.createdAt.millisecondsSince1970
-            let retryAt = after.adding(milliseconds: backoff(attempt: delivery.attempt))
+            let retryAt = after.adding(milliseconds: retryBackoff.milliseconds(attempt: delivery.attempt))
             let tooOld =
                 age >= settings.maxAgeMilliseconds
                 || retryAt.millisecondsSince1970 - delivery.event.createdAt.millisecondsSince1970
@@ -442,15 +447,6 @@ public final class WebhookDeliverer: Sendable {
             }
             return marked
         }
-    }
-
-    /// Exponential from `initialBackoff`, capped, with ± jitter.
-    func backoff(attempt: Int) -> Int64 {
-        let exponent = Double(max(0, min(attempt - 1, 30)))
-        let base = min(
-            Double(settings.maxBackoffMilliseconds), Double(settings.initialBackoffMilliseconds) * pow(2, exponent))
-        let jittered = base * (1 + settings.jitter * (2 * settings.random() - 1))
-        return max(1, Int64(jittered))
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {

@@ -86,11 +86,7 @@ enum DemoCommand {
                 "cannot listen on \(configuration.listen) (\(error)); is another server running? "
                     + "Try: storekeeper serve --demo --listen 127.0.0.1:8081")
         }
-        let worker = Task { await application.webhookDeliverer.run() }
-        let scheduler = Task { await application.accessScheduler.run() }
-        let jobs = Task { await application.jobWorker.run() }
-        let replay = Task { await application.historyReplayWorker.run() }
-        let polling = Task { await application.statusPollingWorker.run() }
+        let workers = application.startWorkers()
         let baseURL = server.baseURL.absoluteString
         let client = DemoHTTPClient(baseURL: baseURL)
 
@@ -127,18 +123,9 @@ enum DemoCommand {
         say("\nstopping: finishing in-flight requests, stopping the customers, the simulator and the webhook worker")
         customers.cancel()
         progress.cancel()
-        worker.cancel()
-        scheduler.cancel()
-        jobs.cancel()
-        replay.cancel()
-        polling.cancel()
         await customers.value
         await progress.value
-        await worker.value
-        await scheduler.value
-        await jobs.value
-        await replay.value
-        await polling.value
+        await workers.stop()
         await simulatorServer.stop()
         await webhooks.stop()
         await store.close()

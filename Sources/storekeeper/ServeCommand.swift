@@ -7,10 +7,11 @@ import StorekeeperIngestion
 import StorekeeperServer
 
 /// `storekeeper serve`: opens (and migrates) the database, serves the API, runs the workers the
-/// configuration enables (webhook delivery, jobs, the access scheduler, history replay, status
-/// polling), logs `server.listening` with the URL and version, and on SIGTERM or SIGINT stops
-/// accepting, finishes in-flight requests, stops the workers, closes the database and exits 0. With `--demo` (`make run`), the same server runs with the embedded App Store
-/// simulator and simulated customers: see `DemoCommand`.
+/// configuration turns on (`StorekeeperApplication.startWorkers`: webhook delivery, jobs, the
+/// access scheduler, history replay, status polling), logs `server.listening` with the URL and
+/// version, and on SIGTERM or SIGINT stops accepting, finishes in-flight requests, stops the
+/// workers, closes the database and exits 0. With `--demo` (`make run`), the same server runs
+/// with the embedded App Store simulator and simulated customers: see `DemoCommand`.
 ///
 /// Before listening it checks the stored secrets against the configured secrets key
 /// (`StoredSecrets.prepare`): sealed secrets and no key, or secrets sealed under another key,
@@ -109,26 +110,9 @@ enum ServeCommand {
             "event": "server.listening", "url": server.baseURL.absoluteString, "database": store.engine.rawValue,
             "version": StorekeeperVersion.current,
         ])
-        let worker: Task<Void, Never>? =
-            configuration.webhookWorker ? Task { await application.webhookDeliverer.run() } : nil
-        let scheduler: Task<Void, Never>? =
-            configuration.accessScheduler ? Task { await application.accessScheduler.run() } : nil
-        let jobs: Task<Void, Never>? = configuration.jobWorker ? Task { await application.jobWorker.run() } : nil
-        let replay: Task<Void, Never>? =
-            configuration.historyReplay ? Task { await application.historyReplayWorker.run() } : nil
-        let polling: Task<Void, Never>? =
-            configuration.statusPolling ? Task { await application.statusPollingWorker.run() } : nil
+        let workers = application.startWorkers()
         await server.runUntilShutdownSignal()
-        worker?.cancel()
-        scheduler?.cancel()
-        jobs?.cancel()
-        replay?.cancel()
-        polling?.cancel()
-        await worker?.value
-        await scheduler?.value
-        await jobs?.value
-        await replay?.value
-        await polling?.value
+        await workers.stop()
         await store.close()
         log(["event": "server.stopped"])
         return 0
@@ -168,10 +152,5 @@ enum ServeCommand {
     }
 
     /// One JSON line on standard error: a constant event name, data in keys.
-    static func log(_ fields: [String: String]) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let line = (try? encoder.encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
+    static func log(_ fields: [String: String]) { ServerLog.event(fields) }
 }

@@ -41,11 +41,12 @@ struct OwnDatabase: Sendable {
         }
     }
 
-    /// One statement on a PostgreSQL server, outside any store (creating and dropping databases).
-    static func query(_ url: String, _ sql: String) throws -> [SQLRow] {
+    /// One statement on a PostgreSQL server, outside any store (creating and dropping databases,
+    /// reading rows behind a running server's back).
+    static func query(_ url: String, _ sql: String, _ arguments: [SQLValue] = []) throws -> [SQLRow] {
         let configuration = try PostgresConfiguration(url: url)
         let connection = try PostgresConnection(conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil)
         defer { connection.close() }
-        return try connection.query(sql, [])
+        return try connection.query(sql, arguments)
     }
 }

@@ -15,6 +15,8 @@ final class FakeAppStore: AppStoreConnection {
         var info: [String: String] = [:]
         var statuses: [String: [SignedSubscriptionState]] = [:]
         var history: [String: [String]] = [:]
+        /// Signed transactions per Get Transaction History page (Apple: 20).
+        var historyPageSize = 20
         /// Get Notification History, page by page (the pagination token is the page's index).
         var notificationPages: [[String]] = []
         /// The page whose request fails (503) instead of answering.
@@ -60,10 +62,18 @@ final class FakeAppStore: AppStoreConnection {
         return answers.withLock { $0.statuses[transactionId] ?? [] }
     }
 
-    func transactionHistory(transactionId: String) async throws(AppStoreClientError) -> [String] {
+    /// The history in pages of `historyPageSize` (the revision is the next page's index); one
+    /// call recorded per page.
+    func transactionHistoryPage(transactionId: String, revision: String?) async throws(AppStoreClientError)
+        -> HistoryResponse
+    {
         calls.withLock { $0.append("history \(transactionId)") }
         try await gate()
-        return answers.withLock { $0.history[transactionId] ?? [] }
+        let (all, size) = answers.withLock { ($0.history[transactionId] ?? [], $0.historyPageSize) }
+        let start = min(revision.flatMap { Int($0) } ?? 0, all.count)
+        let end = min(start + size, all.count)
+        return HistoryResponse(
+            revision: String(end), hasMore: end < all.count, signedTransactions: Array(all[start..<end]))
     }
 
     func transactionInfo(transactionId: String) async throws(AppStoreClientError) -> String {

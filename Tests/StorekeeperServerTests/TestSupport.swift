@@ -64,13 +64,15 @@ final class ServerHarness: Sendable {
     ///     whose listeners are on loopback); empty by default, as in production.
     ///   - webhookResolver: the destination checks' resolver (default: the system's).
     ///   - configure: changes to the server's configuration (HTTP limits, …) before it starts.
+    ///   - serverClock: the server's clock instead of `clock` (the wall clock, for a server that
+    ///     shares a database with a `storekeeper serve` process).
     init(
         database: TestDatabase = .sqlite, ca: TestCertificateAuthority? = nil,
         connections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
         secrets: StoredSecrets? = nil, opened: (store: any Store, cleanup: @Sendable () -> Void)? = nil,
         webhookAllowedDestinations: [String] = [], webhookResolver: (any HostResolver)? = nil,
         purchaseCompletionWaitMilliseconds: Int = 2000, jobSettings: JobWorker.Settings? = nil,
-        configure: (inout ServerConfiguration) -> Void = { _ in }
+        configure: (inout ServerConfiguration) -> Void = { _ in }, serverClock: ServerClock? = nil
     ) async throws {
         let (store, cleanup) = try await Self.open(database, opened)
         let secrets = try secrets ?? StoredSecrets(sealer: SecretSealer(key: SecretsKey.generate()))
@@ -87,7 +89,8 @@ final class ServerHarness: Sendable {
         configure(&configuration)
         application = StorekeeperApplication(
             configuration: configuration, store: store,
-            clock: ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
+            clock: serverClock
+                ?? ServerClock(now: clock.function, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             appStoreConnections: connections ?? { _, _, _ in nil },
             webhookSettings: webhookSettings
                 ?? WebhookDeliverer.Settings(requestTimeout: .seconds(5), random: { 0.5 }), secrets: secrets,

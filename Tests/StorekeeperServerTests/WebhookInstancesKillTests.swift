@@ -5,20 +5,13 @@ import StorekeeperTesting
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Issue 17's randomized acceptance run on PostgreSQL: 300 customers, events committed through
 /// random instances, a real `storekeeper serve` process SIGKILLed while it delivers, three
 /// in-process instances carrying on. Every event is delivered at least once, in order per
 /// customer, never two requests of a customer at once, and the backlog is empty within 60 s
 /// of the last commit.
 @Suite(.serialized) struct WebhookInstancesKillTests {
-    static let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        .appendingPathComponent("storekeeper")
-    static let available =
-        TestDatabase.postgresURL != nil && FileManager.default.isExecutableFile(atPath: binary.path)
+    static let available = TestDatabase.postgresURL != nil && ServeProcess.binaryExists
 
     /// Answers slowly until the kill (so the process dies with requests in flight), then quickly.
     /// - Note: Thread-safe: behind a `Mutex`.
@@ -44,9 +37,7 @@ import Testing
             plan["c\(customer)"] = (0..<Int(2 + random.next() % 3)).map { "c\(customer)/\($0)" }
         }
         let expected = plan
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-kill-\(UUID()).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
+        var process: ServeProcess?
         var workers: [Task<Void, Never>] = []
         var failure: (any Error)?
         var inFlightAtKill: [String] = []
@@ -57,33 +48,22 @@ import Testing
                 try await instances.commit(plan["c\(customer)"]!.removeFirst(), through: Int(random.next() % 3))
             }
             // The process that will be killed delivers alone first.
-            process.executableURL = Self.binary
-            process.arguments = ["serve"]
-            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STOREKEEPER_") }
-            environment["STOREKEEPER_DATABASE_URL"] = instances.database.url
-            environment["STOREKEEPER_LISTEN"] = "127.0.0.1:0"
-            environment["STOREKEEPER_WEBHOOK_ALLOWED_DESTINATIONS"] = "127.0.0.1"
-            environment["STOREKEEPER_WEBHOOK_TIMEOUT_SECONDS"] = "1"
-            environment["STOREKEEPER_WEBHOOK_LEASE_SECONDS"] = "6"
-            environment["STOREKEEPER_WEBHOOK_BATCH_SIZE"] = "4"
-            environment["STOREKEEPER_WEBHOOK_POLL_MILLISECONDS"] = "50"
-            environment["STOREKEEPER_ACCESS_SCHEDULER"] = "false"
-            environment["STOREKEEPER_JOB_WORKER"] = "false"
-            environment["STOREKEEPER_ACCESS_LOG"] = "false"
-            process.environment = environment
-            let output = try FileHandle(forWritingTo: log)
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
+            let serving = try ServeProcess([
+                "STOREKEEPER_DATABASE_URL": instances.database.url, "STOREKEEPER_LISTEN": "127.0.0.1:0",
+                "STOREKEEPER_WEBHOOK_ALLOWED_DESTINATIONS": "127.0.0.1", "STOREKEEPER_WEBHOOK_TIMEOUT_SECONDS": "1",
+                "STOREKEEPER_WEBHOOK_LEASE_SECONDS": "6", "STOREKEEPER_WEBHOOK_BATCH_SIZE": "4",
+                "STOREKEEPER_WEBHOOK_POLL_MILLISECONDS": "50", "STOREKEEPER_ACCESS_SCHEDULER": "false",
+                "STOREKEEPER_JOB_WORKER": "false", "STOREKEEPER_ACCESS_LOG": "false",
+            ])
+            process = serving
             let delivering = await DeliveryInstances.until(30) {
                 timeline.requests.count >= 10 && timeline.inFlight > 0
             }
-            #expect(delivering, "the process never delivered: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            #expect(delivering, "the process never delivered: \(serving.output)")
+            serving.kill()
             inFlightAtKill = timeline.requests.filter { $0.end == nil }.map(\.eventId)
             phase.killed.withLock { $0 = true }
-            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(serving.process.terminationReason == .uncaughtSignal)
             #expect(!inFlightAtKill.isEmpty, "killed between requests")
 
             // Three instances carry on while the rest is committed through random instances:
@@ -117,14 +97,10 @@ import Testing
         } catch {
             failure = error
         }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process?.close()
         await workers.stop()
         await instances.close()
         await timeline.stop()
-        try? FileManager.default.removeItem(at: log)
         if let failure { throw failure }
 
         let requests = timeline.requests
