@@ -97,6 +97,8 @@ extension ServerConfiguration {
         case "historyReplayIntervalSeconds": return String(historyReplayIntervalSeconds)
         case "historyReplayOverlapSeconds": return String(historyReplayOverlapSeconds)
         case "historyReplayOnlyFailures": return String(historyReplayOnlyFailures)
+        case "historyReplayLeaseSeconds": return String(historyReplayLeaseSeconds)
+        case "jobLeaseSeconds": return String(jobLeaseSeconds)
         case "statusPolling": return String(statusPolling)
         case "statusPollingIntervalSeconds": return String(statusPollingIntervalSeconds)
         case "statusPollingExpiryDelaySeconds": return String(statusPollingExpiryDelaySeconds)
@@ -104,6 +106,8 @@ extension ServerConfiguration {
         case "statusPollingStaleSeconds": return String(statusPollingStaleSeconds)
         case "customerSyncIntervalSeconds": return String(customerSyncIntervalSeconds)
         case "appStoreRatePercent": return String(appStoreRatePercent)
+        case "dashboardSecureCookies": return String(dashboardSecureCookies)
+        case "dashboardSessionSeconds": return String(dashboardSessionSeconds)
         // A key added to `keys` without a line here shows as unknown rather than crash; the
         // check test fails on it.
         default: return "?"

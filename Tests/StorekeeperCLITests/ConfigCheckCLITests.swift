@@ -32,10 +32,11 @@ struct ConfigCheckCLITests {
             ("purchaseCompletionWaitMilliseconds", "2000"), ("webhookLeaseSeconds", "60"), ("webhookBatchSize", "16"),
             ("historyReplay", "true"), ("historyReplayIntervalSeconds", "3600"),
             ("historyReplayOverlapSeconds", "3600"),
-            ("historyReplayOnlyFailures", "false"), ("statusPolling", "true"), ("statusPollingIntervalSeconds", "60"),
+            ("historyReplayOnlyFailures", "false"), ("historyReplayLeaseSeconds", "900"), ("jobLeaseSeconds", "300"),
+            ("statusPolling", "true"), ("statusPollingIntervalSeconds", "60"),
             ("statusPollingExpiryDelaySeconds", "3600"), ("statusPollingBillingRetrySeconds", "86400"),
             ("statusPollingStaleSeconds", "604800"), ("customerSyncIntervalSeconds", "60"),
-            ("appStoreRatePercent", "100"),
+            ("appStoreRatePercent", "100"), ("dashboardSecureCookies", "false"), ("dashboardSessionSeconds", "28800"),
         ]
         return defaults.map { key, value in
             if let (changed, source) = changes[key] { return (key, changed, source) }
