@@ -15,7 +15,8 @@ enum StorekeeperCommands {
             """,
         flags: [Flag(name: "--version", help: "print the version and exit")],
         subcommands: [ServeCommand.command, MigrateCommand.command] + TrustCommands.commands + [
-            AppStoreCommands.command, SecretsCommands.command, AdminCommands.command, SimulateCommands.command,
+            AppStoreCommands.command, SecretsCommands.command, AdminCommands.command, AnalyticsCommands.command,
+            SimulateCommands.command,
             Quickstart.command,
             ShellCompletion.command, help,
         ])
