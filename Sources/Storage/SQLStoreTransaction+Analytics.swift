@@ -70,7 +70,8 @@ extension SQLStoreTransaction {
                 width: width,
                 changed.map { key, measures in
                     [
-                        .text(appId), .text(environment.rawValue), .integer(key.day.daysSince1970), .text(key.productId),
+                        .text(appId), .text(environment.rawValue), .integer(key.day.daysSince1970),
+                        .text(key.productId),
                         .text(key.subscriptionGroup), .text(key.storefront), .text(key.currency),
                     ] + measures.values.map { SQLValue.integer($0) }
                 })

@@ -200,7 +200,9 @@ struct AnalyticsController: Sendable {
 
     static func respond(_ stored: StoredAnalyticsSettings) -> HTTPResponse {
         var object: [String: JSONValue] = [:]
-        if case .object(let settings) = (try? JSONDecoder().decode(JSONValue.self, from: AppStoreJSON.encode(stored.settings))) ?? .null {
+        if case .object(let settings) =
+            (try? JSONDecoder().decode(JSONValue.self, from: AppStoreJSON.encode(stored.settings))) ?? .null
+        {
             object = settings
         }
         object["version"] = .integer(stored.version)

@@ -64,7 +64,8 @@ struct AnalyticsSeries: Sendable {
             var atEnd = running
             var peek = index
             while peek < daily.count, daily[peek].day == range.end.adding(days: 1) {
-                atEnd[daily[peek].currency] = (atEnd[daily[peek].currency] ?? AnalyticsMeasures()) + daily[peek].measures
+                atEnd[daily[peek].currency] =
+                    (atEnd[daily[peek].currency] ?? AnalyticsMeasures()) + daily[peek].measures
                 peek += 1
             }
             bucket.atEnd = atEnd
@@ -79,7 +80,9 @@ struct AnalyticsSeries: Sendable {
         ("refundedOnDateDeveloperIssue", \.refundedOnDateDeveloperIssue),
     ]
 
-    static func convert(_ total: AnalyticsDailyTotal, into sums: inout [String: ReportingTotal], table: ExchangeRateTable) {
+    static func convert(
+        _ total: AnalyticsDailyTotal, into sums: inout [String: ReportingTotal], table: ExchangeRateTable
+    ) {
         for (name, path) in revenueFields {
             let amount = total.measures[keyPath: path]
             guard amount != 0 else { continue }
@@ -105,7 +108,9 @@ struct AnalyticsSeries: Sendable {
                 point["count"] = .integer(atEnd.activeTrialDelta)
                 point["familyShared"] = .integer(atEnd.activeFamilyDelta)
             case .mrr:
-                let currencies = bucket.atEnd.filter { !$0.key.isEmpty && ($0.value.mrrGrossDelta != 0 || $0.value.mrrProceedsDelta != 0) }
+                let currencies = bucket.atEnd.filter {
+                    !$0.key.isEmpty && ($0.value.mrrGrossDelta != 0 || $0.value.mrrProceedsDelta != 0)
+                }
                 point["byCurrency"] = .array(
                     currencies.keys.sorted().map { currency in
                         let measures = currencies[currency]!
@@ -114,20 +119,24 @@ struct AnalyticsSeries: Sendable {
                             "proceeds": .integer(measures.mrrProceedsDelta),
                         ])
                     })
-                point["reporting"] = table.map { table in
-                    var gross = ReportingTotal(currency: table.reportingCurrency)
-                    var proceeds = ReportingTotal(currency: table.reportingCurrency)
-                    let instant = bucket.end.adding(days: 1)
-                    for currency in currencies.keys.sorted() {
-                        gross.add(currencies[currency]!.mrrGrossDelta, currency: currency, on: instant, table: table)
-                        proceeds.add(currencies[currency]!.mrrProceedsDelta, currency: currency, on: instant, table: table)
-                    }
-                    return .object([
-                        "currency": .string(table.reportingCurrency), "gross": .integer(gross.milliunits),
-                        "proceeds": .integer(proceeds.milliunits),
-                        "unconverted": .array((Set(gross.unconverted).union(proceeds.unconverted)).sorted().map { .string($0) }),
-                    ])
-                } ?? .null
+                point["reporting"] =
+                    table.map { table in
+                        var gross = ReportingTotal(currency: table.reportingCurrency)
+                        var proceeds = ReportingTotal(currency: table.reportingCurrency)
+                        let instant = bucket.end.adding(days: 1)
+                        for currency in currencies.keys.sorted() {
+                            gross.add(
+                                currencies[currency]!.mrrGrossDelta, currency: currency, on: instant, table: table)
+                            proceeds.add(
+                                currencies[currency]!.mrrProceedsDelta, currency: currency, on: instant, table: table)
+                        }
+                        return .object([
+                            "currency": .string(table.reportingCurrency), "gross": .integer(gross.milliunits),
+                            "proceeds": .integer(proceeds.milliunits),
+                            "unconverted": .array(
+                                (Set(gross.unconverted).union(proceeds.unconverted)).sorted().map { .string($0) }),
+                        ])
+                    } ?? .null
             case .revenue:
                 point["byCurrency"] = .array(
                     bucket.sums.keys.sorted().filter { !$0.isEmpty }.compactMap { currency in
@@ -136,7 +145,8 @@ struct AnalyticsSeries: Sendable {
                         return .object([
                             "currency": .string(currency), "gross": .integer(m.gross), "proceeds": .integer(m.proceeds),
                             "refunded": .integer(m.refunded), "refundedProceeds": .integer(m.refundedProceeds),
-                            "net": .integer(m.gross - m.refunded), "netProceeds": .integer(m.proceeds - m.refundedProceeds),
+                            "net": .integer(m.gross - m.refunded),
+                            "netProceeds": .integer(m.proceeds - m.refundedProceeds),
                             "transactions": .integer(m.transactions), "refundedOnDate": .integer(m.refundedOnDate),
                         ])
                     })

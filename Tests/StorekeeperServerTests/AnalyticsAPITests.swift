@@ -149,7 +149,8 @@ import Testing
         #expect((filtered.first?["byCurrency"] as? [[String: Any]] ?? []).map { $0["currency"] as? String } == ["EUR"])
 
         let csv = try await harness.request(
-            "GET", "\(base)/analytics/revenue?environment=Sandbox&from=2025-12-01&to=2025-12-31&resolution=month&format=csv",
+            "GET",
+            "\(base)/analytics/revenue?environment=Sandbox&from=2025-12-01&to=2025-12-31&resolution=month&format=csv",
             key: app.secretKey)
         #expect(csv.header("Content-Type") == "text/csv; charset=utf-8")
         #expect(
@@ -190,7 +191,8 @@ import Testing
         #expect(publicKey.status == 403)
 
         // A rebuild from the stored facts finds the aggregates as kept; a corrupted row is repaired.
-        let unchanged = try await AnalyticsAggregation.rebuild(appId: app.appId, store: harness.store, now: Self.at(day: 40))
+        let unchanged = try await AnalyticsAggregation.rebuild(
+            appId: app.appId, store: harness.store, now: Self.at(day: 40))
         #expect(unchanged.changed == false)
         #expect(unchanged.customers == 3)
         let appId = app.appId
@@ -200,10 +202,14 @@ import Testing
             bogus.gross = 1
             try transaction.applyAnalyticsContribution(
                 customerId: customer, appId: appId, environment: .sandbox,
-                [AnalyticsDailyKey(day: CalendarDay(year: 2025, month: 12, day: 9), productId: "x", subscriptionGroup: "",
-                    storefront: "", currency: "USD"): bogus])
+                [
+                    AnalyticsDailyKey(
+                        day: CalendarDay(year: 2025, month: 12, day: 9), productId: "x", subscriptionGroup: "",
+                        storefront: "", currency: "USD"): bogus
+                ])
         }
-        let repaired = try await AnalyticsAggregation.rebuild(appId: app.appId, store: harness.store, now: Self.at(day: 40))
+        let repaired = try await AnalyticsAggregation.rebuild(
+            appId: app.appId, store: harness.store, now: Self.at(day: 40))
         #expect(repaired.changed)
         let again = try await get("revenue", "from=2025-12-01&to=2025-12-31&resolution=month")
         #expect(integers(again.first?["reporting"])["gross"] == 29727)

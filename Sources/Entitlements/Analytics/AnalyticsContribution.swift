@@ -37,7 +37,9 @@ public enum AnalyticsContribution {
         }
         let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(of: transactions)
         var byOriginal: [String: [TransactionFact]] = [:]
-        for transaction in transactions { byOriginal[transaction.originalTransactionId, default: []].append(transaction) }
+        for transaction in transactions {
+            byOriginal[transaction.originalTransactionId, default: []].append(transaction)
+        }
         let latestOfSubscription = Set(byOriginal.values.compactMap { $0.last?.transactionId })
 
         var result: [AnalyticsDailyKey: AnalyticsMeasures] = [:]

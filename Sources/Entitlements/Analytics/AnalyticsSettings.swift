@@ -67,7 +67,8 @@ public struct AnalyticsSettings: Sendable, Hashable, Codable {
     /// The commission terms alone: what proceeds (and so the stored aggregates) depend on.
     public var commissionRule: CommissionRule {
         CommissionRule(
-            defaultRates: defaultRates, ratesByStorefront: ratesByStorefront, smallBusinessProgram: smallBusinessProgram)
+            defaultRates: defaultRates, ratesByStorefront: ratesByStorefront, smallBusinessProgram: smallBusinessProgram
+        )
     }
 
     /// The rate table, `nil` without a reporting currency.
@@ -88,10 +89,14 @@ public struct AnalyticsSettings: Sendable, Hashable, Codable {
             return "smallBusinessProgram period from \(bad.from) ends before it starts"
         }
         if !defaultRates.isValid { return "commissionRates.default must be 0...10000 with reduced ≤ standard" }
-        if ratesByStorefront.count > Self.maximumStorefronts { return "commissionRates.byStorefront has too many entries" }
+        if ratesByStorefront.count > Self.maximumStorefronts {
+            return "commissionRates.byStorefront has too many entries"
+        }
         for (storefront, rates) in ratesByStorefront.sorted(by: { $0.key < $1.key }) {
             if !isCode(storefront, length: 3) { return "commissionRates.byStorefront keys must be alpha-3 codes" }
-            if !rates.isValid { return "commissionRates.byStorefront.\(storefront) must be 0...10000 with reduced ≤ standard" }
+            if !rates.isValid {
+                return "commissionRates.byStorefront.\(storefront) must be 0...10000 with reduced ≤ standard"
+            }
         }
         if exchangeRates.count > Self.maximumExchangeRates { return "exchangeRates has too many entries" }
         if exchangeRates.contains(where: { !isCode($0.currency, length: 3) || $0.micros <= 0 }) {

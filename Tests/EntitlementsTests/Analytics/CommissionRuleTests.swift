@@ -15,7 +15,8 @@ import Testing
         let second = F.day(2026, 1, 1).adding(milliseconds: lapseDays * F.dayMilliseconds)
         return calculator.proceeds(of: [
             F.transaction("t1", "yearly", from: F.day(2025, 1, 1), to: F.day(2026, 1, 1), price: 49990),
-            F.transaction("t2", "yearly", from: second, to: second.adding(milliseconds: 365 * F.dayMilliseconds),
+            F.transaction(
+                "t2", "yearly", from: second, to: second.adding(milliseconds: 365 * F.dayMilliseconds),
                 price: 49990),
         ])
     }
@@ -100,14 +101,16 @@ import Testing
         #expect(result.map(\.proceeds) == [8492, 6993])
         #expect(result.map(\.commission.reason) == [.smallBusinessProgram, .standard])
         #expect(program.contains(CalendarDay(year: 2024, month: 12, day: 31)) == false)
-        #expect(SmallBusinessProgramPeriod(from: CalendarDay(year: 2025, month: 1, day: 1), to: nil)
-            .contains(CalendarDay(year: 2030, month: 1, day: 1)))
+        #expect(
+            SmallBusinessProgramPeriod(from: CalendarDay(year: 2025, month: 1, day: 1), to: nil)
+                .contains(CalendarDay(year: 2030, month: 1, day: 1)))
     }
 
     @Test func storefrontRatesOverrideTheDefault() {
         let rule = CommissionRule(ratesByStorefront: ["KOR": CommissionRates(standard: 2600, reduced: 1300)])
         let result = ProceedsCalculator(rule: rule, catalog: F.catalog).proceeds(of: [
-            F.transaction("kor", "coins", from: F.day(2026, 1, 1), to: nil, price: 9900, currency: "KRW",
+            F.transaction(
+                "kor", "coins", from: F.day(2026, 1, 1), to: nil, price: 9900, currency: "KRW",
                 storefront: "KOR", original: "kor"),
             F.transaction("usa", "coins", from: F.day(2026, 1, 2), to: nil, price: 9900, original: "usa"),
         ])

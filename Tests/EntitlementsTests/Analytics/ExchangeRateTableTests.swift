@@ -40,7 +40,9 @@ import Testing
         for bad in ["", "1.", ".5", "1.1234567", "-1", "0", "0.000000", "1e3", "1,5", "١.٥", "1234567890"] {
             #expect(ExchangeRate.micros(decimal: bad) == nil, "\(bad)")
         }
-        #expect(ExchangeRate(currency: "EUR", from: CalendarDay(year: 2026, month: 1, day: 1), micros: 1_084_200).decimal == "1.084200")
+        #expect(
+            ExchangeRate(currency: "EUR", from: CalendarDay(year: 2026, month: 1, day: 1), micros: 1_084_200).decimal
+                == "1.084200")
     }
 
     @Test func daysParseStrictly() {

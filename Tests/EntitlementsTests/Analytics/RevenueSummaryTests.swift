@@ -26,7 +26,10 @@ import Testing
         let jan = RevenueSummary.summaries(of: facts, from: january.0, to: january.1)
         #expect(jan.count == 1)
         #expect(jan[0].transactions == 1)
-        #expect([jan[0].gross, jan[0].refunded, jan[0].net, jan[0].proceeds, jan[0].netProceeds] == [9990, 9990, 0, 6993, 0])
+        #expect(
+            [jan[0].gross, jan[0].refunded, jan[0].net, jan[0].proceeds, jan[0].netProceeds] == [
+                9990, 9990, 0, 6993, 0,
+            ])
         #expect(jan[0].refundedOnDate == 0)
         let feb = RevenueSummary.summaries(of: facts, from: february.0, to: february.1)
         #expect(feb.count == 1)
@@ -46,7 +49,8 @@ import Testing
     @Test func familySharingCountsInNoRevenueAndIsReportedApart() {
         let owner = F.transaction("o", "monthly", from: F.day(2026, 1, 3), to: F.day(2026, 2, 3), price: 9990)
         let members = ["f1", "f2"].map {
-            F.transaction($0, "monthly", from: F.day(2026, 1, 3), to: F.day(2026, 2, 3), price: 9990,
+            F.transaction(
+                $0, "monthly", from: F.day(2026, 1, 3), to: F.day(2026, 2, 3), price: 9990,
                 ownership: .familyShared, original: "orig-\($0)")
         }
         let facts = calculator.proceeds(of: [owner] + members)
