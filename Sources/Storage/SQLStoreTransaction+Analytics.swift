@@ -53,7 +53,9 @@ extension SQLStoreTransaction {
                 difference[entry.key] = (difference[entry.key] ?? AnalyticsMeasures()) - measures
             }
         }
-        // Sorted: concurrent writers update shared daily rows in one order and cannot deadlock.
+        // Sorted, so two transactions updating one customer each take shared rows in one order. A
+        // group commit updating several customers can still meet another in opposite orders:
+        // PostgreSQL then aborts one (40P01, `conflictRetry`) and the writer runs it again.
         let changed = difference.filter { !$0.value.isZero }.sorted { $0.key < $1.key }
         if !changed.isEmpty {
             let width = 7 + AnalyticsMeasures.columns.count

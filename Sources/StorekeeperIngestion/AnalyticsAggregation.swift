@@ -9,12 +9,12 @@ import Storage
 /// Why in the same transaction rather than a worker reading the event log: the aggregates are
 /// then exactly as current as the facts (a figure never lags an answered purchase), there is no
 /// position to keep, and with several instances on one PostgreSQL nothing new is needed: the
-/// customer's row lock already serializes its updates, and daily rows are upserted in key order,
-/// so two transactions touching the same rows wait for each other instead of deadlocking. A log
+/// customer's row lock already serializes its updates, and daily rows are upserted in key order. A log
 /// reader would have to cope with ids committed out of order by concurrent transactions. The
 /// cost is an upsert of a few rows per re-evaluation; today's rows are shared by every
-/// concurrent writer of the app, which serializes those writes at the row for the
-/// milliseconds until commit.
+/// concurrent writer of the app, which serializes those writes at the row until commit, and two
+/// group commits that each update several customers can deadlock on them: PostgreSQL aborts one
+/// (`conflictRetry`) and the ingestion writer re-runs it.
 /// - Note: Stateless; runs on the store's thread inside a write body.
 public enum AnalyticsAggregation {
     static func update(

@@ -42,9 +42,9 @@ enum AnalyticsCSV {
                 }
             }
         }
-        var text = header.map(quote).joined(separator: ",") + "\r\n"
-        for row in rows { text += header.map { quote(row[$0] ?? "") }.joined(separator: ",") + "\r\n" }
-        var response = HTTPResponse(status: .ok, body: Data(text.utf8))
+        var output = header.map(quote).joined(separator: ",") + "\r\n"
+        for row in rows { output += header.map { quote(row[$0] ?? "") }.joined(separator: ",") + "\r\n" }
+        var response = HTTPResponse(status: .ok, body: Data(output.utf8))
         response.headers["Content-Type"] = "text/csv; charset=utf-8"
         response.headers["Content-Disposition"] = "attachment; filename=\"\(metric.rawValue).csv\""
         return response

@@ -74,20 +74,30 @@ struct AnalyticsSeries: Sendable {
         self.buckets = buckets
     }
 
-    static let revenueFields: [(String, KeyPath<AnalyticsMeasures, Int64>)] = [
-        ("gross", \.gross), ("proceeds", \.proceeds), ("refunded", \.refunded),
-        ("refundedProceeds", \.refundedProceeds), ("refundedOnDate", \.refundedOnDate),
-        ("refundedOnDateDeveloperIssue", \.refundedOnDateDeveloperIssue),
+    /// The money fields converted to the reporting currency, by name.
+    static let revenueFields = [
+        "gross", "proceeds", "refunded", "refundedProceeds", "refundedOnDate", "refundedOnDateDeveloperIssue",
     ]
+
+    static func amount(_ name: String, of measures: AnalyticsMeasures) -> Int64 {
+        switch name {
+        case "gross": return measures.gross
+        case "proceeds": return measures.proceeds
+        case "refunded": return measures.refunded
+        case "refundedProceeds": return measures.refundedProceeds
+        case "refundedOnDate": return measures.refundedOnDate
+        default: return measures.refundedOnDateDeveloperIssue
+        }
+    }
 
     static func convert(
         _ total: AnalyticsDailyTotal, into sums: inout [String: ReportingTotal], table: ExchangeRateTable
     ) {
-        for (name, path) in revenueFields {
-            let amount = total.measures[keyPath: path]
-            guard amount != 0 else { continue }
+        for name in revenueFields {
+            let value = Self.amount(name, of: total.measures)
+            guard value != 0 else { continue }
             var sum = sums[name] ?? ReportingTotal(currency: table.reportingCurrency)
-            sum.add(amount, currency: total.currency, on: total.day, table: table)
+            sum.add(value, currency: total.currency, on: total.day, table: table)
             sums[name] = sum
         }
     }

@@ -122,7 +122,7 @@ import Testing
             #expect(again.changed == false)
 
             let first = CalendarDay(containing: IngestionFixture.at(0))
-            let last = CalendarDay(containing: IngestionFixture.at(420))
+            let last = CalendarDay(containing: IngestionFixture.at(1100))
             let (daily, sql) = try await store.read { reader in
                 (
                     try reader.analyticsDailyTotals(

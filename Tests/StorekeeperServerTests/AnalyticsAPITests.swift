@@ -130,7 +130,7 @@ import Testing
 
         let mrr = try await get("mrr", "from=2025-12-01&to=2025-12-03&resolution=month")
         #expect(
-            (mrr.first?["byCurrency"] as? [[String: Any]] ?? []).map(integers) == [
+            (mrr.first?["byCurrency"] as? [[String: Any]] ?? []).map { integers($0) } == [
                 ["gross": 8990, "proceeds": 7192], ["gross": 9990, "proceeds": 6993],
             ])
         #expect(integers(mrr.first?["reporting"]) == ["gross": 19737, "proceeds": 14791])
