@@ -33,6 +33,12 @@ public enum OpenAPIDocument {
                 if name == "kind" {
                     schema["enum"] = .array(["transaction", "renewalInfo", "notification"].map(JSONValue.string))
                 }
+                // Analytics (docs/analytics.md): days, buckets and the answer's format.
+                if name == "from" || name == "to" { schema["format"] = .string("date") }
+                if name == "resolution" {
+                    schema["enum"] = .array(["day", "week", "month", "quarter", "year"].map(JSONValue.string))
+                }
+                if name == "format" { schema["enum"] = .array(["json", "csv"].map(JSONValue.string)) }
                 if name == "environment" {
                     schema["enum"] = .array(["Production", "Sandbox", "Xcode", "LocalTesting"].map(JSONValue.string))
                 }
@@ -64,6 +70,12 @@ public enum OpenAPIDocument {
                     if schema == "PrometheusText" {
                         response["content"] = .object([
                             "text/plain": .object(["schema": .object(["type": .string("string")])])
+                        ])
+                    } else if schema == "AnalyticsSeries" {
+                        // `format=csv` answers the same series as CSV.
+                        response["content"] = .object([
+                            "application/json": .object(["schema": reference(schema)]),
+                            "text/csv": .object(["schema": .object(["type": .string("string")])]),
                         ])
                     } else {
                         response["content"] = .object(["application/json": .object(["schema": reference(schema)])])
