@@ -122,7 +122,9 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(
             name: "StorekeeperCLITests",
-            dependencies: ["StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels"],
+            dependencies: [
+                "StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels", "Entitlements",
+            ],
             swiftSettings: strict),
         .testTarget(name: "SecretSealingTests", dependencies: ["SecretSealing"], swiftSettings: strict),
     ]

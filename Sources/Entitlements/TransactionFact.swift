@@ -37,6 +37,9 @@ public struct TransactionFact: Sendable, Hashable, Codable {
     public var quantity: Int
     /// `PURCHASE` or `RENEWAL`; tells a billing recovery from a resubscription.
     public var transactionReason: TransactionReason?
+    /// Apple's three-letter storefront (`USA`) of the purchase; `nil` when Apple did not say
+    /// (legacy receipts). Selects the commission rates of analytics.
+    public var storefront: String?
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, productKind: ProductKind? = nil,
@@ -45,7 +48,8 @@ public struct TransactionFact: Sendable, Hashable, Codable {
         revocationReason: Int32? = nil, revocationType: RevocationType? = nil, revocationPercentage: Int32? = nil,
         isUpgraded: Bool = false, periodType: PeriodType = .normal, offerIdentifier: String? = nil,
         ownership: Ownership = .purchased, environment: AppStoreEnvironment, price: Int64? = nil,
-        currency: String? = nil, quantity: Int = 1, transactionReason: TransactionReason? = nil
+        currency: String? = nil, quantity: Int = 1, transactionReason: TransactionReason? = nil,
+        storefront: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -69,6 +73,7 @@ public struct TransactionFact: Sendable, Hashable, Codable {
         self.currency = currency
         self.quantity = quantity
         self.transactionReason = transactionReason
+        self.storefront = storefront
     }
 
     /// Maps a verified StoreKit 2 transaction.
@@ -111,7 +116,8 @@ public struct TransactionFact: Sendable, Hashable, Codable {
             price: payload.price ?? (periodType == .trial ? 0 : nil),
             currency: payload.currency,
             quantity: Int(payload.quantity ?? 1),
-            transactionReason: payload.transactionReason?.value)
+            transactionReason: payload.transactionReason?.value,
+            storefront: payload.storefront)
     }
 
     /// Maps a legacy receipt entry (`latest_receipt_info`, `in_app`).

@@ -91,6 +91,10 @@ enum ColumnJSON {
         }
         key("signedDate")
         writer.writeInteger(fact.signedDate.millisecondsSince1970)
+        if let storefront = fact.storefront {
+            key("storefront")
+            writer.writeString(storefront)
+        }
         if let subscriptionGroup = fact.subscriptionGroup {
             key("subscriptionGroup")
             writer.writeString(subscriptionGroup)

@@ -132,6 +132,25 @@ public protocol StoreReader {
     func subscriptionWatch(appId: String, environment: AppStoreEnvironment, originalTransactionId: String) throws
         -> SubscriptionPoll?
 
+    // Analytics (0012).
+    /// The app's analytics settings; `nil` when never saved.
+    func analyticsSettings(appId: String) throws -> StoredAnalyticsSettings?
+    /// Daily aggregates from `from` through `through` (both included) matching `filter`, summed
+    /// per day and currency, in day then currency order.
+    func analyticsDailyTotals(
+        appId: String, environment: AppStoreEnvironment, from: CalendarDay, through: CalendarDay,
+        filter: AnalyticsFilter
+    ) throws -> [AnalyticsDailyTotal]
+    /// Daily aggregates before `day` matching `filter`, summed per currency (each total dated
+    /// `day`): the start of running sums such as the active counts.
+    func analyticsTotalsBefore(
+        appId: String, environment: AppStoreEnvironment, day: CalendarDay, filter: AnalyticsFilter
+    ) throws -> [AnalyticsDailyTotal]
+    /// Every non-zero daily aggregate row of the app, in key order.
+    func analyticsRows(appId: String) throws -> [AnalyticsDailyRow]
+    /// The ids of the app's customers, ascending.
+    func customerIds(appId: String) throws -> [Int64]
+
     // Consumption answers (0011).
     /// Whether the customer consented to sharing consumption data; `nil` when the app never said.
     func consumptionConsent(appId: String, appUserId: String) throws -> Bool?
@@ -354,6 +373,17 @@ public protocol StoreTransaction: StoreReader {
         appId: String, environment: AppStoreEnvironment, originalTransactionId: String, owner: String,
         polledAt: Timestamp?, retryAt: Timestamp?
     ) throws -> Bool
+
+    // Analytics (0012).
+    /// Saves the app's analytics settings; returns the new version.
+    func saveAnalyticsSettings(appId: String, _ settings: AnalyticsSettings, at: Timestamp) throws -> Int64
+    /// Replaces what the customer's facts add to the daily aggregates of `environment` with
+    /// `contribution`, adding the difference to the daily rows.
+    func applyAnalyticsContribution(
+        customerId: Int64, appId: String, environment: AppStoreEnvironment,
+        _ contribution: [AnalyticsDailyKey: AnalyticsMeasures]) throws
+    /// Deletes the app's daily aggregates and contributions (a rebuild starts with it).
+    func clearAnalytics(appId: String) throws
 
     // Consumption answers (0011).
     /// Records (or replaces) the customer's consent to sharing consumption data.

@@ -200,3 +200,18 @@ if only == nil || only == "verification" { try benchVerification() }
 if only == nil || only == "engine" { try benchEngine() }
 if only == nil || only == "worstcase" { try await WorstCaseBenchmark.run() }
 if only == "storage" { try await benchStorage() }
+if only == nil || only == "analytics" {
+    print("== Analytics (reads behind each request, over the daily aggregates) ==")
+    let customers = Int(ProcessInfo.processInfo.environment["BENCH_ANALYTICS_CUSTOMERS"] ?? "") ?? 100_000
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sk-analytics-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let sqlite = try await StoreLocation(directory.appendingPathComponent("bench.db").path).open()
+    try await AnalyticsBenchmark.run(store: sqlite, customers: customers, label: "SQLite")
+    await sqlite.close()
+    try? FileManager.default.removeItem(at: directory)
+    if let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty {
+        let postgres = try await StoreLocation(url).open()
+        try await AnalyticsBenchmark.run(store: postgres, customers: customers, label: "PostgreSQL")
+        await postgres.close()
+    }
+}

@@ -68,6 +68,8 @@ public enum CustomerStateUpdater {
         if !appended.isEmpty {
             try transaction.enqueueDeliveries(of: appended, appId: customer.appId, at: now)
         }
+        try AnalyticsAggregation.update(
+            customer: customer, environment: environment, facts: facts, catalog: catalog, in: transaction, now: now)
         return Outcome(info: evaluation.customerInfo, version: version, newEvents: appended)
     }
 

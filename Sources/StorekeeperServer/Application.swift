@@ -95,6 +95,7 @@ public struct StorekeeperApplication: Sendable {
         routes += CustomerSyncController(apps: apps, sync: ingestion.recovery.sync, metrics: metrics).routes
         routes += ConsumptionController(apps: apps, clock: clock).routes
         routes += CatalogController(apps: apps, clock: clock).routes
+        routes += AnalyticsController(apps: apps, clock: clock).routes
         routes +=
             WebhooksController(
                 apps: apps, clock: clock, destinations: webhookDestinations, deliverer: webhookDeliverer

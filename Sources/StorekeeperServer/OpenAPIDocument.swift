@@ -37,6 +37,12 @@ public enum OpenAPIDocument {
                     schema["enum"] = .array(RecentNotificationsController.outcomes.map(JSONValue.string))
                 }
                 if name == "type" { schema["pattern"] = .string("^[A-Z0-9_]{1,64}$") }
+                // Analytics (docs/analytics.md): days, buckets and the answer's format.
+                if name == "from" || name == "to" { schema["format"] = .string("date") }
+                if name == "resolution" {
+                    schema["enum"] = .array(["day", "week", "month", "quarter", "year"].map(JSONValue.string))
+                }
+                if name == "format" { schema["enum"] = .array(["json", "csv"].map(JSONValue.string)) }
                 if name == "environment" {
                     schema["enum"] = .array(["Production", "Sandbox", "Xcode", "LocalTesting"].map(JSONValue.string))
                 }
@@ -68,6 +74,12 @@ public enum OpenAPIDocument {
                     if schema == "PrometheusText" {
                         response["content"] = .object([
                             "text/plain": .object(["schema": .object(["type": .string("string")])])
+                        ])
+                    } else if schema == "AnalyticsSeries" {
+                        // `format=csv` answers the same series as CSV.
+                        response["content"] = .object([
+                            "application/json": .object(["schema": reference(schema)]),
+                            "text/csv": .object(["schema": .object(["type": .string("string")])]),
                         ])
                     } else {
                         response["content"] = .object(["application/json": .object(["schema": reference(schema)])])
@@ -264,6 +276,38 @@ public enum OpenAPIDocument {
                   "referencePrice": {"type": "object", "required": ["milliunits", "currency"], "properties": {"milliunits": {"type": "integer"}, "currency": {"type": "string"}}}}}},
                 "isSmallBusinessProgram": {"type": "boolean"},
                 "version": {"type": "integer", "minimum": 0, "description": "In answers: 0 while none is stored, then one more on every PUT (the ETag). Ignored in a PUT: send If-Match."}}},
+              "AnalyticsSeries": {"type": "object", "required": ["appId", "metric", "environment", "from", "to", "resolution", "filters", "points"],
+                "properties": {"appId": {"type": "string"}, "metric": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]},
+                  "from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"},
+                  "resolution": {"type": "string", "enum": ["day", "week", "month", "quarter", "year"]},
+                  "filters": {"type": "object", "properties": {"productId": {"type": ["string", "null"]}, "storefront": {"type": ["string", "null"]},
+                    "subscriptionGroup": {"type": ["string", "null"]}}},
+                  "reportingCurrency": {"type": ["string", "null"]},
+                  "points": {"type": "array", "items": {"type": "object", "required": ["period", "periodEnd"],
+                    "properties": {"period": {"type": "string", "format": "date"}, "periodEnd": {"type": "string", "format": "date"}},
+                    "description": "Fields by metric: docs/analytics.md. Money in milliunits."}}}},
+              "AnalyticsOverview": {"type": "object", "required": ["appId", "environment", "from", "to", "previousFrom", "previousTo", "cards"],
+                "properties": {"appId": {"type": "string"}, "environment": {"type": "string"},
+                  "from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"},
+                  "previousFrom": {"type": "string", "format": "date"}, "previousTo": {"type": "string", "format": "date"},
+                  "reportingCurrency": {"type": ["string", "null"]},
+                  "cards": {"type": "array", "items": {"type": "object", "required": ["metric", "value", "previous", "change"], "properties": {
+                    "metric": {"type": "string"}, "value": {"type": ["integer", "null"]}, "previous": {"type": ["integer", "null"]},
+                    "change": {"type": ["number", "null"]}, "currency": {"type": ["string", "null"]}, "byCurrency": {"type": "array"}}}}}},
+              "AnalyticsSettings": {"type": "object", "properties": {
+                "reportingCurrency": {"type": ["string", "null"], "pattern": "^[A-Z]{3}$"},
+                "smallBusinessProgram": {"type": "array", "maxItems": 100, "items": {"type": "object", "required": ["from"], "properties": {
+                  "from": {"type": "string", "format": "date"}, "to": {"type": ["string", "null"], "format": "date"}}}},
+                "commissionRates": {"type": "object", "properties": {
+                  "default": {"$ref": "#/components/schemas/CommissionRates"},
+                  "byStorefront": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/CommissionRates"}}}},
+                "exchangeRates": {"type": "array", "maxItems": 10000, "items": {"type": "object", "required": ["currency", "from", "rate"], "properties": {
+                  "currency": {"type": "string", "pattern": "^[A-Z]{3}$"}, "from": {"type": "string", "format": "date"},
+                  "rate": {"type": "string", "pattern": "^[0-9]{1,9}(\\.[0-9]{1,6})?$", "description": "One unit of currency in the reporting currency."}}}},
+                "version": {"type": "integer", "minimum": 0, "description": "In answers: 0 while none is stored (the ETag). Ignored in a PUT."}}},
+              "CommissionRates": {"type": "object", "required": ["standard", "reduced"], "properties": {
+                "standard": {"type": "integer", "minimum": 0, "maximum": 10000, "description": "Basis points: 3000 = 30 %."},
+                "reduced": {"type": "integer", "minimum": 0, "maximum": 10000}}},
               "WebhookEndpointInput": {"type": "object", "properties": {"url": {"type": "string", "format": "uri"},
                 "secret": {"type": "string", "minLength": 16, "maxLength": 256}, "enabled": {"type": "boolean"}}},
               "WebhookEndpoint": {"type": "object", "required": ["id", "url", "enabled", "version"], "properties": {"id": {"type": "string"},

@@ -29,7 +29,7 @@ struct ColumnJSONTests {
             signedDate: F.at(2), revocationDate: F.at(3), revocationReason: 1, revocationType: .refundFull,
             revocationPercentage: 50_000, isUpgraded: true, periodType: .intro, offerIdentifier: "offer",
             ownership: .familyShared, environment: .sandbox, price: -9_990, currency: "EUR", quantity: 3,
-            transactionReason: .renewal)
+            transactionReason: .renewal, storefront: "DEU")
         Self.same(full)
         // The hand-written member list covers every stored property of TransactionFact.
         let members = try #require(

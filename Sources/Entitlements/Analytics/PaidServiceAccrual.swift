@@ -1,0 +1,72 @@
+import AppStoreModels
+
+/// Apple's count of paid service in a subscription group, the condition of the reduced
+/// commission: for each paid auto-renewable transaction, how much paid service the subscriber
+/// had in its group before it was purchased.
+///
+/// A paid period (paid offers included, free trials and family sharing not) counts from its
+/// purchase for the product's duration, so a renewal-date extension adds nothing; it is cut at
+/// an upgrade or a prorated refund, and a full refund counts nothing. Overlapping periods count
+/// once. A gap of more than 60 days between the end of paid service and the next paid purchase
+/// restarts the count.
+/// - Note: Stateless; `Sendable`.
+public enum PaidServiceAccrual {
+    /// A lapse longer than this restarts the count; one of exactly 60 days does not.
+    public static let longestLapseKept: Int64 = 60 * CivilCalendar.millisecondsPerDay
+
+    /// Milliseconds of paid service in the group before each paid auto-renewable transaction,
+    /// by transaction id. `transactions` are the latest versions of one customer's transactions.
+    public static func accruedBefore(_ transactions: [TransactionFact], catalog: ProductCatalog) -> [String: Int64] {
+        var periodsByGroup: [String: [(start: Timestamp, end: Timestamp, transactionId: String)]] = [:]
+        for transaction in transactions where isPaidSubscriptionPeriod(transaction, catalog: catalog) {
+            let group = subscriptionGroup(of: transaction, catalog: catalog)
+            let end = paidEnd(of: transaction, catalog: catalog)
+            periodsByGroup[group, default: []].append((transaction.purchaseDate, end, transaction.transactionId))
+        }
+        var accruedBefore: [String: Int64] = [:]
+        for group in periodsByGroup.keys.sorted() {
+            let periods = periodsByGroup[group]!.sorted {
+                $0.start != $1.start ? $0.start < $1.start : $0.transactionId < $1.transactionId
+            }
+            var accrued: Int64 = 0
+            var coveredUntil: Timestamp?
+            for period in periods {
+                if let coveredUntil,
+                    period.start.millisecondsSince1970 - coveredUntil.millisecondsSince1970 > longestLapseKept
+                {
+                    accrued = 0
+                }
+                accruedBefore[period.transactionId] = accrued
+                let countedFrom = max(period.start, coveredUntil ?? period.start)
+                accrued += max(0, period.end.millisecondsSince1970 - countedFrom.millisecondsSince1970)
+                if period.end > period.start { coveredUntil = max(coveredUntil ?? period.end, period.end) }
+            }
+        }
+        return accruedBefore
+    }
+
+    static func isAutoRenewable(_ transaction: TransactionFact, catalog: ProductCatalog) -> Bool {
+        (catalog[transaction.productId]?.kind ?? transaction.productKind) == .autoRenewable
+    }
+
+    static func isPaidSubscriptionPeriod(_ transaction: TransactionFact, catalog: ProductCatalog) -> Bool {
+        isAutoRenewable(transaction, catalog: catalog) && transaction.periodType != .trial
+            && transaction.ownership != .familyShared && transaction.revocationType != .familyRevoke
+    }
+
+    static func subscriptionGroup(of transaction: TransactionFact, catalog: ProductCatalog) -> String {
+        transaction.subscriptionGroup ?? catalog[transaction.productId]?.subscriptionGroup ?? transaction.productId
+    }
+
+    /// Where the paid service bought by `transaction` ends.
+    static func paidEnd(of transaction: TransactionFact, catalog: ProductCatalog) -> Timestamp {
+        let start = transaction.purchaseDate
+        var end = transaction.expiresDate ?? start
+        if let duration = catalog[transaction.productId]?.duration { end = min(end, duration.end(from: start)) }
+        if let revokedAt = transaction.revocationDate {
+            let fullRefund = !transaction.isUpgraded && transaction.revocationType != .refundProrated
+            end = fullRefund ? start : min(end, max(start, revokedAt))
+        }
+        return end
+    }
+}

@@ -1,0 +1,57 @@
+import AppStoreModels
+import Entitlements
+
+/// An app's analytics settings with the version its `ETag` names (0: never saved).
+/// - Note: Immutable value; `Sendable`.
+public struct StoredAnalyticsSettings: Sendable, Hashable {
+    public var settings: AnalyticsSettings
+    public var version: Int64
+
+    public init(settings: AnalyticsSettings, version: Int64) {
+        self.settings = settings
+        self.version = version
+    }
+}
+
+/// The filters of an analytics query; `nil` matches everything.
+/// - Note: Immutable value; `Sendable`.
+public struct AnalyticsFilter: Sendable, Hashable {
+    public var productId: String?
+    public var storefront: String?
+    public var subscriptionGroup: String?
+
+    public init(productId: String? = nil, storefront: String? = nil, subscriptionGroup: String? = nil) {
+        self.productId = productId
+        self.storefront = storefront
+        self.subscriptionGroup = subscriptionGroup
+    }
+}
+
+/// Daily aggregates summed over products, storefronts and groups (those matching a filter):
+/// one day and currency.
+/// - Note: Immutable value; `Sendable`.
+public struct AnalyticsDailyTotal: Sendable, Hashable {
+    public var day: CalendarDay
+    public var currency: String
+    public var measures: AnalyticsMeasures
+
+    public init(day: CalendarDay, currency: String, measures: AnalyticsMeasures) {
+        self.day = day
+        self.currency = currency
+        self.measures = measures
+    }
+}
+
+/// One stored daily aggregate row, whole (for comparisons such as the rebuild's).
+/// - Note: Immutable value; `Sendable`.
+public struct AnalyticsDailyRow: Sendable, Hashable {
+    public var environment: String
+    public var key: AnalyticsDailyKey
+    public var measures: AnalyticsMeasures
+
+    public init(environment: String, key: AnalyticsDailyKey, measures: AnalyticsMeasures) {
+        self.environment = environment
+        self.key = key
+        self.measures = measures
+    }
+}

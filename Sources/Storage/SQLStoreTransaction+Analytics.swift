@@ -1,0 +1,182 @@
+import AppStoreModels
+import Entitlements
+
+/// Analytics: settings, per-customer contributions and the daily aggregates (migration 0012).
+extension SQLStoreTransaction {
+    /// One entry of a stored contribution: the key and the values in `AnalyticsMeasures.columns`
+    /// order.
+    struct StoredContribution: Codable {
+        var key: AnalyticsDailyKey
+        var values: [Int64]
+    }
+
+    private static let measureColumns = AnalyticsMeasures.columns.joined(separator: ", ")
+    private static let summedColumns = AnalyticsMeasures.columns.map { "SUM(\($0))" }.joined(separator: ", ")
+
+    func analyticsSettings(appId: String) throws -> StoredAnalyticsSettings? {
+        try row("SELECT settings_json, version FROM analytics_settings WHERE app_id = $1", .text(appId)).map {
+            row throws(StoreError) in
+            StoredAnalyticsSettings(
+                settings: try Self.decode(
+                    AnalyticsSettings.self, try row.text(0), column: "analytics_settings.settings_json"),
+                version: try row.integer(1))
+        }
+    }
+
+    func saveAnalyticsSettings(appId: String, _ settings: AnalyticsSettings, at: Timestamp) throws -> Int64 {
+        let saved = try rows(
+            """
+            INSERT INTO analytics_settings (app_id, settings_json, updated_at) VALUES ($1, $2, $3)
+            ON CONFLICT (app_id) DO UPDATE SET
+                settings_json = excluded.settings_json, updated_at = excluded.updated_at,
+                version = analytics_settings.version + 1
+            RETURNING version
+            """, .text(appId), Self.json(settings), SQLValue(at))
+        return try Self.returnedVersion(saved, of: "analytics_settings")
+    }
+
+    func applyAnalyticsContribution(
+        customerId: Int64, appId: String, environment: AppStoreEnvironment,
+        _ contribution: [AnalyticsDailyKey: AnalyticsMeasures]
+    ) throws {
+        let stored = try row(
+            "SELECT contribution_json FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
+            .integer(customerId), .text(environment.rawValue))
+        var difference = contribution
+        if let stored {
+            let previous = try Self.decode(
+                [StoredContribution].self, try stored.text(0), column: "analytics_contributions.contribution_json")
+            for entry in previous {
+                guard let measures = AnalyticsMeasures(values: entry.values) else {
+                    throw StoreError(.corruptValue, "analytics_contributions: an entry has the wrong number of values")
+                }
+                difference[entry.key] = (difference[entry.key] ?? AnalyticsMeasures()) - measures
+            }
+        }
+        // Sorted, so two transactions updating one customer each take shared rows in one order. A
+        // group commit updating several customers can still meet another in opposite orders:
+        // PostgreSQL then aborts one (40P01, `conflictRetry`) and the writer runs it again.
+        let changed = difference.filter { !$0.value.isZero }.sorted { $0.key < $1.key }
+        if !changed.isEmpty {
+            let width = 7 + AnalyticsMeasures.columns.count
+            let updates = AnalyticsMeasures.columns.map { "\($0) = analytics_daily.\($0) + excluded.\($0)" }
+            _ = try insertRows(
+                into: """
+                    INSERT INTO analytics_daily (app_id, environment, day, product_id, subscription_group, storefront,
+                                                 currency, \(Self.measureColumns))
+                    """,
+                onConflict: """
+                    ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency)
+                    DO UPDATE SET \(updates.joined(separator: ", "))
+                    """,
+                width: width,
+                changed.map { key, measures in
+                    [
+                        .text(appId), .text(environment.rawValue), .integer(key.day.daysSince1970),
+                        .text(key.productId),
+                        .text(key.subscriptionGroup), .text(key.storefront), .text(key.currency),
+                    ] + measures.values.map { SQLValue.integer($0) }
+                })
+        }
+        let entries = contribution.filter { !$0.value.isZero }.sorted { $0.key < $1.key }.map {
+            StoredContribution(key: $0.key, values: $0.value.values)
+        }
+        if entries.isEmpty {
+            _ = try execute(
+                "DELETE FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
+                .integer(customerId), .text(environment.rawValue))
+        } else if !changed.isEmpty {
+            _ = try execute(
+                """
+                INSERT INTO analytics_contributions (customer_id, environment, app_id, contribution_json)
+                VALUES ($1, $2, $3, $4)
+                ON CONFLICT (customer_id, environment) DO UPDATE SET contribution_json = excluded.contribution_json
+                """, .integer(customerId), .text(environment.rawValue), .text(appId), Self.json(entries))
+        }
+    }
+
+    func clearAnalytics(appId: String) throws {
+        _ = try execute("DELETE FROM analytics_daily WHERE app_id = $1", .text(appId))
+        _ = try execute("DELETE FROM analytics_contributions WHERE app_id = $1", .text(appId))
+    }
+
+    func analyticsDailyTotals(
+        appId: String, environment: AppStoreEnvironment, from: CalendarDay, through: CalendarDay,
+        filter: AnalyticsFilter
+    ) throws -> [AnalyticsDailyTotal] {
+        let (conditions, arguments) = Self.filterClause(filter, firstParameter: 5)
+        let found = try connection.query(
+            """
+            SELECT day, currency, \(Self.summedColumns) FROM analytics_daily
+            WHERE app_id = $1 AND environment = $2 AND day >= $3 AND day <= $4\(conditions)
+            GROUP BY day, currency ORDER BY day, currency
+            """,
+            [.text(appId), .text(environment.rawValue), .integer(from.daysSince1970), .integer(through.daysSince1970)]
+                + arguments)
+        return try found.map { row throws(StoreError) in
+            try Self.total(row, day: CalendarDay(daysSince1970: try row.integer(0)))
+        }
+    }
+
+    func analyticsTotalsBefore(
+        appId: String, environment: AppStoreEnvironment, day: CalendarDay, filter: AnalyticsFilter
+    ) throws -> [AnalyticsDailyTotal] {
+        let (conditions, arguments) = Self.filterClause(filter, firstParameter: 4)
+        let found = try connection.query(
+            """
+            SELECT 0, currency, \(Self.summedColumns) FROM analytics_daily
+            WHERE app_id = $1 AND environment = $2 AND day < $3\(conditions)
+            GROUP BY currency ORDER BY currency
+            """, [.text(appId), .text(environment.rawValue), .integer(day.daysSince1970)] + arguments)
+        return try found.map { row throws(StoreError) in try Self.total(row, day: day) }
+    }
+
+    func analyticsRows(appId: String) throws -> [AnalyticsDailyRow] {
+        try rows(
+            """
+            SELECT environment, day, product_id, subscription_group, storefront, currency, \(Self.measureColumns)
+            FROM analytics_daily WHERE app_id = $1
+            ORDER BY environment, day, product_id, subscription_group, storefront, currency
+            """, .text(appId)
+        ).compactMap { row throws(StoreError) -> AnalyticsDailyRow? in
+            let measures = try Self.measures(row, from: 6)
+            guard !measures.isZero else { return nil }
+            return AnalyticsDailyRow(
+                environment: try row.text(0),
+                key: AnalyticsDailyKey(
+                    day: CalendarDay(daysSince1970: try row.integer(1)), productId: try row.text(2),
+                    subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5)),
+                measures: measures)
+        }
+    }
+
+    func customerIds(appId: String) throws -> [Int64] {
+        try rows("SELECT id FROM customers WHERE app_id = $1 ORDER BY id", .text(appId)).map {
+            row throws(StoreError) in try row.integer(0)
+        }
+    }
+
+    private static func filterClause(_ filter: AnalyticsFilter, firstParameter: Int) -> (String, [SQLValue]) {
+        var text = ""
+        var arguments: [SQLValue] = []
+        for (column, value) in [
+            ("product_id", filter.productId), ("storefront", filter.storefront),
+            ("subscription_group", filter.subscriptionGroup),
+        ] {
+            guard let value else { continue }
+            arguments.append(.text(value))
+            text += " AND \(column) = $\(firstParameter + arguments.count - 1)"
+        }
+        return (text, arguments)
+    }
+
+    private static func total(_ row: SQLRow, day: CalendarDay) throws(StoreError) -> AnalyticsDailyTotal {
+        AnalyticsDailyTotal(day: day, currency: try row.text(1), measures: try measures(row, from: 2))
+    }
+
+    private static func measures(_ row: SQLRow, from first: Int) throws(StoreError) -> AnalyticsMeasures {
+        var values: [Int64] = []
+        for index in first..<(first + AnalyticsMeasures.columns.count) { values.append(try row.integer(index)) }
+        return AnalyticsMeasures(values: values)!
+    }
+}

@@ -1,0 +1,115 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import Storage
+
+/// `make bench`, analytics: the reads behind every analytics request (running sums before the
+/// range, then daily totals per day and currency), timed over aggregates of `customers`
+/// generated customers with 10 transactions each (1,000,000 transactions for 100,000), on
+/// SQLite (and PostgreSQL when `STOREKEEPER_BENCH_POSTGRES_URL` is set). The aggregates are
+/// filled the way ingestion fills them: each customer's `AnalyticsContribution` applied.
+enum AnalyticsBenchmark {
+    static let day: Int64 = 86_400_000
+    static let base: Int64 = 1_704_067_200_000  // 2024-01-01
+
+    static let catalog = ProductCatalog(products: [
+        CatalogProduct(
+            productId: "monthly", kind: .autoRenewable, subscriptionGroup: "premium",
+            duration: SubscriptionPeriod(value: 1, unit: .month)),
+        CatalogProduct(
+            productId: "yearly", kind: .autoRenewable, subscriptionGroup: "premium",
+            duration: SubscriptionPeriod(value: 1, unit: .year)),
+    ])
+
+    /// Ten transactions of one customer: monthly renewals, a trial first for some, a refund now
+    /// and then, spread over two years.
+    static func facts(customer: Int, random: inout SystemRandomNumberGenerator) -> [Fact] {
+        let currency = ["USD", "EUR", "GBP"][customer % 3]
+        let storefront = ["USA", "DEU", "GBR", "FRA"][customer % 4]
+        var start = base + Int64.random(in: 0..<(700 * day), using: &random)
+        var facts: [Fact] = []
+        for period in 0..<10 {
+            let trial = period == 0 && customer % 2 == 0
+            var fact = TransactionFact(
+                transactionId: "c\(customer)-t\(period)", originalTransactionId: "c\(customer)", productId: "monthly",
+                subscriptionGroup: "premium", purchaseDate: Timestamp(millisecondsSince1970: start),
+                expiresDate: Timestamp(millisecondsSince1970: start + 30 * day),
+                signedDate: Timestamp(millisecondsSince1970: start), periodType: trial ? .trial : .normal,
+                environment: .production, price: trial ? 0 : 9990, currency: currency, storefront: storefront)
+            if !trial, Int.random(in: 0..<20, using: &random) == 0 {
+                fact.revocationDate = Timestamp(millisecondsSince1970: start + 3 * day)
+                fact.revocationType = .refundFull
+            }
+            facts.append(.transaction(fact))
+            start += 30 * day
+        }
+        return facts
+    }
+
+    static func run(store: any Store, customers: Int, label: String) async throws {
+        let appId = "bench-analytics"
+        let now = Timestamp(millisecondsSince1970: base + 800 * day)
+        try await store.write { tx in
+            try tx.saveApp(AppRecord(id: appId, bundleId: "com.example.bench", environments: [.production]), at: now)
+            try tx.saveCatalog(appId: appId, catalog, at: now)
+        }
+        var random = SystemRandomNumberGenerator()
+        let fill = try await timed {
+            var next = 0
+            while next < customers {
+                let batch = next..<min(customers, next + 1000)
+                let contributions = batch.map { customer in
+                    AnalyticsContribution.of(
+                        facts: facts(customer: customer, random: &random), environment: .production, catalog: catalog,
+                        rule: CommissionRule(), now: now)
+                }
+                try await store.write { tx in
+                    for (offset, contribution) in contributions.enumerated() {
+                        let customer = try tx.ensureCustomer(
+                            appId: appId, appUserId: "user-\(batch.lowerBound + offset)", at: now)
+                        try tx.applyAnalyticsContribution(
+                            customerId: customer.id, appId: appId, environment: .production, contribution)
+                    }
+                }
+                next = batch.upperBound
+            }
+        }
+        let rows = try await store.read { try $0.analyticsRows(appId: appId).count }
+        print(
+            "\(label): \(customers) customers, \(customers * 10) transactions -> \(rows) daily rows, "
+                + "filled in \(String(format: "%.1f", fill)) s")
+        let end = CalendarDay(containing: now)
+        for (name, days, filter) in [
+            ("28 days", Int64(28), AnalyticsFilter()), ("1 year", Int64(365), AnalyticsFilter()),
+            ("3 years", Int64(1095), AnalyticsFilter()),
+            ("1 year, storefront DEU", Int64(365), AnalyticsFilter(storefront: "DEU")),
+        ] {
+            var samples: [Double] = []
+            for _ in 0..<20 {
+                let start = end.adding(days: -(days - 1))
+                samples.append(
+                    try await timed {
+                        _ = try await store.read { reader in
+                            (
+                                try reader.analyticsTotalsBefore(
+                                    appId: appId, environment: .production, day: start, filter: filter),
+                                try reader.analyticsDailyTotals(
+                                    appId: appId, environment: .production, from: start, through: end.adding(days: 1),
+                                    filter: filter)
+                            )
+                        }
+                    })
+            }
+            samples.sort()
+            print(
+                "  analytics request reads, \(name): median \(String(format: "%.1f", samples[10] * 1000)) ms, "
+                    + "max \(String(format: "%.1f", samples[19] * 1000)) ms (target < 200 ms)")
+        }
+    }
+
+    static func timed(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+}

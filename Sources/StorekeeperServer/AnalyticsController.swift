@@ -1,0 +1,213 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import HTTPServer
+import Storage
+import StorekeeperIngestion
+
+/// The analytics API (docs/analytics.md): a metric as a time series, the overview cards, and
+/// the app's analytics settings. Figures come from the daily aggregates the ingestion keeps
+/// (`AnalyticsAggregation`), so a request reads at most a few rows per day and currency.
+/// - Note: Immutable and `Sendable`.
+struct AnalyticsController: Sendable {
+    let apps: AppDirectory
+    let clock: ServerClock
+
+    static let metricQuery = [
+        "from", "to", "resolution", "environment", "productId", "storefront", "subscriptionGroup", "format",
+    ]
+
+    var routes: [APIRoute] {
+        let errors: [Int: String?] = [400: "Error", 401: "Error", 403: "Error", 404: "Error", 503: "Error"]
+        return [
+            APIRoute(
+                .get, "/v1/apps/{appId}/analytics/overview", access: .appSecret, operationId: "getAnalyticsOverview",
+                summary: "Headline figures of a period (28 days by default) with their change against the period "
+                    + "before.", tag: "analytics", responses: errors.merging([200: "AnalyticsOverview"]) { $1 },
+                query: ["from", "to", "environment", "productId", "storefront", "subscriptionGroup"], handler: overview),
+            APIRoute(
+                .get, "/v1/apps/{appId}/analytics/{metric}", access: .appSecret, operationId: "getAnalyticsMetric",
+                summary: "One metric as a time series (JSON, or CSV with format=csv).", tag: "analytics",
+                responses: errors.merging([200: "AnalyticsSeries"]) { $1 }, query: Self.metricQuery, handler: metric),
+            APIRoute(
+                .get, "/v1/apps/{appId}/analytics-settings", access: .admin, operationId: "getAnalyticsSettings",
+                summary: "Reporting currency and rates, Small Business Program periods, commission rates.",
+                tag: "admin", responses: errors.merging([200: "AnalyticsSettings"]) { $1 }, handler: getSettings
+            ).versioned(ifMatch: false, etagStatuses: [200]),
+            APIRoute(
+                .put, "/v1/apps/{appId}/analytics-settings", access: .admin, operationId: "putAnalyticsSettings",
+                summary: "Replace the analytics settings; a change of commission terms recomputes the aggregates.",
+                tag: "admin", request: "AnalyticsSettings",
+                responses: errors.merging([200: "AnalyticsSettings", 412: "Error", 415: "Error"]) { $1 },
+                handler: putSettings
+            ).versioned(ifMatch: true, etagStatuses: [200, 412]),
+        ]
+    }
+
+    // MARK: - Metrics
+
+    @Sendable func metric(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let name = try context.parameter("metric")
+        guard let metric = AnalyticsMetric(rawValue: name) else {
+            throw HTTPError.badRequest(
+                "metric must be one of overview, \(AnalyticsMetric.allCases.map(\.rawValue).joined(separator: ", ")).",
+                code: "invalid_analytics_query")
+        }
+        let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()))
+        let app = try await apps.app(context)
+        let (series, settings) = try await Self.series(
+            appId: app.id, query: query, buckets: query.buckets, apps: apps)
+        let points = series.points(metric)
+        if query.format == .csv {
+            return AnalyticsCSV.response(metric: metric, points: points)
+        }
+        let body: JSONValue = .object([
+            "appId": .string(app.id), "metric": .string(metric.rawValue),
+            "environment": .string(query.environment.rawValue), "from": .string(query.from.iso8601),
+            "to": .string(query.to.iso8601), "resolution": .string(query.resolution.rawValue),
+            "filters": .object([
+                "productId": query.filter.productId.map { .string($0) } ?? .null,
+                "storefront": query.filter.storefront.map { .string($0) } ?? .null,
+                "subscriptionGroup": query.filter.subscriptionGroup.map { .string($0) } ?? .null,
+            ]),
+            "reportingCurrency": settings.reportingCurrency.map { .string($0) } ?? .null,
+            "points": .array(points),
+        ])
+        return JSONResponse.make(body)
+    }
+
+    /// Reads the totals the buckets need and builds the series.
+    static func series(
+        appId: String, query: AnalyticsQuery, buckets: [(start: CalendarDay, end: CalendarDay)], apps: AppDirectory
+    ) async throws -> (AnalyticsSeries, AnalyticsSettings) {
+        let first = buckets.first!.start
+        let last = buckets.last!.end
+        let environment = query.environment
+        let filter = query.filter
+        let (settings, before, daily) = try await apps.read { reader in
+            (
+                try reader.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings(),
+                try reader.analyticsTotalsBefore(appId: appId, environment: environment, day: first, filter: filter),
+                try reader.analyticsDailyTotals(
+                    appId: appId, environment: environment, from: first, through: last.adding(days: 1), filter: filter)
+            )
+        }
+        let series = AnalyticsSeries(
+            buckets: buckets, before: before, daily: daily, table: settings.exchangeRateTable)
+        return (series, settings)
+    }
+
+    // MARK: - Overview
+
+    @Sendable func overview(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()))
+        let app = try await apps.app(context)
+        let length = query.to.daysSince1970 - query.from.daysSince1970 + 1
+        let previous = (start: query.from.adding(days: -length), end: query.from.adding(days: -1))
+        let (series, settings) = try await Self.series(
+            appId: app.id, query: query, buckets: [previous, (query.from, query.to)], apps: apps)
+        func card(_ metric: String, _ field: String, in name: AnalyticsMetric, money: Bool = false) -> JSONValue {
+            let points = series.points(name)
+            func value(_ point: JSONValue) -> Int64? {
+                guard case .object(let object) = point else { return nil }
+                if money {
+                    if case .object(let reporting)? = object["reporting"], case .integer(let v)? = reporting[field] {
+                        return v
+                    }
+                    return nil
+                }
+                if case .integer(let v)? = object[field] { return v }
+                return nil
+            }
+            let now = value(points[1])
+            let before = value(points[0])
+            var card: [String: JSONValue] = [
+                "metric": .string(metric), "value": now.map { .integer($0) } ?? .null,
+                "previous": before.map { .integer($0) } ?? .null,
+                "change": now.flatMap { n in before.map { b in Self.change(n, b) } } ?? .null,
+            ]
+            if money {
+                card["currency"] = settings.reportingCurrency.map { .string($0) } ?? .null
+                if case .object(let object) = points[1] {
+                    card["byCurrency"] = object["byCurrency"] ?? .array([])
+                }
+            }
+            return .object(card)
+        }
+        let body: JSONValue = .object([
+            "appId": .string(app.id), "environment": .string(query.environment.rawValue),
+            "from": .string(query.from.iso8601), "to": .string(query.to.iso8601),
+            "previousFrom": .string(previous.start.iso8601), "previousTo": .string(previous.end.iso8601),
+            "reportingCurrency": settings.reportingCurrency.map { .string($0) } ?? .null,
+            "cards": .array([
+                card("active-subscriptions", "count", in: .activeSubscriptions),
+                card("active-trials", "count", in: .activeTrials),
+                card("mrr", "gross", in: .mrr, money: true),
+                card("revenue", "gross", in: .revenue, money: true),
+                card("proceeds", "proceeds", in: .revenue, money: true),
+                card("new-customers", "count", in: .newCustomers),
+                card("refunds", "count", in: .refunds),
+            ]),
+        ])
+        return JSONResponse.make(body)
+    }
+
+    /// (value − previous) / previous to 4 decimals; `null` when previous is 0.
+    static func change(_ value: Int64, _ previous: Int64) -> JSONValue {
+        AnalyticsSeries.ratio(value - previous, previous)
+    }
+
+    // MARK: - Settings
+
+    @Sendable func getSettings(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let app = try await apps.record(context)
+        let appId = app.id
+        let stored = try await apps.read { reader in try reader.analyticsSettings(appId: appId) }
+        return Self.respond(stored ?? StoredAnalyticsSettings(settings: AnalyticsSettings(), version: 0))
+    }
+
+    @Sendable func putSettings(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let settings = try RequestBody.decode(AnalyticsSettings.self, from: request)
+        if let failure = settings.validationFailure {
+            throw HTTPError.badRequest("\(failure).", code: "invalid_body")
+        }
+        let precondition = try VersionPrecondition(request)
+        let app = try await apps.record(context)
+        let appId = app.id
+        let now = clock.now()
+        let actor = context[PrincipalKey.self]?.actor ?? "api"
+        let (version, rebuild) = try await apps.write("admin") { transaction -> (Int64, Bool) in
+            guard try transaction.lockApp(id: appId) != nil else { throw ErrorMapping.ingestionFailure(.appNotFound) }
+            let current = try transaction.analyticsSettings(appId: appId)
+            try precondition.check(current: current?.version ?? 0, resource: "analytics settings")
+            let version = try transaction.saveAnalyticsSettings(appId: appId, settings, at: now)
+            try transaction.appendAudit(
+                NewAuditEntry(
+                    at: now, actor: actor, action: "analytics.settings.update", appId: appId,
+                    detail: .object(["version": .integer(version)])))
+            return (version, (current?.settings ?? AnalyticsSettings()).commissionRule != settings.commissionRule)
+        }
+        if rebuild {
+            // Proceeds depend on the commission terms: the stored aggregates are recomputed.
+            do {
+                _ = try await AnalyticsAggregation.rebuild(appId: appId, store: apps.store, now: now)
+            } catch {
+                throw ErrorMapping.storeFailure(error)
+            }
+        }
+        return Self.respond(StoredAnalyticsSettings(settings: settings, version: version))
+    }
+
+    static func respond(_ stored: StoredAnalyticsSettings) -> HTTPResponse {
+        var object: [String: JSONValue] = [:]
+        if case .object(let settings) =
+            (try? JSONDecoder().decode(JSONValue.self, from: AppStoreJSON.encode(stored.settings))) ?? .null
+        {
+            object = settings
+        }
+        object["version"] = .integer(stored.version)
+        var response = JSONResponse.make(JSONValue.object(object))
+        response.headers["ETag"] = VersionPrecondition.etag(stored.version)
+        return response
+    }
+}

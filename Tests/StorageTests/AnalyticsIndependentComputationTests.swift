@@ -1,0 +1,302 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import StorekeeperIngestion
+import StorekeeperTesting
+import Testing
+
+@testable import Storage
+
+/// A second computation of the analytics figures, straight from the stored facts in plain SQL
+/// (`signed_transactions.fact_json`, the latest signed version of each transaction), agreeing
+/// exactly with the aggregates `AnalyticsAggregation` keeps, on a seeded random history:
+/// monthly subscriptions in USD and EUR started over a year, renewals, full refunds (some in a
+/// later month), lapses, family-shared copies revoked now and then, lifetime purchases. Paid
+/// service stays under a year, so every commission is the standard 30 %.
+@Suite struct AnalyticsIndependentComputationTests {
+    static let customers = 250
+    static let appId = IngestionFixture.appId
+    static let day: Int64 = 86_400_000
+
+    /// SplitMix64: a small seeded generator, the same sequence on every machine.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1330_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// The facts of the random history, per app user id.
+    static func history(seed: UInt64) -> [(user: String, facts: [TransactionFact])] {
+        var random = Seeded(state: seed)
+        var result: [(user: String, facts: [TransactionFact])] = []
+        for customer in 0..<customers {
+            var facts: [TransactionFact] = []
+            let currency = Bool.random(using: &random) ? "USD" : "EUR"
+            let price: Int64 = currency == "USD" ? 9990 : 8990
+            let original = "o\(customer)"
+            var start = Int64.random(in: 0..<300, using: &random) * day + Int64.random(in: 0..<day, using: &random)
+            let periods = Int.random(in: 1...11, using: &random)
+            for period in 0..<periods {
+                if period > 0, Int.random(in: 0..<8, using: &random) == 0 {
+                    start += Int64.random(in: 1...20, using: &random) * day  // a lapse
+                }
+                let purchase = IngestionFixture.at(0).adding(milliseconds: start)
+                let expires = purchase.adding(milliseconds: 30 * day)
+                var fact = TransactionFact(
+                    transactionId: "\(original)-t\(period)", originalTransactionId: original, productId: "monthly",
+                    subscriptionGroup: "premium", purchaseDate: purchase, expiresDate: expires, signedDate: purchase,
+                    environment: .production, price: price, currency: currency,
+                    storefront: currency == "USD" ? "USA" : "DEU")
+                facts.append(fact)
+                if Int.random(in: 0..<10, using: &random) == 0 {
+                    // A full refund, up to 40 days later (often in the next month).
+                    let refundedAt = purchase.adding(milliseconds: Int64.random(in: 1...40, using: &random) * day)
+                    fact.signedDate = refundedAt
+                    fact.revocationDate = refundedAt
+                    fact.revocationType = .refundFull
+                    fact.revocationReason = Int32.random(in: 0...1, using: &random)
+                    facts.append(fact)
+                }
+                start += 30 * day
+            }
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                let purchase = IngestionFixture.at(Int64.random(in: 0..<360, using: &random))
+                facts.append(
+                    TransactionFact(
+                        transactionId: "l\(customer)", originalTransactionId: "l\(customer)", productId: "lifetime",
+                        purchaseDate: purchase, signedDate: purchase, environment: .production, price: 49990,
+                        currency: currency))
+            }
+            if Int.random(in: 0..<6, using: &random) == 0 {
+                let purchase = IngestionFixture.at(Int64.random(in: 0..<360, using: &random))
+                var shared = TransactionFact(
+                    transactionId: "f\(customer)", originalTransactionId: "f\(customer)", productId: "monthly",
+                    subscriptionGroup: "premium", purchaseDate: purchase,
+                    expiresDate: purchase.adding(milliseconds: 30 * day), signedDate: purchase,
+                    ownership: .familyShared,
+                    environment: .production, price: price, currency: currency)
+                facts.append(shared)
+                if Bool.random(using: &random) {
+                    shared.signedDate = purchase.adding(milliseconds: 5 * day)
+                    shared.revocationDate = shared.signedDate
+                    shared.revocationType = .familyRevoke
+                    facts.append(shared)
+                }
+            }
+            result.append(("user-\(customer)", facts))
+        }
+        return result
+    }
+
+    @Test(arguments: Backend.enabled)
+    func aggregatesAgreeWithPlainSQL(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await IngestionFixture.setUp(store)
+            let history = Self.history(seed: 13)
+            try await store.write { tx in
+                for (user, facts) in history {
+                    let customer = try tx.ensureCustomer(appId: Self.appId, appUserId: user, at: IngestionFixture.now)
+                    for original in Set(facts.map(\.originalTransactionId)).sorted() {
+                        try tx.claimOriginalTransaction(original, customerId: customer.id, at: IngestionFixture.now)
+                    }
+                    for fact in facts {
+                        _ = try tx.insertTransaction(
+                            NewTransaction(
+                                appId: Self.appId,
+                                jws: "jws.\(fact.transactionId).\(fact.signedDate.millisecondsSince1970)",
+                                fact: fact, source: "test", receivedAt: IngestionFixture.now))
+                    }
+                }
+            }
+            let rebuilt = try await AnalyticsAggregation.rebuild(
+                appId: Self.appId, store: store, now: IngestionFixture.now)
+            #expect(rebuilt.changed)
+            #expect(rebuilt.customers == Self.customers)
+            let again = try await AnalyticsAggregation.rebuild(
+                appId: Self.appId, store: store, now: IngestionFixture.now)
+            #expect(again.changed == false)
+
+            let first = CalendarDay(containing: IngestionFixture.at(0))
+            let last = CalendarDay(containing: IngestionFixture.at(1100))
+            let (daily, sql) = try await store.read { reader in
+                (
+                    try reader.analyticsDailyTotals(
+                        appId: Self.appId, environment: .production, from: first, through: last,
+                        filter: AnalyticsFilter()),
+                    try IndependentSQL(reader: reader, postgres: backend == .postgres)
+                )
+            }
+            // Money per purchase day and currency.
+            var revenue: [String: [Int64]] = [:]
+            var refundsOnDate: [String: [Int64]] = [:]
+            var newCustomers: [Int64: Int64] = [:]
+            var familyRevocations: [Int64: Int64] = [:]
+            for total in daily {
+                let key = "\(total.day.daysSince1970)/\(total.currency)"
+                let m = total.measures
+                if m.transactions != 0 || m.gross != 0 {
+                    revenue[key] = [m.transactions, m.gross, m.proceeds, m.refunded, m.refundedProceeds]
+                }
+                if m.refunds != 0 { refundsOnDate[key] = [m.refunds, m.refundsDeveloperIssue, m.refundedOnDate] }
+                if m.newCustomers != 0 { newCustomers[total.day.daysSince1970, default: 0] += m.newCustomers }
+                if m.familyRevocations != 0 {
+                    familyRevocations[total.day.daysSince1970, default: 0] += m.familyRevocations
+                }
+            }
+            #expect(revenue.count > 300)
+            #expect(revenue == sql.revenue)
+            #expect(refundsOnDate == sql.refundsOnDate)
+            #expect(newCustomers == sql.newCustomers)
+            #expect(familyRevocations == sql.familyRevocations)
+
+            // Counts and MRR at midnights: running sums of the deltas against a count of the
+            // periods covering each midnight.
+            var running: [String: AnalyticsMeasures] = [:]
+            var index = 0
+            for dayNumber in first.daysSince1970...last.daysSince1970 {
+                while index < daily.count, daily[index].day.daysSince1970 <= dayNumber {
+                    running[daily[index].currency] =
+                        (running[daily[index].currency] ?? AnalyticsMeasures()) + daily[index].measures
+                    index += 1
+                }
+                guard dayNumber % 14 == 0 else { continue }
+                let midnight = dayNumber * Self.day
+                let expected = try await store.read { reader in
+                    try IndependentSQL.active(reader: reader, postgres: backend == .postgres, at: midnight)
+                }
+                let paid = running.values.reduce(0) { $0 + $1.activePaidDelta }
+                let family = running.values.reduce(0) { $0 + $1.activeFamilyDelta }
+                let mrr = running.filter { $0.value.mrrGrossDelta != 0 }.mapValues(\.mrrGrossDelta)
+                #expect(paid == expected.paid, "paid actives at day \(dayNumber)")
+                #expect(family == expected.family, "family actives at day \(dayNumber)")
+                #expect(mrr == expected.mrr, "MRR at day \(dayNumber)")
+            }
+        }
+    }
+}
+
+/// The independent computation: SQL over the stored facts only (no aggregate table, no Swift
+/// rule but a SUM, a COUNT and integer rounding).
+struct IndependentSQL {
+    var revenue: [String: [Int64]] = [:]
+    var refundsOnDate: [String: [Int64]] = [:]
+    var newCustomers: [Int64: Int64] = [:]
+    var familyRevocations: [Int64: Int64] = [:]
+
+    static func field(_ name: String, postgres: Bool) -> String {
+        postgres ? "(f::jsonb ->> '\(name)')" : "json_extract(f, '$.\(name)')"
+    }
+
+    static func number(_ name: String, postgres: Bool) -> String {
+        postgres ? "(f::jsonb ->> '\(name)')::bigint" : "json_extract(f, '$.\(name)')"
+    }
+
+    /// The latest signed version of each Production transaction of the app, with its customer.
+    static let latest = """
+        WITH latest AS (
+            SELECT s.fact_json AS f, c.customer_id AS customer
+            FROM signed_transactions s
+            JOIN customer_transactions c
+                ON c.app_id = s.app_id AND c.original_transaction_id = s.original_transaction_id
+            WHERE s.app_id = 'app-1' AND s.environment = 'Production'
+              AND s.signed_date = (SELECT MAX(t.signed_date) FROM signed_transactions t
+                                   WHERE t.app_id = s.app_id AND t.environment = s.environment
+                                     AND t.transaction_id = s.transaction_id)
+        )
+        """
+
+    init(reader: any StoreReader, postgres: Bool) throws {
+        let price = Self.number("price", postgres: postgres)
+        let purchaseDay = "(\(Self.number("purchaseDate", postgres: postgres)) / 86400000)"
+        let revokedDay = "(\(Self.number("revocationDate", postgres: postgres)) / 86400000)"
+        let currency = Self.field("currency", postgres: postgres)
+        let ownership = Self.field("ownership", postgres: postgres)
+        let revocationType = Self.field("revocationType", postgres: postgres)
+        let reason = Self.number("revocationReason", postgres: postgres)
+        let paid = "\(ownership) = 'PURCHASED' AND \(price) > 0"
+        let refunded = "\(revocationType) = 'REFUND_FULL'"
+        for row in try reader.sql(
+            """
+            \(Self.latest)
+            SELECT \(purchaseDay), \(currency), COUNT(*), SUM(\(price)), SUM((\(price) * 7000 + 5000) / 10000),
+                   SUM(CASE WHEN \(refunded) THEN \(price) ELSE 0 END),
+                   SUM(CASE WHEN \(refunded) THEN (\(price) * 7000 + 5000) / 10000 ELSE 0 END)
+            FROM latest WHERE \(paid) GROUP BY 1, 2
+            """)
+        {
+            revenue["\(try row.integer(0))/\(try row.text(1))"] = try (2...6).map { try row.integer($0) }
+        }
+        for row in try reader.sql(
+            """
+            \(Self.latest)
+            SELECT \(revokedDay), \(currency), COUNT(*), SUM(CASE WHEN \(reason) = 1 THEN 1 ELSE 0 END), SUM(\(price))
+            FROM latest WHERE \(paid) AND \(refunded) GROUP BY 1, 2
+            """)
+        {
+            refundsOnDate["\(try row.integer(0))/\(try row.text(1))"] = try (2...4).map { try row.integer($0) }
+        }
+        for row in try reader.sql(
+            """
+            \(Self.latest)
+            SELECT first_day, COUNT(*) FROM (
+                SELECT customer, MIN(\(purchaseDay)) AS first_day FROM latest
+                WHERE \(ownership) = 'PURCHASED' GROUP BY customer
+            ) firsts GROUP BY first_day
+            """)
+        {
+            newCustomers[try row.integer(0)] = try row.integer(1)
+        }
+        for row in try reader.sql(
+            """
+            \(Self.latest)
+            SELECT \(revokedDay), COUNT(*) FROM latest
+            WHERE \(ownership) = 'FAMILY_SHARED' AND \(Self.field("revocationDate", postgres: postgres)) IS NOT NULL
+            GROUP BY 1
+            """)
+        {
+            familyRevocations[try row.integer(0)] = try row.integer(1)
+        }
+    }
+
+    /// Paid and family-shared subscription periods covering `midnight`, and the paid ones' MRR
+    /// per currency (every product here is monthly: MRR is the price).
+    static func active(reader: any StoreReader, postgres: Bool, at midnight: Int64) throws
+        -> (paid: Int64, family: Int64, mrr: [String: Int64])
+    {
+        let price = number("price", postgres: postgres)
+        let purchase = number("purchaseDate", postgres: postgres)
+        let expires = number("expiresDate", postgres: postgres)
+        let revoked = number("revocationDate", postgres: postgres)
+        let ownership = field("ownership", postgres: postgres)
+        let revocationType = field("revocationType", postgres: postgres)
+        let covering = """
+            \(field("expiresDate", postgres: postgres)) IS NOT NULL AND \(purchase) <= \(midnight)
+            AND \(midnight) < \(expires)
+            AND (\(field("revocationDate", postgres: postgres)) IS NULL
+                 OR (\(revocationType) = 'FAMILY_REVOKE' AND \(midnight) < \(revoked)))
+            """
+        var paid: Int64 = 0
+        var family: Int64 = 0
+        var mrr: [String: Int64] = [:]
+        for row in try reader.sql(
+            """
+            \(latest)
+            SELECT \(ownership), \(field("currency", postgres: postgres)), COUNT(*), SUM(\(price))
+            FROM latest WHERE \(covering) GROUP BY 1, 2
+            """)
+        {
+            if try row.text(0) == "FAMILY_SHARED" {
+                family += try row.integer(2)
+            } else {
+                paid += try row.integer(2)
+                mrr[try row.text(1)] = try row.integer(3)
+            }
+        }
+        return (paid, family, mrr)
+    }
+}
