@@ -65,7 +65,7 @@ let package = Package(
             name: "StorekeeperBench",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "Entitlements", "Storage", "StorekeeperIngestion", "CSQLite",
-                "CLibPQ",
+                "CLibPQ", "AppStoreSimulator",
             ],
             swiftSettings: strict),
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access, workloads.
@@ -121,7 +121,10 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"], swiftSettings: strict),
         .testTarget(
             name: "StorekeeperCLITests",
-            dependencies: ["StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels"],
+            dependencies: [
+                "StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels", "AppStoreSimulator",
+                "StorekeeperIngestion", "Entitlements",
+            ],
             swiftSettings: strict),
         .testTarget(name: "SecretSealingTests", dependencies: ["SecretSealing"], swiftSettings: strict),
     ]

@@ -16,6 +16,7 @@ enum StorekeeperCommands {
         flags: [Flag(name: "--version", help: "print the version and exit")],
         subcommands: [ServeCommand.command, MigrateCommand.command] + TrustCommands.commands + [
             AppStoreCommands.command, SecretsCommands.command, AdminCommands.command, SimulateCommands.command,
+            BackfillCommand.command,
             Quickstart.command,
             ShellCompletion.command, help,
         ])

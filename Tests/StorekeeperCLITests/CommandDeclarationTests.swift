@@ -60,6 +60,7 @@ struct CommandDeclarationTests {
                 "admin webhooks add", "admin deliveries", "admin deliveries failed", "admin deliveries replay",
                 "admin customers", "admin customers show", "admin customers events", "admin customers facts",
                 "admin customers restore", "admin customers sync", "simulate", "simulate serve", "simulate run",
+                "backfill", "backfill receipts",
                 "quickstart",
                 "completion", "help",
             ])
@@ -112,7 +113,7 @@ struct CommandDeclarationTests {
             #expect(result.stdout == "", "\(path)")
             #expect(result.stderr.hasPrefix(missing + "\n\n" + usagePrefix(path)), "\(path): \(result.stderr)")
         }
-        #expect(checked == 47)
+        #expect(checked == 49)
     }
 
     @Test func conventionsOfTheParser() throws {
