@@ -28,6 +28,7 @@ test: test-deps lint
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.
 bench: bench-deps build-release
 	.build/release/StorekeeperBench
+	BENCH_ONLY=backfill .build/release/StorekeeperBench
 	scripts/bench-http.sh .build/release/storekeeper
 	scripts/bench-ingestion.sh .build/release/storekeeper .build/release/StorekeeperBench
 	@for engine in sqlite postgres; do \

@@ -65,7 +65,7 @@ let package = Package(
             name: "StorekeeperBench",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "Entitlements", "Storage", "StorekeeperIngestion", "CSQLite",
-                "CLibPQ",
+                "CLibPQ", "AppStoreSimulator",
             ],
             swiftSettings: strict),
         // Shared test helpers: test CA, signed-payload builders, conformance corpus access, workloads.
@@ -123,7 +123,8 @@ let package = Package(
         .testTarget(
             name: "StorekeeperCLITests",
             dependencies: [
-                "StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels", "Entitlements",
+                "StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels", "AppStoreSimulator",
+                "StorekeeperIngestion", "Entitlements",
             ],
             swiftSettings: strict),
         .testTarget(name: "SecretSealingTests", dependencies: ["SecretSealing"], swiftSettings: strict),

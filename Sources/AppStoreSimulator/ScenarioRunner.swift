@@ -52,9 +52,14 @@ public struct ScenarioRunner: Sendable {
         return simulator
     }
 
-    public func run(_ scenario: Scenario, log: @Sendable (String) -> Void = { _ in }) async -> ScenarioReport {
+    /// Runs the steps in order, `log`ging each; `shouldStop` is asked before each step after the
+    /// first (an interrupted run reports the steps done).
+    public func run(
+        _ scenario: Scenario, log: @Sendable (String) -> Void = { _ in }, shouldStop: @Sendable () -> Bool = { false }
+    ) async -> ScenarioReport {
         var reports: [ScenarioStepReport] = []
         for (index, step) in scenario.steps.enumerated() {
+            if index > 0, shouldStop() { break }
             var problems: [String] = []
             var produced: [ActionResult.ProducedNotification] = []
             do {

@@ -14,7 +14,8 @@ enum Migrator {
     /// identifiers applied now.
     @discardableResult
     static func migrate(
-        _ connection: any SQLConnection, migrations: [Migration] = Migration.all, apply: Bool
+        _ connection: any SQLConnection, migrations: [Migration] = Migration.all, apply: Bool,
+        observer: MigrationObserver = MigrationObserver()
     ) throws(StoreError) -> [String] {
         let applied = try inTransaction(connection) { () throws(StoreError) -> Set<String> in
             try connection.executeScript(Migration.bookkeeping)
@@ -37,7 +38,9 @@ enum Migrator {
                     + "run `storekeeper migrate --database URL`")
         }
         var appliedNow: [String] = []
-        for migration in pending {
+        for (index, migration) in pending.enumerated() {
+            // Between migrations only: each is one transaction, all or nothing.
+            if index > 0, observer.shouldStop() { break }
             let didApply = try inTransaction(connection) { () throws(StoreError) -> Bool in
                 guard try appliedIdentifiers(connection).contains(migration.identifier) == false else { return false }
                 do throws(StoreError) {
@@ -49,6 +52,7 @@ enum Migrator {
                 return true
             }
             if didApply { appliedNow.append(migration.identifier) }
+            observer.applied(migration.identifier, index + 1, pending.count)
         }
         return appliedNow
     }

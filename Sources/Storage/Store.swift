@@ -159,6 +159,14 @@ public protocol StoreReader {
     /// How a consumption request (by its notification UUID) was answered; `nil` before it was.
     func consumptionAnswer(appId: String, notificationUUID: String) throws -> ConsumptionAnswerRecord?
 
+    // Receipt backfill (0013).
+    /// Whether the export line with this SHA-256 (hex) was imported for the app.
+    func backfillLineImported(appId: String, lineDigest: String) throws -> Bool
+    /// How many export lines were imported for the app.
+    func backfillLineCount(appId: String) throws -> Int
+    /// How many receipts (and verifyReceipt answers) were stored for the app.
+    func receiptValidationCount(appId: String) throws -> Int
+
     func auditEntries(after: Int64?, limit: Int) throws -> [AuditEntry]
 
     // The dashboard (operations and overview pages): aggregate counts, no rows.
@@ -397,6 +405,10 @@ public protocol StoreTransaction: StoreReader {
     /// returns how many were linked.
     @discardableResult
     func linkConsumptionOutcome(appId: String, transactionId: String, outcome: String, at: Timestamp) throws -> Int
+
+    // Receipt backfill (0013).
+    /// Records an imported export line; `false` when it already was (nothing written).
+    func recordBackfillLine(appId: String, lineDigest: String, appUserId: String, at: Timestamp) throws -> Bool
 
     // Audit.
     @discardableResult

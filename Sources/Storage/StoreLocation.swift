@@ -35,7 +35,12 @@ public enum StoreLocation: Sendable, Hashable {
     /// Applies the pending migrations on one connection and returns the identifiers applied
     /// now (empty when up to date). With `apply: false` only checks: throws `schemaOutdated`
     /// when some are pending. Throws `schemaTooNew` for a database from a newer binary.
-    public func migrate(apply: Bool = true) async throws -> [String] {
+    ///
+    /// `observer` hears of each migration as it is applied, and may stop the run between two
+    /// (the rest stay pending for the next run).
+    public func migrate(apply: Bool = true, observer: MigrationObserver = MigrationObserver()) async throws
+        -> [String]
+    {
         let worker = ConnectionWorker(label: "storekeeper.migrate") { () throws(StoreError) -> any SQLConnection in
             switch self {
             case .sqlite(let path):
@@ -46,7 +51,9 @@ public enum StoreLocation: Sendable, Hashable {
             }
         }
         do {
-            let applied = try await worker.run { connection in try Migrator.migrate(connection, apply: apply) }
+            let applied = try await worker.run { connection in
+                try Migrator.migrate(connection, apply: apply, observer: observer)
+            }
             await worker.close()
             return applied
         } catch {

@@ -193,7 +193,7 @@ if CommandLine.arguments.count > 1 {
     exit(await HTTPWorkload.run(command: arguments[1], arguments: Array(arguments.dropFirst(2))))
 }
 
-// BENCH_ONLY=verification|engine|worstcase|storage runs one part (for profiling, and storage sizes in
+// BENCH_ONLY=verification|engine|worstcase|storage|backfill runs one part (for profiling, and storage sizes in
 // separate processes so each peak RSS belongs to one size).
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
 if only == nil || only == "verification" { try benchVerification() }
@@ -215,3 +215,5 @@ if only == nil || only == "analytics" {
         await postgres.close()
     }
 }
+// Minutes at Apple's rate limits: `make bench` runs it on its own.
+if only == "backfill" { try await BackfillBenchmark.run() }

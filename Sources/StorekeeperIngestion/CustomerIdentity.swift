@@ -10,6 +10,13 @@ import Storage
 /// join a customer's evaluation once a customer claims the original transaction.
 /// - Note: Stateless; runs on the store's thread inside a write body.
 public enum CustomerIdentity {
+    /// Whether `value` may name a customer: 1 to 256 bytes of printable characters, no `/` and
+    /// no `..` (it appears in URL paths). The API and the receipt backfill apply the same rule.
+    public static func isValidAppUserId(_ value: String) -> Bool {
+        (1...256).contains(value.utf8.count) && !value.contains("/") && !value.contains("..")
+            && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
     /// What claiming one original transaction did.
     enum Claim: Sendable, Hashable {
         case claimed

@@ -27,6 +27,20 @@ public struct FactBatch: Sendable {
     /// The job this batch finishes: it is marked complete in the same transaction as the facts,
     /// and the batch fails (`conflict`) if the lease was lost, so a job's facts apply once.
     public var completesJob: JobLease?
+    /// The backfill export line the facts came from: recorded first; if it was already
+    /// recorded the batch stops there (`duplicate`), so a resumed backfill imports a line once.
+    public var backfillLine: BackfillLineMark?
+
+    /// An imported line of a receipt backfill: its SHA-256 (hex) and the user it names.
+    public struct BackfillLineMark: Sendable, Hashable {
+        public var digest: String
+        public var appUserId: String
+
+        public init(digest: String, appUserId: String) {
+            self.digest = digest
+            self.appUserId = appUserId
+        }
+    }
 
     /// Who the facts belong to.
     public enum Ownership: Sendable, Hashable {
@@ -108,7 +122,7 @@ public struct FactCommit: Sendable {
         case unclaimed
         /// Recorded only (no customer facts).
         case recorded
-        /// The batch's notification was already stored: nothing changed.
+        /// The batch's notification (or backfill line) was already stored: nothing changed.
         case duplicate
     }
 

@@ -10,6 +10,12 @@ import Storage
 public enum FactCommitter {
     public static func commit(_ batch: FactBatch, in transaction: any StoreTransaction) throws -> FactCommit {
         let now = batch.receivedAt
+        if let line = batch.backfillLine {
+            guard
+                try transaction.recordBackfillLine(
+                    appId: batch.appId, lineDigest: line.digest, appUserId: line.appUserId, at: now)
+            else { return FactCommit(outcome: .duplicate, customerInfo: nil) }
+        }
         var notificationRow: Int64?
         if let notification = batch.notification {
             guard case .inserted(let row) = try transaction.insertNotification(notification) else {

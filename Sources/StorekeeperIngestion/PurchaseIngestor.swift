@@ -151,61 +151,21 @@ public struct PurchaseIngestor: Sendable {
             guard let connection = try app.connection(environment, required: true) else {
                 throw app.missingAppStoreKey
             }
-            let answer = try await call(app) { () async throws(AppStoreClientError) in
-                try await connection.verifyReceipt(receipt)
-            }
-            guard app.record.environments.contains(answer.environment) else {
-                throw IngestionError(
-                    .receiptInvalid, "The receipt is from an environment the app does not accept.")
-            }
-            if let bundle = answer.response.receipt?.bundleId, bundle != app.record.bundleId {
-                throw IngestionError(.receiptInvalid, "The receipt belongs to another app.")
-            }
-            let now = clock.now()
-            var facts = Facts()
-            let entries = (answer.response.latestReceiptInfo ?? []) + (answer.response.receipt?.inApp ?? [])
-            for fact in LegacyFactMapping.transactions(entries, environment: answer.environment, observedAt: now) {
-                facts.transactions.append((jws: nil, fact: fact, source: "receipt"))
-            }
-            for fact in LegacyFactMapping.renewals(
-                answer.response.pendingRenewalInfo ?? [], environment: answer.environment, observedAt: now)
-            {
-                facts.renewals.append((jws: nil, fact: fact, source: "receipt"))
-            }
+            let answer = try await verifyReceipt(receipt, app: app, via: connection)
+            let facts = legacyFacts(answer.response, environment: answer.environment)
             let record = FactBatch.Receipt(
                 receiptData: receipt,
                 responseBody: String(decoding: AppStoreJSON.encode(answer.response), as: UTF8.self))
             return try await save(
                 facts, app: app, appUserId: appUserId, environment: answer.environment, receipt: record)
         }
-        let parsed: AppReceipt
-        do {
-            parsed = try AppReceipt(base64OrDER: Array(receipt.utf8))
-            let roots = try app.settings.rootCertificatesPEM.map {
-                (pem) throws(TrustError) in try Certificate(derOrPEM: Array(pem.utf8))
-            }
-            // At the receipt's creation date, as Apple's receipts are meant to be checked: the
-            // signing certificate may have expired since, the signature over the date has not.
-            _ = try parsed.verifySignature(roots: roots)
-        } catch {
-            metrics.recordVerificationFailure(rule: error.rule.rawValue)
-            throw IngestionError.trust(error)
-        }
-        guard parsed.bundleId == app.record.bundleId else {
-            metrics.recordVerificationFailure(rule: TrustRule.bundleIdMismatch.rawValue)
-            throw IngestionError.trust(TrustError(.bundleIdMismatch, "receipt bundle id does not match"))
-        }
+        let parsed = try verifyLocally(app: app, receipt: receipt)
         let environment = try app.environment(requested)
         guard let connection = try app.connection(environment, required: true) else {
             throw app.missingAppStoreKey
         }
-        var byOriginal: [String: String] = [:]
-        for purchase in parsed.inAppPurchases {
-            guard let transactionId = purchase.transactionId else { continue }
-            byOriginal[purchase.originalTransactionId ?? transactionId] = transactionId
-        }
         var facts = Facts()
-        for transactionId in byOriginal.values.sorted() {
+        for transactionId in Self.transactionPerOriginal(parsed) {
             facts.merge(
                 try await complete(app: app, environment: environment, transactionId: transactionId, via: connection))
         }
@@ -348,6 +308,17 @@ public struct PurchaseIngestor: Sendable {
         _ facts: Facts, app: AppRuntime, appUserId: String, environment: AppStoreEnvironment,
         receipt: FactBatch.Receipt?, jobs: [FactBatch.Job] = []
     ) async throws(IngestionError) -> CustomerInfo {
+        let commit = try await commitFacts(
+            facts, app: app, appUserId: appUserId, environment: environment, receipt: receipt, jobs: jobs)
+        return commit.customerInfo
+            ?? CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: clock.now())
+    }
+
+    /// The facts claimed by `appUserId`, through the one commit path.
+    func commitFacts(
+        _ facts: Facts, app: AppRuntime, appUserId: String, environment: AppStoreEnvironment,
+        receipt: FactBatch.Receipt?, jobs: [FactBatch.Job] = [], backfillLine: FactBatch.BackfillLineMark? = nil
+    ) async throws(IngestionError) -> FactCommit {
         let now = clock.now()
         let appId = app.id
         var batch = FactBatch(
@@ -362,8 +333,78 @@ public struct PurchaseIngestor: Sendable {
         batch.appAccountTokens = facts.appAccountTokens.sorted()
         batch.receipt = receipt
         batch.jobs = jobs
-        let commit = try await writer.commit(batch, operation: "ingest_purchase")
-        return commit.customerInfo ?? CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: now)
+        batch.backfillLine = backfillLine
+        return try await writer.commit(batch, operation: "ingest_purchase")
+    }
+
+    // MARK: Receipts
+
+    /// A base64 (or DER) app receipt, parsed and its signature checked against the app's roots
+    /// at the receipt's creation date, as Apple's receipts are meant to be checked (the signing
+    /// certificate may have expired since, the signature over the date has not); it must be
+    /// the app's.
+    func verifyLocally(app: AppRuntime, receipt: String) throws(IngestionError) -> AppReceipt {
+        let parsed: AppReceipt
+        do {
+            parsed = try AppReceipt(base64OrDER: Array(receipt.utf8))
+            let roots = try app.settings.rootCertificatesPEM.map {
+                (pem) throws(TrustError) in try Certificate(derOrPEM: Array(pem.utf8))
+            }
+            _ = try parsed.verifySignature(roots: roots)
+        } catch {
+            metrics.recordVerificationFailure(rule: error.rule.rawValue)
+            throw IngestionError.trust(error)
+        }
+        guard parsed.bundleId == app.record.bundleId else {
+            metrics.recordVerificationFailure(rule: TrustRule.bundleIdMismatch.rawValue)
+            throw IngestionError.trust(TrustError(.bundleIdMismatch, "receipt bundle id does not match"))
+        }
+        return parsed
+    }
+
+    /// One transaction id per original transaction of the receipt (the last listed), sorted:
+    /// statuses and history are asked once per purchase.
+    static func transactionPerOriginal(_ receipt: AppReceipt) -> [String] {
+        var byOriginal: [String: String] = [:]
+        for purchase in receipt.inAppPurchases {
+            guard let transactionId = purchase.transactionId else { continue }
+            byOriginal[purchase.originalTransactionId ?? transactionId] = transactionId
+        }
+        return byOriginal.values.sorted()
+    }
+
+    /// verifyReceipt (production, then sandbox on 21007), the answer checked to be the app's in
+    /// an environment it accepts.
+    func verifyReceipt(_ receipt: String, app: AppRuntime, via connection: any AppStoreConnection)
+        async throws(IngestionError) -> (environment: AppStoreEnvironment, response: VerifyReceiptResponseBody)
+    {
+        let answer = try await call(app) { () async throws(AppStoreClientError) in
+            try await connection.verifyReceipt(receipt)
+        }
+        guard app.record.environments.contains(answer.environment) else {
+            throw IngestionError(.receiptInvalid, "The receipt is from an environment the app does not accept.")
+        }
+        if let bundle = answer.response.receipt?.bundleId, bundle != app.record.bundleId {
+            throw IngestionError(.receiptInvalid, "The receipt belongs to another app.")
+        }
+        return answer
+    }
+
+    /// verifyReceipt's answer as facts: its latest receipt info and in-app entries, and the
+    /// pending renewal infos.
+    func legacyFacts(_ response: VerifyReceiptResponseBody, environment: AppStoreEnvironment) -> Facts {
+        let now = clock.now()
+        var facts = Facts()
+        let entries = (response.latestReceiptInfo ?? []) + (response.receipt?.inApp ?? [])
+        for fact in LegacyFactMapping.transactions(entries, environment: environment, observedAt: now) {
+            facts.transactions.append((jws: nil, fact: fact, source: "receipt"))
+        }
+        for fact in LegacyFactMapping.renewals(
+            response.pendingRenewalInfo ?? [], environment: environment, observedAt: now)
+        {
+            facts.renewals.append((jws: nil, fact: fact, source: "receipt"))
+        }
+        return facts
     }
 
     static func isTransactionId(_ value: String) -> Bool {

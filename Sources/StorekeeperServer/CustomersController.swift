@@ -198,10 +198,7 @@ struct CustomersController: Sendable {
         return value
     }
 
-    static func isValidUserId(_ value: String) -> Bool {
-        (1...256).contains(value.utf8.count) && !value.contains("/") && !value.contains("..")
-            && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
-    }
+    static func isValidUserId(_ value: String) -> Bool { CustomerIdentity.isValidAppUserId(value) }
 
     static func environment(_ raw: String?) throws -> AppStoreEnvironment? {
         guard let raw, !raw.isEmpty else { return nil }

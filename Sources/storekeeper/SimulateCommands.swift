@@ -114,11 +114,27 @@ enum SimulateCommands {
             print(
                 "scenario \(scenario.name): simulator at \(server.baseURL.absoluteString)"
                     + (target.map { ", notifications to \($0)" } ?? ""))
-            report = await ScenarioRunner(simulator: simulator).run(scenario) { print($0) }
+            let progress = ProgressReporter(label: "scenario", total: scenario.steps.count)
+            let interrupt = InterruptRequest()
+            report = await ScenarioRunner(simulator: simulator).run(
+                scenario,
+                log: {
+                    print($0)
+                    progress.advance()
+                }, shouldStop: { interrupt.isRequested })
+            interrupt.cancel()
+            progress.finish(interrupted: report.steps.count < scenario.steps.count)
             await server.stop()
         }
         let failed = report.steps.filter { !$0.passed }.count
         print("\(report.steps.count - failed) passed, \(failed) failed")
+        if report.steps.count < scenario.steps.count {
+            FileHandle.standardError.write(
+                Data(
+                    ("interrupted after step \(report.steps.count) of \(scenario.steps.count); the simulator keeps its "
+                        + "state in memory only, so run the scenario again from its start\n").utf8))
+            return BackfillCommand.interruptedExitCode
+        }
         return failed == 0 ? 0 : 1
     }
 }

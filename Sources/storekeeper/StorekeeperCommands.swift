@@ -17,8 +17,7 @@ enum StorekeeperCommands {
         flags: [Flag(name: "--version", help: "print the version and exit")],
         subcommands: [ServeCommand.command, MigrateCommand.command] + TrustCommands.commands + [
             AppStoreCommands.command, SecretsCommands.command, ConfigCommands.command, AdminCommands.command,
-            AnalyticsCommands.command,
-            SimulateCommands.command,
+            AnalyticsCommands.command, SimulateCommands.command, BackfillCommand.command,
             Quickstart.command,
             ShellCompletion.command, help,
         ])
