@@ -102,10 +102,16 @@ struct AnalyticsController: Sendable {
     @Sendable func overview(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()))
         let app = try await apps.app(context)
+        return JSONResponse.make(try await Self.overview(appId: app.id, query: query, apps: apps))
+    }
+
+    /// The overview's body: the cards of `query`'s period and of the period of the same length
+    /// before it. The dashboard's overview calls it in process, so both show the same figures.
+    static func overview(appId: String, query: AnalyticsQuery, apps: AppDirectory) async throws -> JSONValue {
         let length = query.to.daysSince1970 - query.from.daysSince1970 + 1
         let previous = (start: query.from.adding(days: -length), end: query.from.adding(days: -1))
         let (series, settings) = try await Self.series(
-            appId: app.id, query: query, buckets: [previous, (query.from, query.to)], apps: apps)
+            appId: appId, query: query, buckets: [previous, (query.from, query.to)], apps: apps)
         func card(_ metric: String, _ field: String, in name: AnalyticsMetric, money: Bool = false) -> JSONValue {
             let points = series.points(name)
             func value(_ point: JSONValue) -> Int64? {
@@ -134,8 +140,8 @@ struct AnalyticsController: Sendable {
             }
             return .object(card)
         }
-        let body: JSONValue = .object([
-            "appId": .string(app.id), "environment": .string(query.environment.rawValue),
+        return .object([
+            "appId": .string(appId), "environment": .string(query.environment.rawValue),
             "from": .string(query.from.iso8601), "to": .string(query.to.iso8601),
             "previousFrom": .string(previous.start.iso8601), "previousTo": .string(previous.end.iso8601),
             "reportingCurrency": settings.reportingCurrency.map { .string($0) } ?? .null,
@@ -149,7 +155,6 @@ struct AnalyticsController: Sendable {
                 card("refunds", "count", in: .refunds),
             ]),
         ])
-        return JSONResponse.make(body)
     }
 
     /// (value − previous) / previous to 4 decimals; `null` when previous is 0.

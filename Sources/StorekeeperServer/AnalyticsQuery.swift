@@ -21,6 +21,19 @@ struct AnalyticsQuery: Sendable, Equatable {
     var filter: AnalyticsFilter
     var format: Format
 
+    /// A query built in process (the dashboard's overview), already bounded by its caller.
+    init(
+        from: CalendarDay, to: CalendarDay, resolution: Resolution, environment: AppStoreEnvironment,
+        filter: AnalyticsFilter
+    ) {
+        self.from = from
+        self.to = to
+        self.resolution = resolution
+        self.environment = environment
+        self.filter = filter
+        self.format = .json
+    }
+
     init(_ request: HTTPRequest, today: CalendarDay) throws {
         func invalid(_ name: String, _ rule: String) -> HTTPError {
             HTTPError.badRequest("\(name) \(rule).", code: "invalid_analytics_query")

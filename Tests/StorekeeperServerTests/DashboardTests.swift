@@ -405,6 +405,111 @@ extension HTTPResponse {
         #expect(DashboardController.csvCell("-3") == "-3")
     }
 
+    @Test(
+        "the overview's cards and charts are the analytics API's figures for the same query, filters applied",
+        arguments: databases)
+    func overviewEqualsAnalytics(database: TestDatabase) async throws {
+        let harness = try await ServerHarness(database: database)
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        // Analytics counts catalog products only: a second monthly product to filter by.
+        let catalog = try await harness.request(
+            "PUT", "/v1/apps/\(app.appId)/catalog", key: app.secretKey,
+            json: [
+                "products": ["com.example.monthly", "com.example.pro"].enumerated().map { index, productId in
+                    [
+                        "productId": productId, "kind": "AUTO_RENEWABLE", "subscriptionGroup": "group",
+                        "groupLevel": index + 1, "duration": "P1M", "entitlementIds": ["pro"],
+                    ] as [String: Any]
+                }
+            ])
+        #expect(catalog.status == 200, "\(catalog.text)")
+        for user in ["ann", "bob"] { #expect(try await Self.purchase(harness, app: app, user: user).status == 200) }
+        #expect(
+            try await Self.purchase(harness, app: app, user: "cat", productId: "com.example.pro").status == 200)
+        var client = DashboardClient(harness.application.responder)
+        #expect(await client.signIn(app.secretKey).status.code == 303)
+        let today = DashboardOverviewQuery.label(day: TestSigning.signedDate.millisecondsSince1970 / 86_400_000)
+        let weekAgo = DashboardOverviewQuery.label(
+            day: TestSigning.signedDate.millisecondsSince1970 / 86_400_000 - 6)
+
+        /// The cards of the page's CSV and of the API's overview, as the page shows them.
+        func compare(_ filter: String, reporting: String?) async throws -> [String: String] {
+            let csv = await client.send(
+                .get, "/dashboard/apps/\(app.appId)/overview.csv?period=7&environment=Sandbox\(filter)")
+            #expect(csv.status.code == 200)
+            let lines = csv.text.components(separatedBy: "\r\n")
+            var shown: [String: String] = [:]
+            for line in lines where line.hasPrefix("card,") {
+                let cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                if cells[2] == "current" { shown[cells[1]] = cells[4] }
+            }
+            let api = try await harness.request(
+                "GET",
+                "/v1/apps/\(app.appId)/analytics/overview?environment=Sandbox&from=\(weekAgo)&to=\(today)\(filter)",
+                key: app.secretKey)
+            #expect(api.status == 200)
+            let cards = api.json["cards"] as? [[String: Any]] ?? []
+            #expect(cards.count == 7)
+            for card in cards {
+                let metric = card["metric"] as? String ?? ""
+                let money = ["mrr", "revenue", "proceeds"].contains(metric)
+                if let value = card["value"] as? Int {
+                    let expected = money ? AnalyticsOverviewSource.amount(Int64(value)) : String(value)
+                    #expect(shown[metric] == expected, "\(metric)")
+                } else {
+                    // No reporting currency: the page lists the API's amounts per currency.
+                    #expect(reporting == nil && money, "\(metric)")
+                    let field = metric == "proceeds" ? "proceeds" : "gross"
+                    let amounts = (card["byCurrency"] as? [[String: Any]] ?? []).map {
+                        AnalyticsOverviewSource.amount(Int64($0[field] as? Int ?? -1)) + " "
+                            + ($0["currency"] as? String ?? "")
+                    }
+                    let listed = amounts.isEmpty ? "0.00" : amounts.joined(separator: ", ")
+                    #expect(shown[metric] == DashboardController.csvCell(listed), "\(metric)")
+                }
+            }
+            // The active-subscriptions chart is the API's series, day by day.
+            let series = try await harness.request(
+                "GET",
+                "/v1/apps/\(app.appId)/analytics/active-subscriptions?environment=Sandbox&from=\(weekAgo)&to=\(today)"
+                    + filter, key: app.secretKey)
+            let points = series.json["points"] as? [[String: Any]] ?? []
+            #expect(points.count == 7)
+            let apiRows = points.map {
+                "chart,chart-active,Active subscriptions,\($0["period"] as? String ?? ""),\($0["count"] as? Int ?? -1)"
+            }
+            #expect(lines.filter { $0.hasPrefix("chart,chart-active,Active subscriptions,") } == apiRows)
+            return shown
+        }
+
+        // Hand-computed: three paid USD subscriptions at 9.99 bought today, one of them "pro".
+        let all = try await compare("", reporting: nil)
+        #expect(all["active-subscriptions"] == "3")
+        #expect(all["mrr"] == "29.97 USD")
+        #expect(all["revenue"] == "29.97 USD")
+        #expect(all["new-customers"] == "3")
+        let pro = try await compare("&productId=com.example.pro", reporting: nil)
+        #expect(pro["active-subscriptions"] == "1")
+        #expect(pro["mrr"] == "9.99 USD")
+
+        let saved = try await harness.request(
+            "PUT", "/v1/apps/\(app.appId)/analytics-settings", key: ServerHarness.adminKey,
+            json: ["reportingCurrency": "USD"])
+        #expect(saved.status == 200, "\(saved.text)")
+        let reported = try await compare("&subscriptionGroup=group", reporting: "USD")
+        #expect(reported["mrr"] == "29.97")
+        #expect(reported["revenue"] == "29.97")
+        let page = await client.send(.get, "/dashboard/apps/\(app.appId)?period=7&environment=Sandbox")
+        #expect(page.text.contains(#"<span class="label">MRR (USD)</span> <span class="value">29.97</span>"#))
+        #expect(!page.text.contains("needs the analytics API"))
+        let other = try await compare("&storefront=XYZ", reporting: "USD")
+        #expect(other["active-subscriptions"] == "0")
+        #expect(AnalyticsOverviewSource.amount(-1005) == "-1.005")
+        #expect(AnalyticsOverviewSource.amount(7) == "0.007")
+        #expect(AnalyticsOverviewSource.amount(12_340) == "12.34")
+    }
+
     @Test("the stylesheet is served by the binary; pages link nothing else")
     func assets() async throws {
         let harness = try await ServerHarness()

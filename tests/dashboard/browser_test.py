@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 from selenium import webdriver
@@ -71,6 +72,64 @@ def api(base, path, key):
     request = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + key})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
+
+
+def amount(milliunits):
+    """Milliunits as the dashboard shows them: two places, three when the last is not 0."""
+    sign = "-" if milliunits < 0 else ""
+    whole, fraction = divmod(abs(milliunits), 1000)
+    return f"{sign}{whole}.{fraction // 10:02d}" if fraction % 10 == 0 else f"{sign}{whole}.{fraction:03d}"
+
+
+def expected_cards(overview):
+    """The API's overview cards as the page shows them (docs/dashboard.md)."""
+    shown = {}
+    for card in overview["cards"]:
+        metric = card["metric"]
+        if "byCurrency" not in card:
+            shown[metric] = str(card["value"])
+        elif card["value"] is not None:
+            shown[metric] = amount(card["value"])
+        else:
+            field = "proceeds" if metric == "proceeds" else "gross"
+            amounts = [f"{amount(c[field])} {c['currency']}" for c in card["byCurrency"]]
+            shown[metric] = ", ".join(amounts) if amounts else "0.00"
+    return shown
+
+
+def first_value(value, key):
+    """The first `key` found anywhere in a JSON value (depth first), or None."""
+    if isinstance(value, dict):
+        if isinstance(value.get(key), str):
+            return value[key]
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            found = first_value(item, key)
+            if found:
+                return found
+    return None
+
+
+def compare_overview(driver, base, secret, query):
+    """Opens the overview with `query` and checks its cards equal `/analytics/overview` for the
+    same days, environment and filters. The demo keeps adding customers and its clock runs
+    fast: the page is read before and after the API, and read again if it moved."""
+    for attempt in range(8):
+        driver.get(base + "/dashboard/apps/demo?" + query)
+        def cards():
+            return {e.get_attribute("id")[5:]: e.find_element(By.CSS_SELECTOR, ".value").text
+                    for e in driver.find_elements(By.CSS_SELECTOR, "#cards .card")}
+        before = cards()
+        days = driver.execute_script(
+            "return [...document.querySelectorAll('#chart-active tbody th')].map(e => e.textContent)")
+        overview = api(base, f"/v1/apps/demo/analytics/overview?{query.replace('period=7&', '')}"
+                             f"&from={days[0]}&to={days[-1]}", secret)
+        driver.refresh()
+        if before == cards() and before == expected_cards(overview):
+            check(True, f"the overview's cards equal the analytics API's ({query})")
+            return before
+    check(False, f"the overview's cards equal the analytics API's ({query}): {before} / {expected_cards(overview)}")
 
 
 def browser(downloads):
@@ -173,6 +232,18 @@ def main():
                 break  # the demo adds a customer every few seconds: read both again if one came between
         check(figure == shown and int(shown) > 0, f"CSV and page agree on new customers ({figure} / {shown})")
         check(len([r for r in rows if r[:2] == ["chart", "chart-notifications"]]) == 7, "7 days in the CSV")
+
+        # The cards are the analytics API's for the same query, unfiltered and filtered by a product.
+        shown = compare_overview(driver, base, secret, "period=7&environment=Sandbox")
+        # The demo's first customers start free trials: new customers is the figure it has at once.
+        check(int(shown["new-customers"]) > 0, f"the demo has new customers ({shown})")
+        product = first_value(api(base, "/v1/apps/demo/customers/user-0001", secret), "productId")
+        check(product is not None, "a product of the demo")
+        compare_overview(driver, base, secret, "period=7&environment=Sandbox&productId=" + urllib.parse.quote(product))
+        unknown = compare_overview(driver, base, secret, "period=7&environment=Sandbox&productId=no.such.product")
+        check(unknown["new-customers"] == "0" and unknown["revenue"] == "0.00",
+              f"the product filter is applied ({unknown})")
+        check(len([r for r in rows if r[:2] == ["chart", "chart-active"]]) == 14, "both active series in the CSV")
 
         # The environment filter: the demo's notifications are Sandbox, so Production shows none.
         driver.get(base + "/dashboard/apps/demo?period=28")

@@ -20,8 +20,11 @@ extension DashboardController {
             guard let value = request.queryValue(name)?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
                 return nil
             }
-            guard value.utf8.count <= 256, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-                throw DashboardFailure(status: .badRequest, message: "\(name) must be 1 to 256 printable characters.")
+            // The analytics API's bound, so the page takes what the API takes.
+            let limit = AnalyticsQuery.maximumFilterLength
+            guard value.utf8.count <= limit, !value.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw DashboardFailure(
+                    status: .badRequest, message: "\(name) must be 1 to \(limit) printable characters.")
             }
             return value
         }
@@ -129,12 +132,12 @@ extension DashboardController {
                 <label for="period">Period<select id="period" name="period">\(periods)</select></label>\
                 <label for="environment">Environment<select id="environment" name="environment">\(environments)\
                 </select></label>\
-                <label for="productId">Product id<input id="productId" name="productId" maxlength="256" \
+                <label for="productId">Product id<input id="productId" name="productId" maxlength="200" \
                 value="\(query.productId)"></label>\
-                <label for="storefront">Storefront<input id="storefront" name="storefront" maxlength="256" \
+                <label for="storefront">Storefront<input id="storefront" name="storefront" maxlength="200" \
                 value="\(query.storefront)"></label>\
                 <label for="subscriptionGroup">Subscription group<input id="subscriptionGroup" \
-                name="subscriptionGroup" maxlength="256" value="\(query.subscriptionGroup)"></label>\
+                name="subscriptionGroup" maxlength="200" value="\(query.subscriptionGroup)"></label>\
                 <button type="submit">Apply</button></form>
                 <p><a id="csv" href="\(csvLink)" download>Download CSV</a> \
                 <span class="muted">\(query.dayLabels.first) to \(query.dayLabels.last), UTC; \

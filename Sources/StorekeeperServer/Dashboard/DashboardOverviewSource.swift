@@ -59,78 +59,9 @@ struct DashboardOverview: Sendable, Hashable {
     var notes: [String]
 }
 
-/// Where the overview's figures come from. The analytics API of issue 13 (another branch) is
-/// meant to answer it; until then `StoredCountsOverview` answers what the stored rows give.
+/// Where the overview's figures come from: `AnalyticsOverviewSource` (the analytics module in
+/// process) in the server; tests may pass another.
 /// - Note: Implementations are `Sendable`.
 protocol DashboardOverviewSource: Sendable {
     func overview(_ query: DashboardOverviewQuery) async throws -> DashboardOverview
-}
-
-/// The overview from what the store already counts: new customers (first seen per day) and
-/// notifications received per day. The figures that need the analytics aggregates (active
-/// subscriptions and trials, MRR, revenue and proceeds, refunds, churn, conversion, cohorts,
-/// LTV) are shown as not available, with the reason.
-/// - Note: Immutable and `Sendable`.
-struct StoredCountsOverview: DashboardOverviewSource {
-    let store: any Store
-
-    static let pendingAnalytics = "needs the analytics API (issue 13), not in this build yet"
-
-    static let pendingCards: [(String, String)] = [
-        ("active-subscriptions", "Active subscriptions"), ("active-trials", "Active trials"), ("mrr", "MRR"),
-        ("revenue", "Revenue"), ("proceeds", "Proceeds"), ("refunds", "Refunds"),
-    ]
-
-    func overview(_ query: DashboardOverviewQuery) async throws -> DashboardOverview {
-        let previous = query.previous
-        let (customers, earlierCustomers, notifications) = try await store.read { reader in
-            (
-                try reader.newCustomersByDay(appId: query.appId, from: query.from, to: query.to),
-                try reader.newCustomersByDay(appId: query.appId, from: previous.from, to: previous.to),
-                try reader.notificationsByDay(
-                    appId: query.appId, environment: query.environment, from: query.from, to: query.to)
-            )
-        }
-        let newCustomers = customers.reduce(0) { $0 + $1.count }
-        let earlier = earlierCustomers.reduce(0) { $0 + $1.count }
-        var cards = Self.pendingCards.map {
-            DashboardOverview.Card(
-                id: $0.0, title: $0.1, value: nil, previous: nil, unavailable: Self.pendingAnalytics)
-        }
-        cards.insert(
-            DashboardOverview.Card(
-                id: "new-customers", title: "New customers", value: String(newCustomers), previous: String(earlier),
-                unavailable: nil),
-            at: 5)
-        let labels = query.dayLabels
-        var notes = [
-            "New customers count app user ids first seen in the period, in every environment (a customer is "
-                + "not tied to one); notifications are those of the chosen environment."
-        ]
-        if query.productId != nil || query.storefront != nil || query.subscriptionGroup != nil {
-            notes.append("The product, storefront and subscription group filters apply to the analytics figures.")
-        }
-        return DashboardOverview(
-            cards: cards,
-            charts: [
-                SVGChart(
-                    id: "chart-new-customers", title: "New customers per day", kind: .bars, labels: labels,
-                    series: [.init(name: "New customers", values: Self.values(customers, query: query))]),
-                SVGChart(
-                    id: "chart-notifications", title: "Notifications received per day", kind: .line, labels: labels,
-                    series: [.init(name: "Notifications", values: Self.values(notifications, query: query))]),
-            ],
-            notes: notes)
-    }
-
-    /// One value per day of the period, 0 where nothing was counted.
-    static func values(_ counts: [DailyCount], query: DashboardOverviewQuery) -> [Double?] {
-        let first = query.from.millisecondsSince1970 / 86_400_000
-        var values = [Double?](repeating: 0, count: query.days)
-        for count in counts {
-            let index = Int(count.day - first)
-            if values.indices.contains(index) { values[index] = Double(count.count) }
-        }
-        return values
-    }
 }
