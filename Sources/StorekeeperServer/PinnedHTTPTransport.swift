@@ -20,9 +20,11 @@ import Foundation
 /// most `maximumResponseBytes` of body. A failure carries libcurl's error number only, never
 /// its message (which may name addresses).
 ///
-/// libcurl's easy interface blocks: each transfer runs on a thread of this transport's own
-/// dispatch queue, never on the cooperative pool; callers bound how many run at once (the
-/// webhook deliverer's in-flight limits). Cancelling the calling task aborts the transfer at
+/// libcurl's easy interface blocks: each transfer runs on a thread of its own, never on the
+/// cooperative pool nor on Dispatch's (on Linux, Dispatch adds a thread to a pool whose threads
+/// all block only about once a second, so a few hanging endpoints delayed every other transfer
+/// by a second each); callers bound how many run at once (the webhook deliverer's in-flight
+/// limits). Cancelling the calling task aborts the transfer at
 /// libcurl's next progress callback (at least once a second). Making one ignores `SIGPIPE` in
 /// the process: with `CURLOPT_NOSIGNAL` (required when transfers run on several threads)
 /// libcurl no longer shields OpenSSL's socket writes, and a peer closing during the handshake
@@ -46,7 +48,6 @@ public final class PinnedHTTPTransport: HTTPTransport {
     }
 
     public let settings: Settings
-    private let queue = DispatchQueue(label: "storekeeper.pinned-http", attributes: .concurrent)
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
@@ -60,10 +61,12 @@ public final class PinnedHTTPTransport: HTTPTransport {
     {
         let transfer = try CurlTransfer(
             request: request, maximumResponseBytes: maximumResponseBytes, settings: settings)
-        let queue = self.queue
         let result: Result<HTTPTransportResponse, HTTPTransportFailure> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                queue.async { continuation.resume(returning: transfer.perform()) }
+                let thread = Thread { continuation.resume(returning: transfer.perform()) }
+                thread.name = "storekeeper.pinned-http"
+                thread.stackSize = 512 * 1024
+                thread.start()
             }
         } onCancel: {
             transfer.cancel()

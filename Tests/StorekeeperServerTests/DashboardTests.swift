@@ -334,9 +334,16 @@ extension HTTPResponse {
         let text = page.text
         #expect(
             text.contains(#"<tr><td>SUBSCRIBED</td><td>INITIAL_BUY</td><td>unclaimed</td><td class="number">2</td>"#))
-        let audit = try await harness.store.read { try $0.auditEntries(after: nil, limit: 100) }
+        // The whole log, paged: on PostgreSQL it holds every earlier test's entries too.
+        var audit: [AuditEntry] = []
+        while true {
+            let after = audit.last?.id
+            let page = try await harness.store.read { try $0.auditEntries(after: after, limit: 1000) }
+            audit += page
+            if page.count < 1000 { break }
+        }
         let rule = try #require(
-            audit.first { $0.action == "notification.rejected" }.flatMap {
+            audit.first { $0.action == "notification.rejected" && $0.appId == app.appId }.flatMap {
                 if case .object(let detail) = $0.detail, case .string(let rule)? = detail["rule"] { rule } else { nil }
             })
         #expect(text.contains(#"<tr><td>\#(rule)</td><td class="number">1</td>"#))
