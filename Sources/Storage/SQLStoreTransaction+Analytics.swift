@@ -35,10 +35,11 @@ extension SQLStoreTransaction {
         return try Self.returnedVersion(saved, of: "analytics_settings")
     }
 
+    @discardableResult
     func applyAnalyticsContribution(
         customerId: Int64, appId: String, environment: AppStoreEnvironment,
         _ contribution: [AnalyticsDailyKey: AnalyticsMeasures]
-    ) throws {
+    ) throws -> Bool {
         let stored = try row(
             "SELECT contribution_json FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
             .integer(customerId), .text(environment.rawValue))
@@ -93,11 +94,86 @@ extension SQLStoreTransaction {
                 ON CONFLICT (customer_id, environment) DO UPDATE SET contribution_json = excluded.contribution_json
                 """, .integer(customerId), .text(environment.rawValue), .text(appId), Self.json(entries))
         }
+        return !changed.isEmpty
     }
 
-    func clearAnalytics(appId: String) throws {
-        _ = try execute("DELETE FROM analytics_daily WHERE app_id = $1", .text(appId))
-        _ = try execute("DELETE FROM analytics_contributions WHERE app_id = $1", .text(appId))
+    func reconcileAnalyticsDaily(appId: String) throws -> Int {
+        // The rows first, locked in key order as ingestion takes them. An ingestion that already
+        // added its difference to one of them has committed when the lock is granted, so its
+        // contribution is read below; one that has not waits for this commit and then adds its
+        // difference to the reconciled row. A row it inserted meanwhile is not locked here: its
+        // contribution is read only if it committed, and the row is written only when a
+        // committed contribution or a locked row names it, so the row and the sum still agree.
+        let lock: String
+        switch dialect {
+        case .postgres: lock = " FOR UPDATE"
+        // The single writer connection already excludes every other write.
+        case .sqlite: lock = ""
+        }
+        var current: [AnalyticsRowKey: AnalyticsMeasures] = [:]
+        for row in try rows(
+            """
+            SELECT environment, day, product_id, subscription_group, storefront, currency, \(Self.measureColumns)
+            FROM analytics_daily WHERE app_id = $1
+            ORDER BY environment, day, product_id, subscription_group, storefront, currency\(lock)
+            """, .text(appId))
+        {
+            let key = AnalyticsRowKey(
+                environment: try row.text(0),
+                key: AnalyticsDailyKey(
+                    day: CalendarDay(daysSince1970: try row.integer(1)), productId: try row.text(2),
+                    subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5)))
+            current[key] = try Self.measures(row, from: 6)
+        }
+        var sums: [AnalyticsRowKey: AnalyticsMeasures] = [:]
+        for row in try rows(
+            "SELECT environment, contribution_json FROM analytics_contributions WHERE app_id = $1", .text(appId))
+        {
+            let environment = try row.text(0)
+            let entries = try Self.decode(
+                [StoredContribution].self, try row.text(1), column: "analytics_contributions.contribution_json")
+            for entry in entries {
+                guard let measures = AnalyticsMeasures(values: entry.values) else {
+                    throw StoreError(.corruptValue, "analytics_contributions: an entry has the wrong number of values")
+                }
+                let key = AnalyticsRowKey(environment: environment, key: entry.key)
+                sums[key] = (sums[key] ?? AnalyticsMeasures()) + measures
+            }
+        }
+        let differing = Set(current.keys).union(sums.keys).filter {
+            (current[$0] ?? AnalyticsMeasures()) != (sums[$0] ?? AnalyticsMeasures())
+        }.sorted()
+        guard !differing.isEmpty else { return 0 }
+        // Absolute values (a row no contribution names becomes zeros, which reads as no row).
+        let updates = AnalyticsMeasures.columns.map { "\($0) = excluded.\($0)" }
+        _ = try insertRows(
+            into: """
+                INSERT INTO analytics_daily (app_id, environment, day, product_id, subscription_group, storefront,
+                                             currency, \(Self.measureColumns))
+                """,
+            onConflict: """
+                ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency)
+                DO UPDATE SET \(updates.joined(separator: ", "))
+                """,
+            width: 7 + AnalyticsMeasures.columns.count,
+            differing.map { row in
+                [
+                    .text(appId), .text(row.environment), .integer(row.key.day.daysSince1970),
+                    .text(row.key.productId), .text(row.key.subscriptionGroup), .text(row.key.storefront),
+                    .text(row.key.currency),
+                ] + (sums[row] ?? AnalyticsMeasures()).values.map { SQLValue.integer($0) }
+            })
+        return differing.count
+    }
+
+    /// A daily row's whole key: the environment, then the rest in `AnalyticsDailyKey` order.
+    private struct AnalyticsRowKey: Hashable, Comparable {
+        var environment: String
+        var key: AnalyticsDailyKey
+
+        static func < (lhs: AnalyticsRowKey, rhs: AnalyticsRowKey) -> Bool {
+            lhs.environment != rhs.environment ? lhs.environment < rhs.environment : lhs.key < rhs.key
+        }
     }
 
     func analyticsDailyTotals(

@@ -386,12 +386,17 @@ public protocol StoreTransaction: StoreReader {
     /// Saves the app's analytics settings; returns the new version.
     func saveAnalyticsSettings(appId: String, _ settings: AnalyticsSettings, at: Timestamp) throws -> Int64
     /// Replaces what the customer's facts add to the daily aggregates of `environment` with
-    /// `contribution`, adding the difference to the daily rows.
+    /// `contribution`, adding the difference to the daily rows; `true` when the stored
+    /// contribution differed (rows were written). The only way a customer changes the rows.
+    @discardableResult
     func applyAnalyticsContribution(
         customerId: Int64, appId: String, environment: AppStoreEnvironment,
-        _ contribution: [AnalyticsDailyKey: AnalyticsMeasures]) throws
-    /// Deletes the app's daily aggregates and contributions (a rebuild starts with it).
-    func clearAnalytics(appId: String) throws
+        _ contribution: [AnalyticsDailyKey: AnalyticsMeasures]
+    ) throws -> Bool
+    /// Sets each of the app's daily rows to the sum of its customers' stored contributions,
+    /// locking the rows first (PostgreSQL) so a concurrent ingestion adds its difference after;
+    /// returns how many rows differed from the sum (a rebuild's last step).
+    func reconcileAnalyticsDaily(appId: String) throws -> Int
 
     // Consumption answers (0011).
     /// Records (or replaces) the customer's consent to sharing consumption data.
