@@ -67,7 +67,9 @@ public final class PostgresStore: Store {
     ) throws -> R {
         try connection.executeScript(begin)
         do {
-            let result = try body(SQLStoreTransaction(connection: connection))
+            let transaction = SQLStoreTransaction(connection: connection)
+            let result = try body(transaction)
+            try transaction.flushAnalyticsDaily()
             try connection.commit()
             return result
         } catch {

@@ -54,30 +54,15 @@ extension SQLStoreTransaction {
                 difference[entry.key] = (difference[entry.key] ?? AnalyticsMeasures()) - measures
             }
         }
-        // Sorted, so two transactions updating one customer each take shared rows in one order. A
-        // group commit updating several customers can still meet another in opposite orders:
-        // PostgreSQL then aborts one (40P01, `conflictRetry`) and the writer runs it again.
-        let changed = difference.filter { !$0.value.isZero }.sorted { $0.key < $1.key }
-        if !changed.isEmpty {
-            let width = 7 + AnalyticsMeasures.columns.count
-            let updates = AnalyticsMeasures.columns.map { "\($0) = analytics_daily.\($0) + excluded.\($0)" }
-            _ = try insertRows(
-                into: """
-                    INSERT INTO analytics_daily (app_id, environment, day, product_id, subscription_group, storefront,
-                                                 currency, \(Self.measureColumns))
-                    """,
-                onConflict: """
-                    ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency)
-                    DO UPDATE SET \(updates.joined(separator: ", "))
-                    """,
-                width: width,
-                changed.map { key, measures in
-                    [
-                        .text(appId), .text(environment.rawValue), .integer(key.day.daysSince1970),
-                        .text(key.productId),
-                        .text(key.subscriptionGroup), .text(key.storefront), .text(key.currency),
-                    ] + measures.values.map { SQLValue.integer($0) }
-                })
+        // Not written here: the differences of every customer this transaction updates are added
+        // up and written together just before it commits, sorted by row (`flushAnalyticsDaily`).
+        // The daily rows are shared by every customer of the app, so two group commits writing
+        // them customer by customer took them in opposite orders and deadlocked on PostgreSQL
+        // (503s under concurrent purchases); taken last and in one order, they cannot.
+        let changed = difference.filter { !$0.value.isZero }
+        for (key, measures) in changed {
+            let row = PendingAnalyticsRow(appId: appId, environment: environment.rawValue, key: key)
+            pendingAnalyticsDaily[row] = (pendingAnalyticsDaily[row] ?? AnalyticsMeasures()) + measures
         }
         let entries = contribution.filter { !$0.value.isZero }.sorted { $0.key < $1.key }.map {
             StoredContribution(key: $0.key, values: $0.value.values)
@@ -98,6 +83,7 @@ extension SQLStoreTransaction {
     }
 
     func reconcileAnalyticsDaily(appId: String) throws -> Int {
+        try flushAnalyticsDaily()
         // The rows first, locked in key order as ingestion takes them. An ingestion that already
         // added its difference to one of them has committed when the lock is granted, so its
         // contribution is read below; one that has not waits for this commit and then adds its
@@ -166,6 +152,46 @@ extension SQLStoreTransaction {
         return differing.count
     }
 
+    /// Writes the daily-row differences this transaction has gathered, in one sorted order; the
+    /// stores call it before `COMMIT`, and every read of the daily rows calls it first.
+    func flushAnalyticsDaily() throws {
+        let rows = pendingAnalyticsDaily.filter { !$0.value.isZero }.sorted { $0.key < $1.key }
+        pendingAnalyticsDaily = [:]
+        guard !rows.isEmpty else { return }
+        let width = 7 + AnalyticsMeasures.columns.count
+        let updates = AnalyticsMeasures.columns.map { "\($0) = analytics_daily.\($0) + excluded.\($0)" }
+        _ = try insertRows(
+            into: """
+                INSERT INTO analytics_daily (app_id, environment, day, product_id, subscription_group, storefront,
+                                             currency, \(Self.measureColumns))
+                """,
+            onConflict: """
+                ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency)
+                DO UPDATE SET \(updates.joined(separator: ", "))
+                """,
+            width: width,
+            rows.map { row, measures in
+                [
+                    .text(row.appId), .text(row.environment), .integer(row.key.day.daysSince1970),
+                    .text(row.key.productId), .text(row.key.subscriptionGroup), .text(row.key.storefront),
+                    .text(row.key.currency),
+                ] + measures.values.map { SQLValue.integer($0) }
+            })
+    }
+
+    /// A daily row of any app, as gathered before it is written; sorted by app, environment,
+    /// then `AnalyticsDailyKey` order, the order every transaction writes them in.
+    struct PendingAnalyticsRow: Hashable, Comparable {
+        var appId: String
+        var environment: String
+        var key: AnalyticsDailyKey
+
+        static func < (lhs: PendingAnalyticsRow, rhs: PendingAnalyticsRow) -> Bool {
+            if lhs.appId != rhs.appId { return lhs.appId < rhs.appId }
+            return lhs.environment != rhs.environment ? lhs.environment < rhs.environment : lhs.key < rhs.key
+        }
+    }
+
     /// A daily row's whole key: the environment, then the rest in `AnalyticsDailyKey` order.
     private struct AnalyticsRowKey: Hashable, Comparable {
         var environment: String
@@ -180,6 +206,7 @@ extension SQLStoreTransaction {
         appId: String, environment: AppStoreEnvironment, from: CalendarDay, through: CalendarDay,
         filter: AnalyticsFilter
     ) throws -> [AnalyticsDailyTotal] {
+        try flushAnalyticsDaily()
         let (conditions, arguments) = Self.filterClause(filter, firstParameter: 5)
         let found = try connection.query(
             """
@@ -197,6 +224,7 @@ extension SQLStoreTransaction {
     func analyticsTotalsBefore(
         appId: String, environment: AppStoreEnvironment, day: CalendarDay, filter: AnalyticsFilter
     ) throws -> [AnalyticsDailyTotal] {
+        try flushAnalyticsDaily()
         let (conditions, arguments) = Self.filterClause(filter, firstParameter: 4)
         let found = try connection.query(
             """
@@ -208,7 +236,8 @@ extension SQLStoreTransaction {
     }
 
     func analyticsRows(appId: String) throws -> [AnalyticsDailyRow] {
-        try rows(
+        try flushAnalyticsDaily()
+        return try rows(
             """
             SELECT environment, day, product_id, subscription_group, storefront, currency, \(Self.measureColumns)
             FROM analytics_daily WHERE app_id = $1

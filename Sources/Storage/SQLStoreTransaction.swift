@@ -14,6 +14,9 @@ final class SQLStoreTransaction: StoreTransaction {
     /// Savepoints opened so far in this transaction; each takes the next number as its name,
     /// so nested and successive savepoints never share one.
     private var savepoints = 0
+    /// Daily analytics differences gathered by `applyAnalyticsContribution`, written by
+    /// `flushAnalyticsDaily` before the transaction commits.
+    var pendingAnalyticsDaily: [PendingAnalyticsRow: AnalyticsMeasures] = [:]
 
     init(connection: any SQLConnection) { self.connection = connection }
 
@@ -114,10 +117,13 @@ final class SQLStoreTransaction: StoreTransaction {
         // The same three statements serve SQLite and PostgreSQL.
         let name = "storekeeper_savepoint_\(savepoints)"
         try connection.executeScript("SAVEPOINT \(name)")
+        let pendingBefore = pendingAnalyticsDaily
         let result: R
         do {
             result = try body()
         } catch {
+            // What the body gathered for the daily rows goes with its writes.
+            pendingAnalyticsDaily = pendingBefore
             // Undo the body's writes (on PostgreSQL this also clears an aborted state), then
             // drop the savepoint; a failure here leaves the transaction unusable and is thrown.
             try connection.executeScript("ROLLBACK TO SAVEPOINT \(name)")

@@ -70,7 +70,9 @@ public final class SQLiteStore: Store {
     {
         try connection.executeScript("BEGIN IMMEDIATE")
         do {
-            let result = try body(SQLStoreTransaction(connection: connection))
+            let transaction = SQLStoreTransaction(connection: connection)
+            let result = try body(transaction)
+            try transaction.flushAnalyticsDaily()
             try connection.executeScript("COMMIT")
             return result
         } catch {
