@@ -22,11 +22,8 @@ struct OwnDatabase: Sendable {
                 engine: engine, url: directory.appendingPathComponent("store.sqlite").path, base: nil, name: name)
         case .postgres:
             let base = try #require(TestDatabase.postgresURL)
-            // The name is ours (a UUID), never input: identifiers cannot be bound parameters.
-            _ = try Self.query(base, "CREATE DATABASE \(name)")
-            var components = try #require(URLComponents(string: base))
-            components.path = "/" + name
-            return OwnDatabase(engine: engine, url: try #require(components.string), base: base, name: name)
+            let url = try PostgresDatabases.create(name, on: base)
+            return OwnDatabase(engine: engine, url: url, base: base, name: name)
         }
     }
 
@@ -37,7 +34,7 @@ struct OwnDatabase: Sendable {
     func drop() {
         switch engine {
         case .sqlite: try? FileManager.default.removeItem(atPath: (url as NSString).deletingLastPathComponent)
-        case .postgres: if let base { _ = try? Self.query(base, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        case .postgres: if let base { try? PostgresDatabases.drop(name, on: base) }
         }
     }
 
