@@ -2,7 +2,9 @@ import COpenSSL
 import Foundation
 
 /// Base64url without padding (RFC 7515 §2), strict on input: only the url-safe alphabet,
-/// no padding, no whitespace, a length that base64 allows. Decoding maps the alphabet to
+/// no padding, no whitespace, a length that base64 allows, and zero unused bits in the last
+/// character (RFC 4648 §3.5), so one byte string has exactly one accepted text: a token changed
+/// in those bits is refused rather than read as the original. Decoding maps the alphabet to
 /// standard base64 and lets OpenSSL's `EVP_DecodeBlock` do the work: this sits on the hot path
 /// of every verification.
 public enum Base64URL {
@@ -36,6 +38,12 @@ public enum Base64URL {
             index += 1
         }
         if standard.isEmpty { return [] }
+        // The last character of a 2- or 3-character group carries 4 or 2 unused low bits.
+        if remainder != 0 {
+            let value = Self.sextet(standard[input.count - 1])
+            let unusedMask: UInt8 = remainder == 2 ? 0b1111 : 0b11
+            guard value & unusedMask == 0 else { return nil }
+        }
         var output = [UInt8](repeating: 0, count: standard.count / 4 * 3)
         let written = output.withUnsafeMutableBufferPointer { out in
             standard.withUnsafeBufferPointer { EVP_DecodeBlock(out.baseAddress, $0.baseAddress, Int32($0.count)) }
@@ -43,5 +51,16 @@ public enum Base64URL {
         guard written == Int32(output.count) else { return nil }
         output.removeLast(padding)
         return output
+    }
+
+    /// The 6-bit value of a standard-alphabet base64 character (already validated).
+    private static func sextet(_ byte: UInt8) -> UInt8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+"): 62
+        default: 63
+        }
     }
 }
