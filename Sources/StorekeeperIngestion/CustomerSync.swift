@@ -5,9 +5,9 @@ import Storage
 import Synchronization
 
 /// On-demand sync of one customer (the app's check at launch): Get All Subscription Statuses
-/// for each original transaction the customer owns, and Get Transaction History for those the
-/// statuses say nothing about (one-time purchases, or a customer with no subscription), all
-/// verified and committed now; the answer is the fresh `CustomerInfo`.
+/// for the customer's subscriptions and Get Transaction History for its one-time purchases,
+/// once per Apple account (`AppleAccountReadPlan`), all verified and committed now; the answer
+/// is the fresh `CustomerInfo`.
 ///
 /// Nothing moves between customers: the commit claims with `keepWithFirst`, so a purchase
 /// another customer owns stays with it, and one nobody owns goes to this customer.
@@ -28,30 +28,27 @@ public struct CustomerSync: Sendable {
                 : IngestionError(.appNotConfigured, "On-demand sync is turned off for this app.")
         }
         let environment = try app.environment(requested)
-        try throttle.admit(appId: app.id, appUserId: appUserId)
         let appId = app.id
         let customer: CustomerRecord?
+        let stored: StoredCustomerInfo?
         do {
-            customer = try await writer.store.read { reader in try reader.customer(appId: appId, knownAs: appUserId) }
+            (customer, stored) = try await writer.store.read { reader in
+                guard let customer = try reader.customer(appId: appId, knownAs: appUserId) else { return (nil, nil) }
+                return (customer, try reader.customerInfo(customerId: customer.id, environment: environment))
+            }
         } catch {
             throw IngestionError.store(error)
         }
         guard let customer else { throw IngestionError.customerNotFound }
+        // Admitted by the customer, not the name it was asked by: an unknown id takes no slot,
+        // and a customer's aliases share its one.
+        try throttle.admit(appId: appId, appUserId: customer.appUserId)
         guard let connection = try app.connection(environment, required: true) else { throw app.missingAppStoreKey }
-        var facts = PurchaseIngestor.Facts()
-        for originalTransactionId in customer.originalTransactionIds.sorted() {
-            let statuses = try await purchases.statuses(
-                app: app, environment: environment, transactionId: originalTransactionId, via: connection)
-            let covered =
-                statuses.transactions.contains { $0.fact.originalTransactionId == originalTransactionId }
-                || statuses.renewals.contains { $0.fact.originalTransactionId == originalTransactionId }
-            facts.merge(statuses)
-            if !covered {
-                facts.merge(
-                    try await purchases.history(
-                        app: app, environment: environment, transactionId: originalTransactionId, via: connection))
-            }
-        }
+        // Once per Apple account, from what is stored in this environment (an id of the other
+        // environment would be unknown to Apple here).
+        let facts = try await purchases.read(
+            .customer(stored?.info, owned: customer.originalTransactionIds), app: app, environment: environment,
+            via: connection)
         let now = clock.now()
         var batch = FactBatch(
             appId: appId, receivedAt: now, environment: environment,
@@ -69,8 +66,9 @@ public struct CustomerSync: Sendable {
 
 /// At most one on-demand sync per customer per `interval`, per process (a sync makes App Store
 /// calls for every purchase of the customer; an app calling it at every launch must not spend
-/// the app's Apple budget). The table is bounded: expired entries are dropped when it is full,
-/// and a full table of live entries refuses new customers rather than grow.
+/// the app's Apple budget). The table is bounded: when it is full, expired entries are
+/// dropped, and then the oldest live one, so a full table never refuses a customer it has not
+/// seen (it once did: a flood of ids shut on-demand sync for every app).
 /// - Note: Thread-safe: the table sits behind a `Mutex`.
 public final class CustomerSyncThrottle: Sendable {
     public let interval: Duration
@@ -98,7 +96,9 @@ public final class CustomerSyncThrottle: Sendable {
             if let last = table[key], instant - last < seconds { return seconds - (instant - last) }
             if table[key] == nil && table.count >= capacity {
                 table = table.filter { instant - $0.value < seconds }
-                if table.count >= capacity { return seconds }
+                if table.count >= capacity, let oldest = table.min(by: { $0.value < $1.value })?.key {
+                    table[oldest] = nil
+                }
             }
             table[key] = instant
             return nil

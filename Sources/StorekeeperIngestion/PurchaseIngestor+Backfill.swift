@@ -19,6 +19,10 @@ extension PurchaseIngestor {
     /// app's shared secret. Everything is committed through the one commit path with the line's
     /// mark, so a line is imported once however often it is run.
     ///
+    /// Ownership never moves: an export line is old news dated now, and must not take a
+    /// purchase from the customer who owns it live (nor two lines carrying one Apple account's
+    /// receipt pass it back and forth), so `transferToNewest` is applied as `keepWithFirst`.
+    ///
     /// `environment`: where to ask Apple; by default the receipt's own (its receipt type).
     public func backfillReceipt(
         app: AppRuntime, appUserId: String, receipt: String, lineDigest: String,
@@ -34,15 +38,13 @@ extension PurchaseIngestor {
             guard let connection = try app.connection(environment, required: true) else {
                 throw app.missingAppStoreKey
             }
-            var facts = Facts()
-            for transactionId in Self.transactionPerOriginal(parsed) {
-                facts.merge(
-                    try await complete(
-                        app: app, environment: environment, transactionId: transactionId, via: connection))
-            }
+            // A receipt is one Apple account's: one statuses and one history call cover it.
+            let facts = try await read(
+                .receipt(transactionIds: Self.transactionPerOriginal(parsed)), app: app, environment: environment,
+                via: connection)
             commit = try await commitFacts(
                 facts, app: app, appUserId: appUserId, environment: environment, receipt: record,
-                backfillLine: mark)
+                backfillLine: mark, policy: Self.backfillPolicy(app))
         } else {
             // No key: the legacy endpoint is the only way to Apple, through the shared secret.
             guard app.record.sharedSecret != nil,
@@ -55,8 +57,13 @@ extension PurchaseIngestor {
                 receipt: FactBatch.Receipt(
                     receiptData: receipt,
                     responseBody: String(decoding: AppStoreJSON.encode(answer.response), as: UTF8.self)),
-                backfillLine: mark)
+                backfillLine: mark, policy: Self.backfillPolicy(app))
         }
         return commit.outcome == .duplicate ? .duplicate : .imported
+    }
+
+    /// The app's transfer policy, except that a backfill never transfers (see `backfillReceipt`).
+    static func backfillPolicy(_ app: AppRuntime) -> TransferPolicy {
+        app.settings.transferPolicy == .transferToNewest ? .keepWithFirst : app.settings.transferPolicy
     }
 }

@@ -47,6 +47,20 @@ public struct PurchaseIngestor: Sendable {
             renewals += other.renewals
             appAccountTokens.formUnion(other.appAccountTokens)
         }
+
+        /// `merge`, leaving out what is already here (the same signed payload, or the same
+        /// transaction id): two answers about one Apple account overlap.
+        mutating func mergeUnique(_ other: Facts) {
+            var transactionIds = Set(transactions.map(\.fact.transactionId))
+            for item in other.transactions where transactionIds.insert(item.fact.transactionId).inserted {
+                transactions.append(item)
+            }
+            var renewalPayloads = Set(renewals.compactMap(\.jws))
+            for item in other.renewals where item.jws.map({ renewalPayloads.insert($0).inserted }) ?? true {
+                renewals.append(item)
+            }
+            appAccountTokens.formUnion(other.appAccountTokens)
+        }
     }
 
     // MARK: Sources
@@ -317,13 +331,14 @@ public struct PurchaseIngestor: Sendable {
     /// The facts claimed by `appUserId`, through the one commit path.
     func commitFacts(
         _ facts: Facts, app: AppRuntime, appUserId: String, environment: AppStoreEnvironment,
-        receipt: FactBatch.Receipt?, jobs: [FactBatch.Job] = [], backfillLine: FactBatch.BackfillLineMark? = nil
+        receipt: FactBatch.Receipt?, jobs: [FactBatch.Job] = [], backfillLine: FactBatch.BackfillLineMark? = nil,
+        policy: TransferPolicy? = nil
     ) async throws(IngestionError) -> FactCommit {
         let now = clock.now()
         let appId = app.id
         var batch = FactBatch(
             appId: appId, receivedAt: now, environment: environment,
-            ownership: .claim(appUserId: appUserId, policy: app.settings.transferPolicy))
+            ownership: .claim(appUserId: appUserId, policy: policy ?? app.settings.transferPolicy))
         batch.transactions = facts.transactions.map {
             NewTransaction(appId: appId, jws: $0.jws, fact: $0.fact, source: $0.source, receivedAt: now)
         }
@@ -363,7 +378,7 @@ public struct PurchaseIngestor: Sendable {
     }
 
     /// One transaction id per original transaction of the receipt (the last listed), sorted:
-    /// statuses and history are asked once per purchase.
+    /// the ids Apple is asked with, in turn, until one is known (`AppleAccountReadPlan.receipt`).
     static func transactionPerOriginal(_ receipt: AppReceipt) -> [String] {
         var byOriginal: [String: String] = [:]
         for purchase in receipt.inAppPurchases {

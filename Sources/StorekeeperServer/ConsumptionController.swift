@@ -42,14 +42,14 @@ struct ConsumptionController: Sendable {
                 .put, "/v1/apps/{appId}/customers/{appUserId}/consumption-consent", access: .appPublic,
                 operationId: "setConsumptionConsent",
                 summary:
-                    "Record whether the customer consented to their consumption data being sent to Apple when they ask for a refund; without consent no consumption answer is sent.",
+                    "Record whether the customer (known by its app user id or an alias) consented to their consumption data being sent to Apple when they ask for a refund; without consent no consumption answer is sent.",
                 tag: "consumption", request: "ConsumptionConsent",
                 responses: errors.merging([200: "ConsumptionConsentView"]) { $1 }, handler: setConsent),
             APIRoute(
-                .put, "/v1/apps/{appId}/transactions/{transactionId}/consumption", access: .appPublic,
+                .put, "/v1/apps/{appId}/transactions/{transactionId}/consumption", access: .appSecret,
                 operationId: "reportConsumption",
                 summary:
-                    "Report a transaction's delivery status and usage (thousandths of a percent), sent to Apple if the customer asks for a refund.",
+                    "Report a transaction's delivery status and usage (thousandths of a percent), sent to Apple if the customer asks for a refund. The app's backend reports it (secret key): what the app itself says is what a refund requester controls.",
                 tag: "consumption", request: "ConsumptionReport",
                 responses: errors.merging([200: "ConsumptionReportView"]) { $1 }, handler: report),
         ]
@@ -60,11 +60,16 @@ struct ConsumptionController: Sendable {
         let app = try await apps.app(context)
         let appUserId = try CustomersController.appUserId(context)
         let (appId, now) = (app.id, clock.now())
-        try await apps.write("consumption_consent") { transaction in
+        // Recorded under the customer's own id, so consent given through an alias is found when
+        // Apple asks about the customer; an id the app never used is no customer, and no row.
+        let owner: String? = try await apps.write("consumption_consent") { transaction in
+            guard let customer = try transaction.customer(appId: appId, knownAs: appUserId) else { return nil }
             try transaction.recordConsumptionConsent(
-                appId: appId, appUserId: appUserId, consented: body.consented, at: now)
+                appId: appId, appUserId: customer.appUserId, consented: body.consented, at: now)
+            return customer.appUserId
         }
-        return try HTTPResponse.json(ConsentView(appUserId: appUserId, consented: body.consented))
+        guard let owner else { throw CustomersController.customerNotFound }
+        return try HTTPResponse.json(ConsentView(appUserId: owner, consented: body.consented))
     }
 
     @Sendable func report(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {

@@ -79,7 +79,17 @@ import Testing
         let setup = try await Setup(policy: ["refundPreference": "DECLINE", "sampleContentProvided": true])
         defer { Task { await setup.harness.stop() } }
         let id = try await setup.purchase(by: "alice")
-        try await setup.consent("alice", true)
+        // Consent given through an alias is the customer's (once it was kept under the alias
+        // and never found: the answer was withheld as consentUnknown).
+        let aliased = try await setup.harness.request(
+            "POST", "/v1/apps/\(setup.app.appId)/customers/alice/aliases", key: setup.app.secretKey,
+            json: ["alias": "alice-device"])
+        #expect(aliased.status == 200, "\(aliased.text)")
+        let consented = try await setup.harness.request(
+            "PUT", "/v1/apps/\(setup.app.appId)/customers/alice-device/consumption-consent",
+            key: setup.app.publicKey, json: ["consented": true])
+        #expect(consented.status == 200, "\(consented.text)")
+        #expect(consented.json["appUserId"] as? String == "alice")
         setup.harness.clock.set(Self.requestedAt.adding(milliseconds: 60_000))
         let uuid = try await setup.notify(.consumptionRequest, id, signed: Self.requestedAt)
         // The worker runs an hour later: still inside the 12-hour window.
@@ -126,7 +136,7 @@ import Testing
             (broken, ["deliveryStatus": "UNDELIVERED_SERVER_OUTAGE"]),
         ] {
             let reported = try await setup.harness.request(
-                "PUT", "/v1/apps/\(setup.app.appId)/transactions/\(id)/consumption", key: setup.app.publicKey,
+                "PUT", "/v1/apps/\(setup.app.appId)/transactions/\(id)/consumption", key: setup.app.secretKey,
                 json: body)
             #expect(reported.status == 200, "\(reported.text)")
         }
@@ -215,14 +225,25 @@ import Testing
             ["deliveryStatus": "UNDELIVERED_OTHER", "consumptionPercentage": 10],
         ]
         for body in refused {
-            let answer = try await setup.harness.request("PUT", path, key: setup.app.publicKey, json: body)
+            let answer = try await setup.harness.request("PUT", path, key: setup.app.secretKey, json: body)
             #expect(answer.status == 400, "\(body)")
             #expect((answer.json["error"] as? [String: Any])?["code"] as? String == "invalid_body", "\(body)")
         }
         let badId = try await setup.harness.request(
-            "PUT", "/v1/apps/\(setup.app.appId)/transactions/abc/consumption", key: setup.app.publicKey,
+            "PUT", "/v1/apps/\(setup.app.appId)/transactions/abc/consumption", key: setup.app.secretKey,
             json: ["deliveryStatus": "DELIVERED"])
         #expect(badId.status == 400)
+        // What Apple is told about delivery is the backend's word: the public key the app ships
+        // (and a refund requester can take from it) cannot write it.
+        let fromTheApp = try await setup.harness.request(
+            "PUT", path, key: setup.app.publicKey, json: ["deliveryStatus": "UNDELIVERED_OTHER"])
+        #expect(fromTheApp.status == 403)
+        // Consent is for a customer the app has: an unknown id is 404 and leaves no row.
+        let stranger = try await setup.harness.request(
+            "PUT", "/v1/apps/\(setup.app.appId)/customers/nobody-\(uniqueDigits())/consumption-consent",
+            key: setup.app.publicKey, json: ["consented": true])
+        #expect(stranger.status == 404)
+        #expect((stranger.json["error"] as? [String: Any])?["code"] as? String == "customer_not_found")
         let shown = try await setup.harness.request(
             "GET", "/v1/admin/apps/\(setup.app.appId)", key: ServerHarness.adminKey)
         let policy = shown.json["consumption"] as? [String: Any]

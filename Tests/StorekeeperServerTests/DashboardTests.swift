@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import HTTPServer
+import SecretSealing
 import Storage
 import StorekeeperTesting
 import Testing
@@ -236,6 +237,41 @@ extension HTTPResponse {
         var refused = DashboardClient(stranger.responder)
         refused.cookies = client.cookies
         #expect(await refused.send(.get, "/dashboard/apps/\(app.appId)").headers["Location"] == "/dashboard/sign-in")
+    }
+
+    /// With a secrets key configured, sessions are signed with it, so rotating a leaked admin
+    /// key did not end the sessions that key opened (review finding): a configured-admin session
+    /// now names the key's fingerprint and holds only while that key is configured.
+    @Test("replacing the configured admin key ends its dashboard sessions; app sessions stand")
+    func adminKeyRotation() async throws {
+        let secretsKey = try SecretsKey.generate().base64
+        let harness = try await ServerHarness(configure: { $0.secretsKey = secretsKey })
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        var admin = DashboardClient(harness.application.responder)
+        #expect(await admin.signIn(ServerHarness.adminKey).status.code == 303)
+        var user = DashboardClient(harness.application.responder)
+        #expect(await user.signIn(app.secretKey).status.code == 303)
+
+        func instance(adminKey: String) -> StorekeeperApplication {
+            var configuration = harness.application.configuration
+            configuration.adminKey = adminKey
+            return StorekeeperApplication(
+                configuration: configuration, store: harness.store, clock: harness.application.clock,
+                secrets: harness.secrets)
+        }
+        // Configured alike: both sessions hold.
+        var twin = DashboardClient(instance(adminKey: ServerHarness.adminKey).responder)
+        twin.cookies = admin.cookies
+        #expect(await twin.send(.get, "/dashboard/apps").status.code == 200)
+        // The admin key replaced: its session ends, the app's goes on.
+        let rotated = instance(adminKey: "a-new-admin-key-after-the-leak-0123456789")
+        var stale = DashboardClient(rotated.responder)
+        stale.cookies = admin.cookies
+        #expect(await stale.send(.get, "/dashboard/apps").headers["Location"] == "/dashboard/sign-in")
+        var app2 = DashboardClient(rotated.responder)
+        app2.cookies = user.cookies
+        #expect(await app2.send(.get, "/dashboard/apps/\(app.appId)").status.code == 200)
     }
 
     @Test("hostile app user ids and product ids are shown escaped, never as markup")

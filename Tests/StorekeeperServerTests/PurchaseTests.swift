@@ -21,6 +21,8 @@ final class FakeAppStore: AppStoreConnection {
         var notificationPages: [[String]] = []
         /// The page whose request fails (503) instead of answering.
         var failingPage: Int?
+        /// Transaction ids Apple answers 404 for (another environment's, say) in statuses.
+        var unknown: Set<String> = []
         /// Send Consumption Information bodies received, by transaction.
         var consumption: [String: ConsumptionRequest] = [:]
     }
@@ -59,6 +61,9 @@ final class FakeAppStore: AppStoreConnection {
     func subscriptionStatuses(transactionId: String) async throws(AppStoreClientError) -> [SignedSubscriptionState] {
         calls.withLock { $0.append("statuses \(transactionId)") }
         try await gate()
+        if answers.withLock({ $0.unknown.contains(transactionId) }) {
+            throw AppStoreClientError(.apiError, "not found", httpStatus: 404)
+        }
         return answers.withLock { $0.statuses[transactionId] ?? [] }
     }
 

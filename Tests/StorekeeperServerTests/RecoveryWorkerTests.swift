@@ -253,6 +253,74 @@ import Testing
         #expect(fake.calls.withLock { $0 }.isEmpty)
     }
 
+    /// Apple's statuses and history answer for a whole Apple account, whichever of its
+    /// transaction ids is asked: a sync asks once per account, not once per purchase (it asked
+    /// statuses and history for each of this customer's 15 purchases: 29 calls, each history a
+    /// full copy), never asks about consumables, and skips an id Apple does not know instead of
+    /// failing the whole sync.
+    @Test func syncAsksAppleOncePerAccountAndSkipsUnknownIds() async throws {
+        let fake = FakeAppStore()
+        let (harness, app) = try await Self.setUp(fake)
+        defer { Task { await harness.stop() } }
+        let signer = AppStoreSigner(ca: harness.ca)
+        let t0 = TestSigning.signedDate
+        let subscription = uniqueDigits()
+        let otherAccount = uniqueDigits()
+        var posted = [
+            try signer.transaction(
+                id: subscription, originalId: subscription, purchase: t0, expires: t0.plus(days: 30), signed: t0),
+            try signer.transaction(
+                id: otherAccount, originalId: otherAccount, purchase: t0, expires: t0.plus(days: 30), signed: t0),
+        ]
+        let unlocks = [uniqueDigits(), uniqueDigits()].sorted()
+        for id in unlocks {
+            posted.append(try signer.oneTime(id: id, productId: "com.example.unlock", type: .nonConsumable, signed: t0))
+        }
+        for _ in 0..<12 {
+            posted.append(
+                try signer.oneTime(id: uniqueDigits(), productId: "com.example.coins", type: .consumable, signed: t0))
+        }
+        for signed in posted {
+            let answer = try await harness.request(
+                "POST", "/v1/apps/\(app.appId)/customers/erin/transactions", key: app.publicKey,
+                json: ["signedTransaction": signed])
+            #expect(answer.status == 200, "\(answer.text)")
+        }
+        fake.calls.withLock { $0 = [] }
+        let renewed = try signer.transaction(
+            id: uniqueDigits(), originalId: subscription, purchase: t0.plus(days: 30), expires: t0.plus(days: 60),
+            signed: t0.plus(days: 30), reason: .renewal)
+        let resigned = try signer.oneTime(
+            id: unlocks[1], productId: "com.example.unlock", type: .nonConsumable, signed: t0.plus(days: 31))
+        fake.answers.withLock {
+            // The other subscription is from an Apple account this environment does not know.
+            $0.unknown = [otherAccount]
+            $0.statuses[subscription] = [
+                SignedSubscriptionState(signedTransactionInfo: renewed, signedRenewalInfo: nil)
+            ]
+            $0.history[unlocks[0]] = [
+                try! signer.oneTime(id: unlocks[0], productId: "com.example.unlock", type: .nonConsumable, signed: t0),
+                resigned,
+            ]
+        }
+        harness.clock.set(t0.plus(days: 31))
+        let synced = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/erin/sync", key: app.publicKey)
+        #expect(synced.status == 200, "\(synced.text)")
+        let pro = (synced.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
+        #expect(pro?["expiresDate"] as? Int64 == t0.plus(days: 60).millisecondsSince1970)
+        let expected = [subscription, otherAccount].sorted().map { "statuses \($0)" } + ["history \(unlocks[0])"]
+        #expect(fake.calls.withLock { $0 } == expected)
+        // The customer's alias shares its slot: no second round of calls.
+        let aliased = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/erin/aliases", key: app.secretKey, json: ["alias": "erin-ipad"])
+        #expect(aliased.status == 200, "\(aliased.text)")
+        let viaAlias = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/erin-ipad/sync", key: app.publicKey)
+        #expect(viaAlias.status == 429)
+        #expect(fake.calls.withLock { $0 }.count == expected.count)
+    }
+
     @Test func syncAnswersFreshStateAndIsRateLimitedPerCustomer() async throws {
         let fake = FakeAppStore()
         let (harness, app) = try await Self.setUp(fake)

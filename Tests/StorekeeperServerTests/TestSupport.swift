@@ -203,6 +203,18 @@ struct AppStoreSigner: Sendable {
         return try ca.signer.sign(payload)
     }
 
+    /// A one-time purchase (`.consumable` or `.nonConsumable`) of `productId`.
+    func oneTime(id: String, productId: String, type: ProductType, signed: Timestamp) throws -> String {
+        var payload = TestSigning.transaction(
+            bundleId: bundleId, environment: environment, signedDate: signed, transactionId: id)
+        payload.productId = productId
+        payload.type = RawEnum(type)
+        payload.expiresDate = nil
+        payload.subscriptionGroupIdentifier = nil
+        payload.webOrderLineItemId = nil
+        return try ca.signer.sign(payload)
+    }
+
     func renewal(
         originalId: String, signed: Timestamp, autoRenew: Bool = true, billingRetry: Bool = false,
         grace: Timestamp? = nil, expirationIntent: ExpirationIntent? = nil

@@ -77,9 +77,10 @@ public struct ExchangeRateTable: Sendable, Hashable, Codable {
         return rates.last { $0.currency == currency && $0.from <= day }?.micros
     }
 
-    /// `milliunits` of `currency` in reporting milliunits, rounded half away from zero.
+    /// `milliunits` of `currency` in reporting milliunits, rounded half away from zero; `nil`
+    /// without a rate, or when the converted amount does not fit in `Int64`.
     public func convert(_ milliunits: Int64, currency: String, on day: CalendarDay) -> Int64? {
-        micros(for: currency, on: day).map { ProceedsCalculator.scaled(milliunits, by: $0, over: 1_000_000) }
+        micros(for: currency, on: day).flatMap { Money.scaledExactly(milliunits, by: $0, over: 1_000_000) }
     }
 }
 
@@ -88,15 +89,18 @@ public struct ExchangeRateTable: Sendable, Hashable, Codable {
 public struct ReportingTotal: Sendable, Hashable, Codable {
     public var currency: String
     public var milliunits: Int64 = 0
-    /// Currencies with at least one amount left out for want of a rate, sorted.
+    /// Currencies with at least one amount left out, sorted: for want of a rate, or because
+    /// the converted amount (or the sum with it) does not fit in 64 bits (an absurd rate).
     public private(set) var unconverted: [String] = []
 
     public init(currency: String) { self.currency = currency }
 
-    /// Adds one amount converted at `day`'s rate; records its currency when there is none.
+    /// Adds one amount converted at `day`'s rate; records its currency when it cannot.
     public mutating func add(_ amount: Int64, currency: String, on day: CalendarDay, table: ExchangeRateTable) {
-        if let converted = table.convert(amount, currency: currency, on: day) {
-            milliunits += converted
+        if let converted = table.convert(amount, currency: currency, on: day),
+            case let (sum, overflow) = milliunits.addingReportingOverflow(converted), !overflow
+        {
+            milliunits = sum
         } else if !unconverted.contains(currency) {
             unconverted.append(currency)
             unconverted.sort()

@@ -10,10 +10,19 @@ public struct Ratio: Sendable, Hashable, Codable {
     }
 
     /// Ten-thousandths, rounded half away from zero in integers (so every platform agrees);
-    /// `nil` over 0.
+    /// `nil` over 0, or when the value does not fit in `Int`.
     public var tenThousandths: Int? {
-        guard denominator != 0 else { return nil }
-        let magnitude = (abs(numerator) * 20_000 + abs(denominator)) / (2 * abs(denominator))
+        guard denominator != 0, denominator != Int.min else { return nil }
+        // 128-bit intermediate: a change between two large money totals × 20,000 can pass 64 bits.
+        let divisor = 2 * UInt64(denominator.magnitude)
+        var product = UInt64(numerator.magnitude).multipliedFullWidth(by: 20_000)
+        let (low, carry) = product.low.addingReportingOverflow(UInt64(denominator.magnitude))
+        product.low = low
+        if carry { product.high += 1 }
+        guard product.high < divisor else { return nil }
+        let quotient = divisor.dividingFullWidth(product).quotient
+        guard quotient <= UInt64(Int.max) else { return nil }
+        let magnitude = Int(quotient)
         return (numerator < 0) != (denominator < 0) ? -magnitude : magnitude
     }
 

@@ -65,12 +65,25 @@ struct DashboardController: Sendable {
 
     // MARK: Sessions
 
+    /// The key id a session of the configured admin key carries: `config-admin:` and a MAC of
+    /// the key's hash under the session key (names which admin key, reveals nothing of it).
+    var configuredAdminKeyId: String? {
+        adminKeyHash.map {
+            DashboardSession.configuredAdminPrefix + Base64URL.encode(key.sign(purpose: "admin-key", $0).prefix(16))
+        }
+    }
+
     /// The request's session, if its cookie is valid and its key still stands.
     func currentSession(_ request: HTTPRequest) async throws -> DashboardSession? {
         guard let token = DashboardHTTP.cookie(Self.sessionCookie, in: request),
             let session = DashboardSession.open(token: token, key: key, now: clock.now())
         else { return nil }
-        if session.keyId == "config-admin" { return adminKeyHash == nil ? nil : session }
+        if session.keyId.hasPrefix(DashboardSession.configuredAdminPrefix) {
+            // Only while the configured admin key is the one the session began with: replacing
+            // a leaked key in the configuration ends the sessions it opened.
+            guard let current = configuredAdminKeyId else { return nil }
+            return Digest.constantTimeEqual(Array(session.keyId.utf8), Array(current.utf8)) ? session : nil
+        }
         let keyId = session.keyId
         let record = try await apps.read { reader in try reader.apiKey(id: keyId) }
         guard let record, record.revokedAt == nil, record.appId == session.appId,
@@ -249,7 +262,8 @@ struct DashboardController: Sendable {
         let hash = APIKeys.hash(presentedKey)
         let now = clock.now()
         if let adminKeyHash, Digest.constantTimeEqual(adminKeyHash, Array(hash.utf8)) {
-            return .begin(kind: .admin, appId: nil, keyId: "config-admin", now: now, lifetimeSeconds: sessionSeconds)
+            guard let keyId = configuredAdminKeyId else { return nil }
+            return .begin(kind: .admin, appId: nil, keyId: keyId, now: now, lifetimeSeconds: sessionSeconds)
         }
         let record = try await apps.read { reader in try reader.apiKey(hash: hash) }
         guard let record, record.revokedAt == nil, Digest.constantTimeEqual(Array(record.hash.utf8), Array(hash.utf8))

@@ -21,7 +21,7 @@ struct DashboardSession: Sendable, Hashable {
     var kind: Kind
     /// The app of an app session; `nil` for admin.
     var appId: String?
-    /// The API key's id (`config-admin` for the configured admin key).
+    /// The API key's id (`config-admin:` and the key's fingerprint for the configured admin key).
     var keyId: String
     var expiresAt: Timestamp
     /// 16 random bytes, base64url: what makes two sessions of one key different.
@@ -31,8 +31,12 @@ struct DashboardSession: Sendable, Hashable {
     /// Cookies past this size are refused unread.
     static let maximumTokenLength = 1024
 
-    /// The principal the session acts as, for the audit log of its actions.
-    var actor: String { keyId }
+    /// What a configured-admin session's key id starts with.
+    static let configuredAdminPrefix = "config-admin:"
+
+    /// The principal the session acts as, for the audit log of its actions (`config-admin`,
+    /// as the API names the configured admin key).
+    var actor: String { keyId.hasPrefix(Self.configuredAdminPrefix) ? "config-admin" : keyId }
 
     /// May this session look at and act on `appId`?
     func allows(appId: String) -> Bool { kind == .admin || self.appId == appId }
