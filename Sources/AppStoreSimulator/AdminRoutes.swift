@@ -69,6 +69,19 @@ enum AdminRoutes {
             await simulator.setRateLimit(limit)
             return HTTPResponse(status: 204)
         }
+        handle(.get, "/settings/server-api-rate-limits") { _, _ throws(SimulatorError) in
+            ServerAPIRoutes.json(await simulator.currentServerAPIRateLimits)
+        }
+        handle(.put, "/settings/server-api-rate-limits") { request, _ throws(SimulatorError) in
+            let limits = try decode(ServerAPIRateLimits.self, request)
+            guard limits.isValid else {
+                throw SimulatorError(
+                    .invalidAction,
+                    "percent must be above 0 and at most 1000000 (null: no limit), burstSeconds 0.001 to 3600")
+            }
+            await simulator.setServerAPIRateLimits(limits)
+            return HTTPResponse(status: 204)
+        }
         handle(.get, "/settings/outage") { _, _ throws(SimulatorError) in
             ServerAPIRoutes.json(Outage(active: await simulator.isInOutage))
         }

@@ -6,9 +6,10 @@ import Foundation
 extension AppStoreSimulator {
     /// Checks the bearer token like Apple: ES256 by a key registered for the app named in
     /// `bid`, issuer matching the key, audience `appstoreconnect-v1`, not expired, at most an
-    /// hour long; `iat` optional. Then applies the app's rate limit. Returns the bundle id.
-    /// During an outage nothing is checked: every call is a 503.
-    func authenticate(authorization: String?) throws(SimulatorError) -> String {
+    /// hour long; `iat` optional. Then applies the app's rate limits: the test window
+    /// (`RateLimit`) and the per-endpoint limits of `route` (`ServerAPIRateLimits`, Apple's by
+    /// default). Returns the bundle id. During an outage nothing is checked: every call is a 503.
+    func authenticate(authorization: String?, route: String = "") throws(SimulatorError) -> String {
         if outage {
             throw SimulatorError(
                 .outage, "An unknown error occurred. Please try again.",
@@ -28,7 +29,21 @@ extension AppStoreSimulator {
             let app = state.apps[verified.claims.bid], app.apiKeys.contains(where: { $0.keyId == verified.keyId })
         else { throw SimulatorError(.unauthenticated, "token is not for a known app and issuer") }
         try checkRateLimit(bundleId: app.bundleId)
+        try checkServerAPIRate(bundleId: app.bundleId, route: route)
         return app.bundleId
+    }
+
+    /// The endpoint's limit for the app, on the token clock (real time).
+    private func checkServerAPIRate(bundleId: String, route: String) throws(SimulatorError) {
+        guard let rate = serverAPIRateLimits.rate(route: route, environment: environment) else { return }
+        if let wait = serverAPIRateState.admit(
+            key: bundleId + " " + route, now: Double(tokenClock.now.millisecondsSince1970), rate: rate,
+            burstSeconds: serverAPIRateLimits.burstSeconds)
+        {
+            throw SimulatorError(
+                .rateLimited, "Rate limit exceeded.", apiErrorCode: APIError.rateLimitExceeded.rawValue,
+                retryAfterSeconds: wait)
+        }
     }
 
     /// Sliding window on the simulator's clock; the error carries the seconds until a slot frees.

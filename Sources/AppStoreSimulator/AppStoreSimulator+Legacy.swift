@@ -53,8 +53,8 @@ extension AppStoreSimulator {
             let opaque = receipt.opaqueValue, let customer = String(bytes: opaque, encoding: .utf8),
             state.customers[customer] != nil
         else { return status(.accountNotFound) }
-        let hasSubscriptions = state.transactions.values.contains {
-            $0.customerId == customer && $0.bundleId == bundleId && $0.kind == .autoRenewable
+        let hasSubscriptions = state.transactions(ofCustomer: customer).contains {
+            $0.bundleId == bundleId && $0.kind == .autoRenewable
         }
         if let password = request.password, password != app.sharedSecret {
             return status(.sharedSecretMismatch)

@@ -54,6 +54,7 @@ extension AppStoreSimulator {
             nextAttemptAt: app.notificationURL == nil ? nil : now, testNotificationToken: testToken,
             sequence: notificationSequence)
         notifications.append(stored)
+        if stored.nextAttemptAt != nil { awaitingDelivery.insert(notifications.count - 1) }
         return stored
     }
 
@@ -61,7 +62,8 @@ extension AppStoreSimulator {
     /// attempt and scheduling Apple's retries.
     func deliverDue() async {
         let now = clock.now
-        for index in notifications.indices {
+        for index in awaitingDelivery.sorted() {
+            defer { if notifications[index].nextAttemptAt == nil { awaitingDelivery.remove(index) } }
             guard let due = notifications[index].nextAttemptAt, due <= now, !notifications[index].inFlight,
                 let app = state.apps[notifications[index].bundleId],
                 let url = app.notificationURL.flatMap(URL.init(string:))

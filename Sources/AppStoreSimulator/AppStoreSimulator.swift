@@ -23,11 +23,17 @@ public actor AppStoreSimulator {
     let transport: any NotificationTransport
     var state: StoreState
     var notifications: [StoredNotification] = []
+    /// Indices in `notifications` of those with an attempt still to make: what `deliverDue`
+    /// looks at, so that delivering costs what is pending, not the whole history.
+    var awaitingDelivery: Set<Int> = []
     var v1Deliveries: [V1Delivery] = []
     var retrySchedule: NotificationRetrySchedule
     var lossPolicy: NotificationLossPolicy
     var lossGenerator: SeededGenerator
     var rateLimit: RateLimit?
+    /// Apple's per-endpoint limits (by default), or an override: `ServerAPIRateLimits`.
+    var serverAPIRateLimits: ServerAPIRateLimits
+    var serverAPIRateState = ServerAPIRateState()
     /// While true the Server API answers 503 and verifyReceipt 21005, as during Apple's outages.
     var outage = false
     var recentRequests: [String: [Timestamp]] = [:]
@@ -43,8 +49,9 @@ public actor AppStoreSimulator {
         clock: any SimulatorClock = RealTimeClock(), scale: TimeScale = .calendar,
         transport: any NotificationTransport = URLSessionNotificationTransport(),
         lossPolicy: NotificationLossPolicy = .none, rateLimit: RateLimit? = nil,
-        tokenClock: any SimulatorClock = RealTimeClock()
+        serverAPIRateLimits: ServerAPIRateLimits = .apple, tokenClock: any SimulatorClock = RealTimeClock()
     ) {
+        self.serverAPIRateLimits = serverAPIRateLimits
         self.tokenClock = tokenClock
         self.environment = environment
         self.authority = authority
@@ -103,6 +110,15 @@ public actor AppStoreSimulator {
         rateLimit = limit
         recentRequests = [:]
     }
+
+    /// Replaces the per-endpoint limits (Apple's by default; `ServerAPIRateLimits`) and empties
+    /// their buckets.
+    public func setServerAPIRateLimits(_ limits: ServerAPIRateLimits) {
+        serverAPIRateLimits = limits
+        serverAPIRateState = ServerAPIRateState()
+    }
+
+    public var currentServerAPIRateLimits: ServerAPIRateLimits { serverAPIRateLimits }
 
     /// Starts or ends a simulated outage of the App Store's APIs: while it lasts the Server API
     /// answers every call 503 (Apple's retryable internal error) and verifyReceipt status 21005.
@@ -270,8 +286,8 @@ public actor AppStoreSimulator {
             throw SimulatorError(
                 .invalidAction, "\(action.action.rawValue) needs transactionId or customer and productId")
         }
-        let candidates = state.orderedTransactions {
-            $0.customerId == customer && $0.productId == productId && $0.ownership == .purchased
+        let candidates = state.transactions(ofCustomer: customer).filter {
+            $0.productId == productId && $0.ownership == .purchased
                 && (includeRevoked || !$0.isRevoked)
         }
         guard let latest = includeRevoked ? candidates.last(where: \.isRevoked) ?? candidates.last : candidates.last
@@ -305,7 +321,7 @@ public actor AppStoreSimulator {
     public func signedTransactions(customer: String) throws(SimulatorError) -> [String] {
         let now = clock.now
         var signed: [String] = []
-        for record in state.orderedTransactions(where: { $0.customerId == customer }) {
+        for record in state.transactions(ofCustomer: customer) {
             signed.append(try signer.sign(state.transactionPayload(record, signedDate: now)))
         }
         return signed
@@ -315,7 +331,7 @@ public actor AppStoreSimulator {
     public func signedRenewalInfos(customer: String) throws(SimulatorError) -> [String] {
         let now = clock.now
         var signed: [String] = []
-        for record in state.subscriptions.values.filter({ $0.customerId == customer })
+        for record in state.subscriptions(ofCustomer: customer)
             .sorted(by: { $0.originalTransactionId < $1.originalTransactionId })
         {
             signed.append(try signer.sign(state.renewalPayload(record, signedDate: now)))
@@ -325,7 +341,7 @@ public actor AppStoreSimulator {
 
     /// The customer's transaction ids, oldest first.
     public func transactionIds(customer: String) -> [String] {
-        state.orderedTransactions { $0.customerId == customer }.map(\.transactionId)
+        state.transactions(ofCustomer: customer).map(\.transactionId)
     }
 }
 

@@ -8,8 +8,8 @@ extension StoreState {
     /// What the app receipt of a customer lists: subscriptions, non-consumables, non-renewing
     /// subscriptions and unfinished consumables.
     func receiptTransactions(customer: String, bundleId: String) -> [TransactionRecord] {
-        orderedTransactions {
-            $0.customerId == customer && $0.bundleId == bundleId && !($0.kind == .consumable && $0.finished)
+        transactions(ofCustomer: customer).filter {
+            $0.bundleId == bundleId && !($0.kind == .consumable && $0.finished)
         }
     }
 
@@ -70,8 +70,8 @@ extension StoreState {
     /// `latest_receipt_info`: subscription transactions, newest first (latest per original
     /// transaction only with `exclude-old-transactions`).
     func latestReceiptInfo(customer: String, bundleId: String, excludeOld: Bool) -> [LegacyInAppPurchase] {
-        var records = orderedTransactions {
-            $0.customerId == customer && $0.bundleId == bundleId && $0.kind == .autoRenewable
+        var records = transactions(ofCustomer: customer).filter {
+            $0.bundleId == bundleId && $0.kind == .autoRenewable
         }
         if excludeOld {
             let latest = Set(records.compactMap { subscriptions[$0.originalTransactionId]?.latestTransactionId })
@@ -81,7 +81,7 @@ extension StoreState {
     }
 
     func pendingRenewalInfo(customer: String, bundleId: String) -> [LegacyPendingRenewalInfo] {
-        subscriptions.values.filter { $0.customerId == customer && $0.bundleId == bundleId }
+        subscriptions(ofCustomer: customer).filter { $0.bundleId == bundleId }
             .sorted { $0.originalTransactionId < $1.originalTransactionId }
             .map(legacyRenewal)
     }

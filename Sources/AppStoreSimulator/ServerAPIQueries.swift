@@ -48,8 +48,8 @@ extension StoreState {
         if let start = query.startDate, let end = query.endDate, start > end {
             throw .api(.startDateAfterEndDate, "Start date after end date.")
         }
-        let matching = transactions.values.filter { record in
-            guard record.customerId == customer, record.bundleId == bundleId else { return false }
+        let matching = transactions(ofCustomer: customer).filter { record in
+            guard record.bundleId == bundleId else { return false }
             if version >= 2, record.kind == .consumable, record.finished { return false }
             if let start = query.startDate, record.purchaseDate < start { return false }
             if let end = query.endDate, record.purchaseDate >= end { return false }
@@ -69,9 +69,7 @@ extension StoreState {
         throws(SimulatorError) -> (records: [TransactionRecord], revision: String, hasMore: Bool)
     {
         let customer = try customerOf(anyTransactionId: id, bundleId: bundleId)
-        let refunded = transactions.values.filter {
-            $0.customerId == customer && $0.bundleId == bundleId && $0.isRefund
-        }
+        let refunded = transactions(ofCustomer: customer).filter { $0.bundleId == bundleId && $0.isRefund }
         return try page(
             refunded, key: { ($0.revocationDate ?? $0.modifiedDate, $0.sequence) }, descending: false,
             revision: revision)
@@ -106,8 +104,8 @@ extension StoreState {
         -> [(groupId: String, items: [SubscriptionRecord])]
     {
         let customer = try customerOf(anyTransactionId: id, bundleId: bundleId)
-        let mine = subscriptions.values.filter {
-            $0.customerId == customer && $0.bundleId == bundleId && (filter.isEmpty || filter.contains($0.status))
+        let mine = subscriptions(ofCustomer: customer).filter {
+            $0.bundleId == bundleId && (filter.isEmpty || filter.contains($0.status))
         }
         let groups = Dictionary(grouping: mine, by: \.groupId)
         return groups.keys.sorted().map { group in

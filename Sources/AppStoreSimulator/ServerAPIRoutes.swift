@@ -15,7 +15,8 @@ enum ServerAPIRoutes {
         func route(_ method: HTTPMethod, _ path: String, _ operation: @escaping Operation) {
             router.add(method, prefix + path) { request, context in
                 do {
-                    let bundleId = try await simulator.authenticate(authorization: request.headers["Authorization"])
+                    let bundleId = try await simulator.authenticate(
+                        authorization: request.headers["Authorization"], route: "\(method.rawValue) \(path)")
                     await simulator.record(
                         ServerAPICall(
                             route: "\(method.rawValue) \(path)",

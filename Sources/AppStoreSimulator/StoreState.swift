@@ -11,7 +11,13 @@ struct StoreState: Sendable {
     let scale: TimeScale
     var apps: [String: SimulatedApp] = [:]
     var customers: [String: SimulatedCustomer] = [:]
+    /// Every transaction by id. New ones go through `record(_:)`, which indexes them by customer;
+    /// other writes replace a transaction with an update of itself (same id, same customer).
     var transactions: [String: TransactionRecord] = [:]
+    /// Transaction ids per customer, as recorded: what a customer's receipt, history and
+    /// statuses read, so that each costs the customer's purchases, not the whole store's (a
+    /// store of 10,000 customers answers the backfill of all of them).
+    private(set) var transactionIdsByCustomer: [String: [String]] = [:]
     var subscriptions: [String: SubscriptionRecord] = [:]
     /// `customer|bundle|group` that may no longer have the introductory offer.
     var introductoryOfferUsed: Set<String> = []
@@ -110,9 +116,28 @@ struct StoreState: Sendable {
 
     /// The customer's own (purchased) subscription in a group of an app, if any.
     func ownSubscription(customer: String, bundleId: String, groupId: String) -> SubscriptionRecord? {
-        subscriptions.values.first {
-            $0.customerId == customer && $0.bundleId == bundleId && $0.groupId == groupId && $0.familySource == nil
+        subscriptions(ofCustomer: customer).first {
+            $0.bundleId == bundleId && $0.groupId == groupId && $0.familySource == nil
         }
+    }
+
+    /// The customer's transactions (own and family-shared copies), in creation order.
+    func transactions(ofCustomer customer: String) -> [TransactionRecord] {
+        (transactionIdsByCustomer[customer] ?? []).compactMap { transactions[$0] }
+            .filter { $0.customerId == customer }.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// The customer's subscriptions (own and family-shared): those of the original transactions
+    /// of the customer's transactions that the customer holds.
+    func subscriptions(ofCustomer customer: String) -> [SubscriptionRecord] {
+        var seen: Set<String> = []
+        var result: [SubscriptionRecord] = []
+        for record in transactions(ofCustomer: customer) where seen.insert(record.originalTransactionId).inserted {
+            if let subscription = subscriptions[record.originalTransactionId], subscription.customerId == customer {
+                result.append(subscription)
+            }
+        }
+        return result
     }
 
     /// Transactions in creation order.
@@ -129,7 +154,9 @@ struct StoreState: Sendable {
     /// Stores a new transaction and returns it.
     @discardableResult
     mutating func record(_ transaction: TransactionRecord) -> TransactionRecord {
-        transactions[transaction.transactionId] = transaction
+        if transactions.updateValue(transaction, forKey: transaction.transactionId) == nil {
+            transactionIdsByCustomer[transaction.customerId, default: []].append(transaction.transactionId)
+        }
         return transaction
     }
 

@@ -1,6 +1,7 @@
 import AppStoreModels
 import COpenSSL
 import Foundation
+import Synchronization
 
 /// One attribute value of an app receipt as found in its ASN.1: text (UTF8String /
 /// IA5String), an integer, or other bytes (opaque value, SHA-1 hash).
@@ -37,12 +38,25 @@ public enum ReceiptValue: Sendable, Hashable, Codable {
     }
 }
 
+/// RFC 3339 receipt dates. A formatter is costly to make (ICU; a receipt holds several dates,
+/// a backfill reads thousands of receipts) and is not documented as safe to share between
+/// threads: one of each kind, used under a lock.
 enum ReceiptDates {
+    private static let plain = Mutex(ISO8601DateFormatter())
+    private static let fractional = Mutex(
+        {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter
+        }())
+
     static func parse(_ text: String) -> Timestamp? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return Timestamp(date) }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text).map(Timestamp.init)
+        if let date = plain.withLock({ $0.date(from: text) }) { return Timestamp(date) }
+        return fractional.withLock { $0.date(from: text) }.map(Timestamp.init)
+    }
+
+    static func format(_ timestamp: Timestamp) -> String {
+        plain.withLock { $0.string(from: timestamp.date) }
     }
 }
 

@@ -16,8 +16,7 @@ public struct AppReceiptBuilder: Sendable {
 
     /// RFC 3339 text as Apple writes receipt dates.
     public static func date(_ timestamp: Timestamp) -> ReceiptValue {
-        let formatter = ISO8601DateFormatter()
-        return .string(formatter.string(from: timestamp.date))
+        .string(ReceiptDates.format(timestamp))
     }
 
     /// The DER of the receipt payload (the SET inside the PKCS#7).

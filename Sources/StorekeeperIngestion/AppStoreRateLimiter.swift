@@ -121,9 +121,11 @@ public final class AppStoreRateLimiters: Sendable {
     private let make: @Sendable (AppStoreEnvironment) -> AppStoreRateLimiter
 
     /// - Parameter share: the fraction of Apple's limits this process may use (1 for a single
-    ///   instance; 1/n for n instances sharing an app).
+    ///   instance; 1/n for n instances sharing an app). Above 1 only against an App Store that
+    ///   is not Apple's (the simulator with its limits lifted: `storekeeper backfill
+    ///   --rate-percent`, `make bench`); the callers check that.
     public init(share: Double = 1) {
-        let share = min(max(share, 0.001), 1)
+        let share = min(max(share, 0.001), 1000)
         make = { AppStoreRateLimiter(limits: AppStoreRateLimits.documented(for: $0).scaled(by: share)) }
     }
 

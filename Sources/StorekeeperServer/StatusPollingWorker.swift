@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppStoreModels
 import Foundation
 import Storage
@@ -11,7 +12,8 @@ import StorekeeperIngestion
 /// rate limiter: a large sweep is spread at Apple's rate, not sent in a burst.
 ///
 /// Many instances: a claim leases its rows (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so no
-/// subscription is polled by two at once; a poll that fails keeps its lease for `retryDelay`,
+/// subscription is polled by two at once; a claim takes no more than the app's rate can poll in
+/// half the lease, and what is left at three quarters of it is given back unpolled; a poll that fails keeps its lease for `retryDelay`,
 /// and a server that dies mid-poll leaves the row to the next claim after the lease.
 /// - Note: Thread-safe (immutable). Run one `run()` loop per process (rounds back to back while
 ///   any is due, else one every `interval`); `runOnce()` is one round.
@@ -78,23 +80,51 @@ public final class StatusPollingWorker: PeriodicWorker {
         return polled
     }
 
+    /// How many subscriptions one claim may take so that polling them ends inside their lease:
+    /// at most `configured`, and at most what the app's rate allows in half the lease (the
+    /// limiter is shared with every other path of the app, and each poll also commits). At 3%
+    /// of Sandbox's 5 requests a second, 50 polls would take 333 s, past a 300 s lease.
+    static func batchSize(configured: Int, requestsPerSecond: Double, leaseMilliseconds: Int64) -> Int {
+        let affordable = requestsPerSecond * Double(leaseMilliseconds) / 1000 / 2
+        return max(1, min(configured, Int(affordable.rounded(.down))))
+    }
+
     private func poll(app: AppRuntime, environment: AppStoreEnvironment) async -> Int {
         let (appId, owner, settings) = (app.id, self.owner, self.settings)
         let now = ingestion.clock.now()
+        let limit = Self.batchSize(
+            configured: settings.batchSize,
+            requestsPerSecond: ingestion.rateLimiters.limiter(appId: appId, environment: environment).limits.rate(
+                of: .getAllSubscriptionStatuses),
+            leaseMilliseconds: settings.leaseMilliseconds)
+        // Past three quarters of the lease the rest of the batch is given back, not polled: the
+        // limiter may be slower than its rate when other paths of the app take slots too.
+        let stopAt = now.adding(milliseconds: settings.leaseMilliseconds * 3 / 4)
         let claimed: [SubscriptionPoll]
         do {
             claimed = try await ingestion.store.write { transaction in
                 try transaction.claimSubscriptionPolls(
                     appId: appId, environment: environment, rules: settings.rules, owner: owner, now: now,
-                    leaseMilliseconds: settings.leaseMilliseconds, limit: settings.batchSize)
+                    leaseMilliseconds: settings.leaseMilliseconds, limit: limit)
             }
         } catch {
             metrics.recordStatusPoll(outcome: "store_error")
             return 0
         }
-        for poll in claimed {
+        for (index, poll) in claimed.enumerated() {
             // Stopping mid-round leaves the rest leased; their lease expires and they are claimed again.
             if Task.isCancelled { break }
+            if ingestion.clock.now() >= stopAt {
+                let (rest, releasedAt) = (claimed[index...].map(\.originalTransactionId), ingestion.clock.now())
+                _ = try? await ingestion.store.write { transaction in
+                    for id in rest {
+                        _ = try transaction.finishSubscriptionPoll(
+                            appId: appId, environment: environment, originalTransactionId: id, owner: owner,
+                            polledAt: nil, retryAt: releasedAt)
+                    }
+                }
+                return index
+            }
             var polledAt: Timestamp?
             do {
                 let outcome = try await ingestion.recovery.polling.poll(

@@ -42,7 +42,9 @@ enum BackfillCommand {
                         help: "where to ask Apple (default: each receipt's own)", choices: ["Production", "Sandbox"]),
                     Option(
                         name: "--rate-percent", valueName: "N",
-                        help: "share of Apple's per-app rate limits to use, 1-100 (leave the rest to the servers)",
+                        help:
+                            "share of Apple's per-app rate limits to use, 1-100 (leave the rest to the servers);"
+                            + " up to 100000 for an App Store that is not Apple's (a simulator with lifted limits)",
                         defaultValue: "50"),
                     Option(name: "--jobs", valueName: "N", help: "lines imported at a time, 1-64", defaultValue: "8"),
                 ] + SecretsCommands.databaseOptions,
@@ -54,8 +56,8 @@ enum BackfillCommand {
     private static func run(_ parsed: CommandLineArguments) async throws -> Int32 {
         let path = parsed.positional[0]
         let appId = try parsed.require("--app")
-        guard let ratePercent = Int(parsed.value("--rate-percent") ?? "50"), (1...100).contains(ratePercent) else {
-            throw UsageError("--rate-percent must be a number from 1 to 100")
+        guard let ratePercent = Int(parsed.value("--rate-percent") ?? "50"), (1...100_000).contains(ratePercent) else {
+            throw UsageError("--rate-percent must be a number from 1 to 100 (up to 100000 for a simulator)")
         }
         guard let jobs = Int(parsed.value("--jobs") ?? "8"), (1...64).contains(jobs) else {
             throw UsageError("--jobs must be a number from 1 to 64")
@@ -90,7 +92,15 @@ enum BackfillCommand {
             store: store, secrets: secrets, rateLimiters: AppStoreRateLimiters(share: Double(ratePercent) / 100))
         let code: Int32
         do {
-            _ = try await ingestion.apps.runtime(appId: appId)
+            let app = try await ingestion.apps.runtime(appId: appId)
+            // Apple's limits are Apple's: only an App Store of one's own (the simulator, with its
+            // limits lifted to match) may be asked faster.
+            if ratePercent > 100, app.settings.appStoreConnect.map({ Self.isApple($0.baseURL) }) ?? true {
+                await store.close()
+                return fail(
+                    "error: --rate-percent above 100 exceeds Apple's limits; it is only for an App Store that is not"
+                        + " Apple's (an appStoreConnect baseURL such as the simulator's)", code: 2)
+            }
             let run = Run(
                 backfill: ReceiptBackfill(ingestion: ingestion, appId: appId, environment: environment), path: path,
                 failedPath: failedPath, jobs: jobs, total: total)
@@ -184,6 +194,13 @@ enum BackfillCommand {
             }
             return summary.unsuccessful > 0 ? 1 : 0
         }
+    }
+
+    /// Whether an App Store Connect base URL is Apple's (`nil`: Apple's by default).
+    static func isApple(_ baseURL: String?) -> Bool {
+        guard let baseURL else { return true }
+        guard let host = URL(string: baseURL)?.host?.lowercased() else { return true }
+        return host == "apple.com" || host.hasSuffix(".apple.com")
     }
 
     private static func fail(_ message: String, code: Int32) -> Int32 {

@@ -29,6 +29,10 @@ enum SimulateCommands {
                         help: "seconds of wall time per month (default: calendar time)"),
                     Option(name: "--app", valueName: "FILE", help: "the simulated app (JSON; default: the demo app)"),
                     Option(name: "--notification-url", valueName: "URL", help: "where notifications go"),
+                    Option(
+                        name: "--api-rate-percent", valueName: "N",
+                        help: "the Server API's per-endpoint limits in percent of Apple's (none: no limit)",
+                        defaultValue: "100"),
                 ],
                 action: { try await serve($0) }),
             Command(
@@ -51,6 +55,11 @@ enum SimulateCommands {
         let monthSeconds = try parsed.value("--month-seconds").map {
             try Double($0).orThrow(UsageError("--month-seconds must be a number"))
         }
+        let rateText = parsed.value("--api-rate-percent") ?? "100"
+        let rateLimits = ServerAPIRateLimits(percent: rateText == "none" ? nil : Double(rateText))
+        guard rateText == "none" || Double(rateText) != nil, rateLimits.isValid else {
+            throw UsageError("--api-rate-percent must be a number above 0 and at most 1000000, or none")
+        }
         let now = Timestamp(Date())
         let data = try SimulatorDataDirectory.open(
             URL(fileURLWithPath: parsed.value("--data") ?? "data/simulator"), now: now)
@@ -64,7 +73,8 @@ enum SimulateCommands {
         let configuredApp = app
         var mounts: [(prefix: String, simulator: AppStoreSimulator)] = []
         for (prefix, environment) in [("", AppStoreEnvironment.production), ("/sandbox", .sandbox)] {
-            let simulator = AppStoreSimulator(environment: environment, authority: data.authority, scale: scale)
+            let simulator = AppStoreSimulator(
+                environment: environment, authority: data.authority, scale: scale, serverAPIRateLimits: rateLimits)
             try await simulator.addApp(configuredApp)
             mounts.append((prefix, simulator))
         }

@@ -91,4 +91,47 @@ import Testing
         fixture.clock.advance(milliseconds: 10_001)
         #expect(await get(fixture, path, token: token).status.code == 200)
     }
+
+    /// Issue 12: by default each endpoint of each app is held to Apple's documented rate (Sandbox:
+    /// a tenth), with a burst; `ServerAPIRateLimits` scales or lifts it, also through the admin API.
+    @Test func serverAPIHoldsEachEndpointToApplesRateUnlessLifted() async throws {
+        let fixture = try await SimulatorFixture()
+        #expect(await fixture.simulator.currentServerAPIRateLimits == .apple)
+        let id = try #require(try await fixture.act(.purchase, "alice", "lifetime").transactionId)
+        let responder = SimulatorServer.responder(mounts: [("", fixture.simulator)])
+        func admin(_ method: HTTPMethod, _ body: String = "") async -> HTTPResponse {
+            await responder.respond(
+                to: HTTPRequest(
+                    method: method, target: "/simulator/v1/settings/server-api-rate-limits",
+                    headers: ["Content-Type": "application/json"], body: Data(body.utf8)))
+        }
+        let token = try fixture.token()
+        let info = "/inApps/v1/transactions/\(id)"
+        // Sandbox's Get Transaction Info: 5 a second; with a one-second burst, 5 at once.
+        await fixture.simulator.setServerAPIRateLimits(ServerAPIRateLimits(percent: 100, burstSeconds: 1))
+        for _ in 0..<5 { #expect(await get(fixture, info, token: token).status.code == 200) }
+        let limited = await get(fixture, info, token: token)
+        #expect(limited.status.code == 429)
+        #expect(limited.headers["Retry-After"] == "1")
+        #expect(try AppStoreJSON.decode(ErrorPayload.self, from: limited.body).errorCode == .rateLimitExceeded)
+        // Another endpoint has its own budget; a fifth of a second later one more call passes.
+        #expect(await get(fixture, "/inApps/v2/history/\(id)", token: token).status.code == 200)
+        fixture.clock.advance(milliseconds: 200)
+        #expect(await get(fixture, info, token: token).status.code == 200)
+        #expect(await get(fixture, info, token: token).status.code == 429)
+
+        // Twenty times Apple's: 100 a second.
+        #expect(await admin(.put, #"{"percent": 2000, "burstSeconds": 1}"#).status.code == 204)
+        #expect(
+            try AppStoreJSON.decode(ServerAPIRateLimits.self, from: await admin(.get).body)
+                == ServerAPIRateLimits(percent: 2000, burstSeconds: 1))
+        var passed = 0
+        for _ in 0..<101 where await get(fixture, info, token: token).status.code == 200 { passed += 1 }
+        #expect(passed == 100)
+        // Lifted: no limit at all.
+        #expect(await admin(.put, #"{"percent": null}"#).status.code == 204)
+        for _ in 0..<300 { #expect(await get(fixture, info, token: token).status.code == 200) }
+        #expect(await admin(.put, #"{"percent": 0}"#).status.code == 400)
+        #expect(await fixture.simulator.currentServerAPIRateLimits == .unlimited)
+    }
 }

@@ -48,10 +48,19 @@ struct BackfillWorld {
         CatalogProduct(productId: "lifetime", kind: .nonConsumable, entitlementIds: ["pro", "lifetime"]),
     ])
 
-    static func make(customers count: Int, authority: TestCertificateAuthority? = nil) async throws -> BackfillWorld {
+    /// - Parameters:
+    ///   - rateLimits: the simulator's Server API limits (Apple's by default).
+    ///   - identifiersAfter: where the simulator's ids start (a world whose purchases another
+    ///     world's simulator does not know).
+    static func make(
+        customers count: Int, authority: TestCertificateAuthority? = nil,
+        rateLimits: ServerAPIRateLimits = .apple, identifiersAfter: Int64? = nil
+    ) async throws -> BackfillWorld {
         let authority = try authority ?? TestSigning.authority(name: "Backfill Simulator")
         let apiKey = try PrivateKey.generateP256()
-        let simulator = AppStoreSimulator(environment: .production, authority: authority)
+        let simulator = AppStoreSimulator(
+            environment: .production, authority: authority, serverAPIRateLimits: rateLimits)
+        if let identifiersAfter { await simulator.startIdentifiers(after: identifiersAfter) }
         var app = app
         app.apiKeys = [SimulatedApp.APIKey(keyId: keyId, issuerId: issuerId, publicKeyPEM: apiKey.publicKey.pem)]
         try await simulator.addApp(app)
@@ -77,22 +86,27 @@ struct BackfillWorld {
     }
 
     /// The app as Storekeeper stores it: the simulator's root, its API key and base URL.
-    var appRecord: AppRecord {
+    var appRecord: AppRecord { appRecord(withKey: true) }
+
+    /// The app, with or without its App Store Connect key (without: only verifyReceipt, with
+    /// the shared secret, reaches the App Store).
+    func appRecord(withKey: Bool) -> AppRecord {
         let base = server.baseURL.absoluteString
         let settings = AppSettings(
             rootCertificatesPEM: [authority.root.pem],
-            appStoreConnect: AppStoreConnectCredentials(
-                keyId: Self.keyId, issuerId: Self.issuerId, privateKeyPEM: apiKey.pkcs8PEM, baseURL: base),
-            verifyReceiptProductionURL: base, verifyReceiptSandboxURL: base)
+            appStoreConnect: withKey
+                ? AppStoreConnectCredentials(
+                    keyId: Self.keyId, issuerId: Self.issuerId, privateKeyPEM: apiKey.pkcs8PEM, baseURL: base) : nil,
+            verifyReceiptProductionURL: base + "/verifyReceipt", verifyReceiptSandboxURL: base + "/verifyReceipt")
         return AppRecord(
             id: Self.appId, bundleId: Self.bundleId, appAppleId: Self.appAppleId, environments: [.production],
             sharedSecret: "backfill-shared-secret", settings: settings.jsonValue)
     }
 
-    /// A new SQLite database at `path` holding the app and its catalog.
-    func makeDatabase(at path: String) async throws -> any Store {
+    /// A new database at `path` (a SQLite file or a PostgreSQL URL) holding the app and its catalog.
+    func makeDatabase(at path: String, withKey: Bool = true) async throws -> any Store {
         let store = try await StoreLocation(path).open(migrate: true)
-        let record = appRecord
+        let record = appRecord(withKey: withKey)
         try await store.write { transaction in
             _ = try transaction.insertApp(record, at: TestSigning.signedDate)
             _ = try transaction.saveCatalog(appId: record.id, Self.catalog, at: TestSigning.signedDate)
@@ -104,11 +118,11 @@ struct BackfillWorld {
     var exportLines: [String] { users.map { "\($0)\t\(receipts[$0]!)" } }
 
     /// Ingests the same purchases the direct way (each transaction id posted, completed from the
-    /// App Store), eight at a time.
-    func ingestDirectly(into store: any Store) async throws {
-        let ingestion = Ingestion(store: store)
+    /// App Store), eight at a time: every user's, or only `only`'s; at `rateShare` of Apple's limits.
+    func ingestDirectly(into store: any Store, only: [String]? = nil, rateShare: Double = 1) async throws {
+        let ingestion = Ingestion(store: store, rateLimiters: AppStoreRateLimiters(share: rateShare))
         let app = try await ingestion.apps.runtime(appId: Self.appId)
-        let posts = users.flatMap { user in transactionIds[user]!.map { (user, $0) } }
+        let posts = (only ?? users).flatMap { user in transactionIds[user]!.map { (user, $0) } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, (user, transactionId)) in posts.enumerated() {
                 if index >= 8 { try await group.next() }
@@ -133,8 +147,8 @@ struct BackfillWorld {
         var state: Snapshot { Snapshot(info: info, events: events, factCount: 0) }
     }
 
-    func snapshots(_ store: any Store) async throws -> [String: Snapshot] {
-        let users = users
+    func snapshots(_ store: any Store, only: [String]? = nil) async throws -> [String: Snapshot] {
+        let users = only ?? users
         return try await store.read { reader in
             var result: [String: Snapshot] = [:]
             for user in users {
