@@ -30,7 +30,7 @@ public enum EntitlementEngine {
     /// which events are new.
     public static func evaluate(
         customerId: String, environment: AppStoreEnvironment, facts: [Fact], catalog: ProductCatalog,
-        now: Timestamp, previous: CustomerInfo? = nil
+        now: Timestamp, previous: CustomerInfo? = nil, playCommission: PlayCommissionRule = PlayCommissionRule()
     ) -> EntitlementEvaluation {
         let ledger = FactLedger(facts: facts, environment: environment)
         var notes = ledger.notes
@@ -102,6 +102,45 @@ public enum EntitlementEngine {
             }
         }
 
+        // Google Play: the same outputs from the latest read of each token (`PlaySubscriptions`).
+        var playRevenue: [TransactionRevenue] = []
+        var playCauses: Set<String> = []
+        if !ledger.play.isEmpty {
+            let playSubscriptions = PlaySubscriptions(
+                ledger: ledger.play, now: now, catalog: catalog, builder: builder, rule: playCommission)
+            let playProducts = PlayProductPurchases(
+                ledger: ledger.play, now: now, catalog: catalog, builder: builder, rule: playCommission)
+            events += playSubscriptions.events + playProducts.events
+            notes += playSubscriptions.notes + playProducts.notes
+            playRevenue = playSubscriptions.revenue + playProducts.revenue
+            playCauses = playSubscriptions.causeIds.union(playProducts.causeIds)
+            for (subscription, accessEnd) in playSubscriptions.subscriptions {
+                var played = grant(subscription, accessEnd: accessEnd)
+                played.store = .playStore
+                grants.append(played)
+                if let kept = subscriptions[subscription.productId], !ranksBelow(kept, subscription) { continue }
+                subscriptions[subscription.productId] = subscription
+            }
+            for purchase in playProducts.purchases {
+                nonSubscriptionPurchases.append(purchase)
+                // Pending and canceled purchases never granted: they explain nothing.
+                if purchase.isRestorable || purchase.revocation != nil,
+                    purchase.kind == .nonConsumable || (purchase.kind == .nonRenewing && purchase.expiresDate != nil)
+                {
+                    var played = grant(purchase)
+                    played.store = .playStore
+                    grants.append(played)
+                }
+            }
+            nonSubscriptionPurchases = nonSubscriptionPurchases.indices.sorted { left, right in
+                let lhs = nonSubscriptionPurchases[left]
+                let rhs = nonSubscriptionPurchases[right]
+                if lhs.purchaseDate != rhs.purchaseDate { return lhs.purchaseDate < rhs.purchaseDate }
+                if lhs.transactionId != rhs.transactionId { return lhs.transactionId < rhs.transactionId }
+                return left < right
+            }.map { nonSubscriptionPurchases[$0] }
+        }
+
         // One event per id: a cause is reported once even when two facts describe it.
         var eventsById: [String: LifecycleEvent] = [:]
         for event in events where eventsById[event.id] == nil { eventsById[event.id] = event }
@@ -122,7 +161,7 @@ public enum EntitlementEngine {
             nonSubscriptionPurchases: nonSubscriptionPurchases,
             introOfferEligibility: IntroOfferRule.eligibility(
                 transactions: ledger.transactions, kinds: kinds, catalog: catalog),
-            revenue: ledger.transactions.compactMap { revenue[$0.transactionId] },
+            revenue: Self.byPurchase(ledger.transactions.compactMap { revenue[$0.transactionId] } + playRevenue),
             eventIds: (allEvents.map(\.id) + reasonUpdates.map(\.id)).sorted(),
             notes: Array(Set(notes)).sorted())
         var newEvents = allEvents.filter { !previousIds.contains($0.id) }
@@ -133,7 +172,7 @@ public enum EntitlementEngine {
             customerInfo: info, newEvents: newEvents, allEvents: allEvents,
             retractedEventIds: retracted(
                 previousIds: previousIds, implied: Set(info.eventIds),
-                transactionIds: Set(ledger.transactions.map(\.transactionId))))
+                transactionIds: Set(ledger.transactions.map(\.transactionId)).union(playCauses)))
     }
 
     /// The previously listed event ids the facts no longer imply, among events of transactions
@@ -165,6 +204,18 @@ public enum EntitlementEngine {
             let earlier = prefix + transactionId + "/"
             return previousIds.contains { $0.hasPrefix(earlier) }
         }
+    }
+
+    /// Revenue entries by purchase date, then transaction id; App Store entries alone are
+    /// already in this order, so their output is unchanged.
+    private static func byPurchase(_ entries: [TransactionRevenue]) -> [TransactionRevenue] {
+        entries.indices.sorted { left, right in
+            let lhs = entries[left]
+            let rhs = entries[right]
+            if lhs.purchaseDate != rhs.purchaseDate { return lhs.purchaseDate < rhs.purchaseDate }
+            if lhs.transactionId != rhs.transactionId { return lhs.transactionId < rhs.transactionId }
+            return left < right
+        }.map { entries[$0] }
     }
 
     /// Which of two subscriptions of the same product (bought and family-shared, say) the

@@ -23,6 +23,8 @@ public struct EntitlementInfo: Sendable, Hashable, Codable {
     public var environment: AppStoreEnvironment
     /// For support staff: why active or not.
     public var reason: String
+    /// The store of the grant shown; absent for the App Store (`Marketplace`).
+    public var store: Marketplace?
 
     public init(
         entitlementId: String, isActive: Bool, expiresDate: Timestamp?, productId: String, transactionId: String,

@@ -2,9 +2,11 @@ import AppStoreModels
 
 /// Chooses, for each entitlement id, the product that grants it.
 ///
-/// Among active grants the one with the furthest expiry wins (lifetime beats any date); ties
-/// go to a purchase over Family Sharing, then by product and transaction id so the choice is
-/// stable. With no active grant, the most recently ended one explains why access is gone.
+/// Among active grants the one with the furthest expiry wins (lifetime beats any date), from
+/// either store: access lasts as long as the longest grant, so that grant is the one whose
+/// dates and store the entitlement shows, and it stays active until every grant has ended.
+/// Ties go to a purchase over Family Sharing, then to the App Store, then by product and
+/// transaction id so the choice is stable. With no active grant, the most recently ended one explains why access is gone.
 struct EntitlementResolver {
     struct Grant {
         var productId: String
@@ -23,6 +25,7 @@ struct EntitlementResolver {
         var reason: String
         /// When access ended or ends, for ordering inactive grants (`nil` = never).
         var accessEnd: Timestamp?
+        var store: Marketplace = .appStore
     }
 
     static func resolve(
@@ -52,6 +55,7 @@ struct EntitlementResolver {
                 billingIssueDetectedAt: chosen.billingIssueDetectedAt,
                 gracePeriodExpiresDate: chosen.gracePeriodExpiresDate, ownership: chosen.ownership,
                 environment: environment, reason: reason)
+            entitlements[entitlementId]?.store = chosen.store.encoded
         }
         return entitlements
     }
@@ -77,6 +81,9 @@ struct EntitlementResolver {
 
     private static func tieBreak(_ lhs: Grant, _ rhs: Grant) -> Bool {
         if lhs.ownership != rhs.ownership { return lhs.ownership == .familyShared }
+        // Equal ends in both stores: the App Store grant is shown (either is as good; one
+        // fixed rule keeps the answer stable).
+        if lhs.store != rhs.store { return lhs.store == .playStore }
         if lhs.productId != rhs.productId { return lhs.productId > rhs.productId }
         return lhs.transactionId > rhs.transactionId
     }

@@ -7,12 +7,29 @@ public enum Fact: Sendable, Hashable, Codable {
     case transaction(TransactionFact)
     case renewalInfo(RenewalFact)
     case notification(NotificationFact)
+    /// A Google Play subscription snapshot (`purchases.subscriptionsv2.get`).
+    case playSubscription(PlaySubscriptionFact)
+    /// A Google Play one-time product purchase (`purchases.products.get`).
+    case playProductPurchase(PlayProductPurchaseFact)
+    /// A Google Play refund, chargeback or revocation.
+    case playVoidedPurchase(PlayVoidedPurchaseFact)
 
     public var environment: AppStoreEnvironment {
         switch self {
         case .transaction(let fact): return fact.environment
         case .renewalInfo(let fact): return fact.environment
         case .notification(let fact): return fact.environment
+        case .playSubscription(let fact): return fact.environment
+        case .playProductPurchase(let fact): return fact.environment
+        case .playVoidedPurchase(let fact): return fact.environment
+        }
+    }
+
+    /// The store the fact comes from.
+    public var store: Marketplace {
+        switch self {
+        case .transaction, .renewalInfo, .notification: return .appStore
+        case .playSubscription, .playProductPurchase, .playVoidedPurchase: return .playStore
         }
     }
 

@@ -16,11 +16,16 @@ struct FactLedger {
     /// Notification envelopes per original transaction id, oldest first.
     var notificationsByOriginalTransactionId: [String: [NotificationFact]] = [:]
     var notes: [String] = []
+    /// The Google Play facts, kept apart: they are read by token, not by transaction.
+    var play = PlayLedger()
 
     init(facts: [Fact], environment: AppStoreEnvironment) {
         var transactionSet = Set<TransactionFact>()
         var renewalSet = Set<RenewalFact>()
         var notificationsById: [String: NotificationFact] = [:]
+        var playSubscriptions = Set<PlaySubscriptionFact>()
+        var playProducts = Set<PlayProductPurchaseFact>()
+        var playVoided = Set<PlayVoidedPurchaseFact>()
         var ignored = Set<Fact>()
         for fact in facts {
             guard fact.environment == environment else {
@@ -39,8 +44,12 @@ struct FactLedger {
                     continue
                 }
                 notificationsById[notification.notificationId] = notification
+            case .playSubscription(let snapshot): playSubscriptions.insert(snapshot)
+            case .playProductPurchase(let purchase): playProducts.insert(purchase)
+            case .playVoidedPurchase(let voided): playVoided.insert(voided)
             }
         }
+        play = PlayLedger(subscriptions: playSubscriptions, products: playProducts, voided: playVoided)
         var ignoredByEnvironment: [AppStoreEnvironment: Int] = [:]
         for fact in ignored { ignoredByEnvironment[fact.environment, default: 0] += 1 }
         for (other, count) in ignoredByEnvironment.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

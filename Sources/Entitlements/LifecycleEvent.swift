@@ -10,6 +10,8 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
     case renewal = "RENEWAL"
     /// Auto-renew turned off.
     case cancellation = "CANCELLATION"
+    /// Google Play: the customer paused the subscription (access ends with the paid period).
+    case subscriptionPaused = "SUBSCRIPTION_PAUSED"
     /// Auto-renew turned back on.
     case uncancellation = "UNCANCELLATION"
     case billingIssue = "BILLING_ISSUE"
@@ -46,7 +48,8 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
     private static let sameInstantOrder: [LifecycleEventType] = [
         .billingIssue, .gracePeriodStarted, .billingRecovered, .initialPurchase, .trialStarted, .trialConverted,
         .renewal, .productChange, .offerRedeemed, .subscriptionExtended, .priceIncreaseConsent, .cancellation,
-        .trialCancelled, .uncancellation, .expiration, .expirationReasonUpdated, .refund, .refundReversed,
+        .subscriptionPaused, .trialCancelled, .uncancellation, .expiration, .expirationReasonUpdated, .refund,
+        .refundReversed,
         .familySharingRevoked, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase, .transfer,
         .eventRetracted,
     ]
@@ -92,6 +95,8 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
     public var retractedEventId: String?
     /// For support staff.
     public var summary: String
+    /// Absent for the App Store, `play_store` for Google Play (`Marketplace`).
+    public var store: Marketplace?
 
     public init(
         id: String, type: LifecycleEventType, customerId: String, environment: AppStoreEnvironment,
@@ -140,6 +145,7 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
                 "\(event.type.rawValue) of \(event.occurredAt.humanReadable) retracted: later facts show it did not happen"
         )
         retraction.retractedEventId = event.id
+        retraction.store = event.store
         return retraction
     }
 

@@ -103,3 +103,35 @@ struct LifecycleEventBuilder {
         return events
     }
 }
+
+extension LifecycleEventBuilder {
+    /// An event of a Google Play purchase: `transactionId` is the order id (one per charge),
+    /// `originalTransactionId` the purchase token, money from `figures` as `money` says.
+    func playEvent(
+        _ type: LifecycleEventType, key: String, at occurredAt: Timestamp, productId: String, orderId: String?,
+        purchaseToken: String, periodType: PeriodType?, figures: TransactionRevenue?, money: MoneySign = .none,
+        summary: String
+    ) -> LifecycleEvent {
+        var event = LifecycleEvent(
+            id: "\(type.rawValue)/\(key)", type: type, customerId: customerId, environment: environment,
+            occurredAt: occurredAt, productId: productId, entitlementIds: entitlementIds(of: productId),
+            transactionId: orderId ?? purchaseToken, originalTransactionId: purchaseToken, periodType: periodType,
+            summary: summary)
+        event.store = .playStore
+        if let figures {
+            switch money {
+            case .none: break
+            case .charged:
+                event.price = figures.price
+                event.commissionPercent = figures.commissionPercent
+                event.proceeds = figures.proceeds
+            case .refunded(let share), .restored(let share):
+                let sign: Int64 = if case .refunded = money { -1 } else { 1 }
+                event.price = figures.price.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
+                event.commissionPercent = figures.commissionPercent
+                event.proceeds = figures.proceeds.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
+            }
+        }
+        return event
+    }
+}

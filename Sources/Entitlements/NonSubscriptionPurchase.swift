@@ -25,6 +25,8 @@ public struct NonSubscriptionPurchase: Sendable, Hashable, Codable {
     /// transaction (Apple's `type`; legacy: non-consumable unless it expires) and it grants
     /// nothing. Absent otherwise.
     public var isUnknownProduct: Bool?
+    /// Absent for the App Store, `play_store` for Google Play (`Marketplace`).
+    public var store: Marketplace?
 
     public init(
         productId: String, kind: ProductKind, transactionId: String, originalTransactionId: String,

@@ -72,6 +72,8 @@ public enum ExpirationReason: String, Sendable, Hashable, Codable, CaseIterable 
     case billingError = "BILLING_ERROR"
     case priceIncreaseNotConsented = "PRICE_INCREASE_NOT_CONSENTED"
     case productNotAvailable = "PRODUCT_NOT_AVAILABLE"
+    /// Google Play: the customer paused the subscription.
+    case paused = "PAUSED"
     case other = "OTHER"
     case unknown = "UNKNOWN"
 
@@ -102,6 +104,7 @@ public enum ExpirationReason: String, Sendable, Hashable, Codable, CaseIterable 
         case .billingError: return "billing error, payment never recovered"
         case .priceIncreaseNotConsented: return "customer did not consent to the price increase"
         case .productNotAvailable: return "product no longer for sale"
+        case .paused: return "paused by the customer"
         case .other: return "other reason"
         case .unknown: return "reason unknown"
         }

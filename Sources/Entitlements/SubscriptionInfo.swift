@@ -15,6 +15,10 @@ public enum SubscriptionStatus: String, Sendable, Hashable, Codable, CaseIterabl
     case revoked = "REVOKED"
     /// Replaced by another product of the group (upgrade, downgrade or crossgrade).
     case productChanged = "PRODUCT_CHANGED"
+    /// Google Play: paused by the customer; no access until it resumes.
+    case paused = "PAUSED"
+    /// Google Play: bought with a pending payment; no access until it is paid.
+    case pending = "PENDING"
 
     public var grantsAccess: Bool { self == .active || self == .inGracePeriod }
 }
@@ -58,6 +62,8 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
     /// the transaction itself (Apple's `type`; legacy: its expiry) and grants nothing. Absent
     /// otherwise.
     public var isUnknownProduct: Bool?
+    /// Absent for the App Store, `play_store` for Google Play (`Marketplace`).
+    public var store: Marketplace?
 
     public init(
         productId: String, subscriptionGroup: String?, status: SubscriptionStatus, isActive: Bool,

@@ -20,6 +20,9 @@ public struct TransactionRevenue: Sendable, Hashable, Codable {
     /// Days of paid service in the subscription group accrued before this transaction.
     public var paidServiceDaysBefore: Int?
     public var reason: String
+    /// Absent for the App Store, `play_store` for Google Play (`Marketplace`); there the
+    /// commission is Google's service fee.
+    public var store: Marketplace?
 
     public init(
         transactionId: String, productId: String, purchaseDate: Timestamp, price: Money?, commissionPercent: Int,

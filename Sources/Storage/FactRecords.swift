@@ -15,6 +15,20 @@ public enum FactKind: String, Sendable, Hashable, Codable, CaseIterable {
     case transaction
     case renewalInfo
     case notification
+    /// Google Play (migration `0014_google_play`, table `play_snapshots`).
+    case playSubscription
+    case playProductPurchase
+    case playVoidedPurchase
+
+    /// The `play_snapshots.kind` of a Play kind.
+    var playKind: PlayFactKind? {
+        switch self {
+        case .transaction, .renewalInfo, .notification: return nil
+        case .playSubscription: return .subscription
+        case .playProductPurchase: return .product
+        case .playVoidedPurchase: return .voided
+        }
+    }
 }
 
 /// A verified transaction to store: Apple's JWS verbatim (nil for a legacy receipt entry)

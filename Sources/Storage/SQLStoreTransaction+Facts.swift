@@ -222,6 +222,17 @@ extension SQLStoreTransaction {
         {
             facts.append(.notification(try Self.decode(NotificationFact.self, try row.text(0), column: "fact_json")))
         }
+        for row in try rows(
+            """
+            SELECT p.kind, p.fact_json FROM play_snapshots p
+            WHERE p.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND p.purchase_token IN (\(Self.customerPurchases))
+            ORDER BY p.id
+            """, .integer(customerId))
+        {
+            facts.append(
+                try FactJSON(kind: try Self.factKind(playKind: try row.text(0)), json: try row.text(1)).decode())
+        }
         return facts
     }
 
@@ -270,6 +281,43 @@ extension SQLStoreTransaction {
                     .notification(try Self.decode(NotificationFact.self, text, column: "fact_json"))
                 }
             }
+        case .playSubscription:
+            return try storedPlayFacts(
+                customerId: customerId, kind: kind, playKind: .subscription, after: after, limit: limit)
+        case .playProductPurchase:
+            return try storedPlayFacts(
+                customerId: customerId, kind: kind, playKind: .product, after: after, limit: limit)
+        case .playVoidedPurchase:
+            return try storedPlayFacts(
+                customerId: customerId, kind: kind, playKind: .voided, after: after, limit: limit)
+        }
+    }
+
+    /// Play facts of one kind with their verbatim JSON (`raw`), after the cursor `after`.
+    private func storedPlayFacts(customerId: Int64, kind: FactKind, playKind: PlayFactKind, after: Int64?, limit: Int)
+        throws -> [StoredFact]
+    {
+        try rows(
+            """
+            SELECT p.id, p.environment, p.purchase_token, p.read_at, p.raw_json, p.fact_json, p.received_at
+            FROM play_snapshots p
+            WHERE p.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND p.purchase_token IN (\(Self.customerPurchases)) AND p.kind = $2 AND p.id > $3
+            ORDER BY p.id LIMIT $4
+            """, .integer(customerId), .text(playKind.rawValue), .integer(after ?? 0), SQLValue(limit)
+        ).map { row throws(StoreError) in
+            try Self.storedFact(row, kind: kind) { text throws(StoreError) in
+                try FactJSON(kind: kind, json: text).decode()
+            }
+        }
+    }
+
+    static func factKind(playKind raw: String) throws(StoreError) -> FactKind {
+        switch PlayFactKind(rawValue: raw) {
+        case .subscription?: return .playSubscription
+        case .product?: return .playProductPurchase
+        case .voided?: return .playVoidedPurchase
+        case nil: throw StoreError(.corruptValue, "play_snapshots.kind has an unknown value")
         }
     }
 

@@ -22,6 +22,16 @@ extension SQLStoreTransaction {
                 facts.append(FactJSON(kind: kind, json: try row.text(0)))
             }
         }
+        for row in try rows(
+            """
+            SELECT p.kind, p.fact_json FROM play_snapshots p
+            WHERE p.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND p.purchase_token IN (\(Self.customerPurchases))
+            ORDER BY p.id
+            """, .integer(customerId))
+        {
+            facts.append(FactJSON(kind: try Self.factKind(playKind: try row.text(0)), json: try row.text(1)))
+        }
         return facts
     }
 
@@ -55,6 +65,13 @@ public struct FactJSON: Sendable, Hashable {
             .renewalInfo(try SQLStoreTransaction.decode(RenewalFact.self, json, column: "fact_json"))
         case .notification:
             .notification(try SQLStoreTransaction.decode(NotificationFact.self, json, column: "fact_json"))
+        case .playSubscription:
+            .playSubscription(try SQLStoreTransaction.decode(PlaySubscriptionFact.self, json, column: "fact_json"))
+        case .playProductPurchase:
+            .playProductPurchase(
+                try SQLStoreTransaction.decode(PlayProductPurchaseFact.self, json, column: "fact_json"))
+        case .playVoidedPurchase:
+            .playVoidedPurchase(try SQLStoreTransaction.decode(PlayVoidedPurchaseFact.self, json, column: "fact_json"))
         }
     }
 }

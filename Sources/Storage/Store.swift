@@ -159,6 +159,19 @@ public protocol StoreReader {
     /// How a consumption request (by its notification UUID) was answered; `nil` before it was.
     func consumptionAnswer(appId: String, notificationUUID: String) throws -> ConsumptionAnswerRecord?
 
+    // Google Play (0014).
+    /// The app's Play side; `nil` when it has none.
+    func playAppSettings(appId: String) throws -> PlayAppSettings?
+    /// The app a package name belongs to in an environment.
+    func appId(playPackageName: String, environment: AppStoreEnvironment) throws -> String?
+    /// A purchase token with its latest snapshot, acknowledgement and owner; `nil` when unknown.
+    func playPurchaseToken(appId: String, purchaseToken: String) throws -> PlayPurchaseTokenRecord?
+    /// The app's purchase tokens not acknowledged yet, the oldest first: what Google will
+    /// refund three days after the purchase unless acknowledged.
+    func unacknowledgedPlayPurchases(appId: String, limit: Int) throws -> [PlayPurchaseTokenRecord]
+    /// A stored RTDN push by its Pub/Sub `messageId`.
+    func playNotification(appId: String, messageId: String) throws -> PlayNotificationRecord?
+
     // Receipt backfill (0013).
     /// Whether the export line with this SHA-256 (hex) was imported for the app.
     func backfillLineImported(appId: String, lineDigest: String) throws -> Bool
@@ -257,6 +270,20 @@ public protocol StoreTransaction: StoreReader {
     // Facts: verbatim payloads plus decoded columns; unique keys (each led by the app id) make
     // replays no-ops, and the same payload for two apps is stored for each.
     func insertNotification(_ notification: NewNotification) throws -> Insertion
+    /// Creates or replaces the app's Play side and claims its package name in each of
+    /// `environments`; `duplicate` when another app holds the package in one of them. Returns
+    /// the row's new version.
+    @discardableResult
+    func savePlayAppSettings(_ settings: PlayAppSettings, environments: [AppStoreEnvironment], at: Timestamp) throws
+        -> Int64
+    /// A Play snapshot or voided purchase, verbatim, and (for snapshots) the token's latest state.
+    func insertPlayFact(_ fact: NewPlayFact) throws -> Insertion
+    /// Counts one acknowledgement attempt of a token: settled when `acknowledged`, `error` kept otherwise.
+    func recordPlayAcknowledgement(
+        appId: String, purchaseToken: String, acknowledged: Bool, error: String?, at: Timestamp) throws
+    /// An RTDN push, verbatim; a `messageId` already stored is a `duplicate`.
+    func insertPlayNotification(_ notification: NewPlayNotification) throws -> Insertion
+    func finishPlayNotification(id: Int64, outcome: String, at: Timestamp) throws
     func finishNotification(id: Int64, outcome: String, at: Timestamp) throws
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion

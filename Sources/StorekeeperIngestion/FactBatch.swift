@@ -17,6 +17,15 @@ public struct FactBatch: Sendable {
     public var notification: NewNotification?
     public var transactions: [NewTransaction] = []
     public var renewals: [NewRenewalInfo] = []
+    /// A Google Play RTDN push: stored first like `notification`; a `messageId` already stored
+    /// stops the batch there (`duplicate`).
+    public var playNotification: NewPlayNotification?
+    /// Google Play snapshots and voided purchases. Each purchase token is owned like an
+    /// original transaction id (`customer_transactions`), so `ownership` applies to tokens too.
+    public var playFacts: [NewPlayFact] = []
+    /// New token → the token it replaces (`linkedPurchaseToken`): an unowned new token goes to
+    /// the owner of the one it replaces (an upgrade, a resubscription) under `existingOwner`.
+    public var linkedPurchaseTokens: [String: String] = [:]
     /// The receipt (and verifyReceipt's answer) the facts came from, kept for audit.
     public var receipt: Receipt?
     public var jobs: [Job] = []
@@ -99,14 +108,30 @@ public struct FactBatch: Sendable {
 
     /// Every original transaction the facts are about, sorted (the order customers are locked in).
     public var originalTransactionIds: [String] {
-        Array(Set(transactions.map(\.fact.originalTransactionId) + renewals.map(\.fact.originalTransactionId)))
-            .sorted()
+        Array(
+            Set(
+                transactions.map(\.fact.originalTransactionId) + renewals.map(\.fact.originalTransactionId)
+                    + playFacts.map(\.purchaseToken))
+        ).sorted()
+    }
+
+    /// The product of a Play token in the batch (its first line item's), `""` when none.
+    func playProductId(of token: String) -> String {
+        for row in playFacts where row.purchaseToken == token {
+            switch row.fact {
+            case .playSubscription(let value): return value.lineItems.map(\.productId).sorted().first ?? ""
+            case .playProductPurchase(let value): return value.productId
+            default: continue
+            }
+        }
+        return ""
     }
 
     /// The environments to re-evaluate: the facts' and the requested one.
     var environments: Set<AppStoreEnvironment> {
         var set = Set(transactions.map(\.fact.environment))
         set.formUnion(renewals.map(\.fact.environment))
+        set.formUnion(playFacts.map(\.fact.environment))
         set.insert(environment)
         return set
     }

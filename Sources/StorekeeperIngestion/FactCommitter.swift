@@ -23,6 +23,13 @@ public enum FactCommitter {
             }
             notificationRow = row
         }
+        var playNotificationRow: Int64?
+        if let notification = batch.playNotification {
+            guard case .inserted(let row) = try transaction.insertPlayNotification(notification) else {
+                return FactCommit(outcome: .duplicate, customerInfo: nil)
+            }
+            playNotificationRow = row
+        }
         let outcome: FactCommit
         switch batch.ownership {
         case .existingOwner:
@@ -54,6 +61,9 @@ public enum FactCommitter {
         if let notificationRow {
             try transaction.finishNotification(id: notificationRow, outcome: outcome.outcome.rawValue, at: now)
         }
+        if let playNotificationRow {
+            try transaction.finishPlayNotification(id: playNotificationRow, outcome: outcome.outcome.rawValue, at: now)
+        }
         return outcome
     }
 
@@ -80,6 +90,7 @@ public enum FactCommitter {
         }
         for fact in batch.transactions { _ = try transaction.insertTransaction(fact) }
         for fact in batch.renewals { _ = try transaction.insertRenewalInfo(fact) }
+        for fact in batch.playFacts { _ = try transaction.insertPlayFact(fact) }
         for update in subscriptionWatch(batch) { try transaction.watchSubscription(update) }
         for job in batch.jobs {
             _ = try transaction.enqueueJob(
@@ -130,6 +141,7 @@ public enum FactCommitter {
                 let owner = try CustomerIdentity.owner(
                     appId: batch.appId, originalTransactionId: originalId, appAccountTokens: batch.appAccountTokens,
                     in: transaction, now: batch.receivedAt)
+                    ?? ownerOfReplacedToken(batch, token: originalId, in: transaction)
             else { continue }
             outcome = .applied
             guard updated.insert(owner.id).inserted else { continue }
@@ -142,6 +154,19 @@ public enum FactCommitter {
             }
         }
         return outcome
+    }
+
+    /// The owner of the Play token that `token` replaces (`linkedPurchaseToken`), who then owns
+    /// `token` too: an upgrade or resubscription stays with its customer without a new claim.
+    private static func ownerOfReplacedToken(
+        _ batch: FactBatch, token: String, in transaction: any StoreTransaction
+    ) throws -> CustomerRecord? {
+        guard let replaced = batch.linkedPurchaseTokens[token],
+            let owner = try transaction.customer(appId: batch.appId, .originalTransactionId(replaced))
+        else { return nil }
+        let locked = try transaction.lockCustomer(id: owner.id)
+        try transaction.claimOriginalTransaction(token, customerId: locked.id, at: batch.receivedAt)
+        return try transaction.lockCustomer(id: locked.id)
     }
 
     /// `completion`: original transactions that no customer owns and no app account token of
@@ -184,7 +209,8 @@ public enum FactCommitter {
                 let fact = batch.transactions.first { $0.fact.originalTransactionId == originalTransactionId }?.fact
                 transfers.append(
                     CustomerIdentity.transferEvent(
-                        originalTransactionId, productId: fact?.productId ?? "",
+                        originalTransactionId,
+                        productId: fact?.productId ?? batch.playProductId(of: originalTransactionId),
                         environment: fact?.environment ?? batch.environment, from: previous, to: customer,
                         catalog: try transaction.catalog(appId: batch.appId), at: now))
             case .claimed, .alreadyOwned, .keptBy, .shared: break
@@ -195,7 +221,9 @@ public enum FactCommitter {
             try transaction.enqueueDeliveries(of: appended, appId: batch.appId, at: now)
         }
         let environments = sorted(
-            Set(batch.transactions.map(\.fact.environment)).union([batch.environment]))
+            Set(batch.transactions.map(\.fact.environment)).union(batch.playFacts.map(\.fact.environment)).union([
+                batch.environment
+            ]))
         let current = try transaction.lockCustomer(id: customer.id)
         var result: CustomerInfo?
         for environment in environments {

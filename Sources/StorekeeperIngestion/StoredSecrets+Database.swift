@@ -14,6 +14,9 @@ public struct StoredSecretsInventory: Sendable, Hashable {
     public init(reading reader: any StoreReader) throws {
         for app in try reader.apps() {
             for field in StoredSecrets.fields(of: app) { add(field.stored, field.binding) }
+            if let key = try reader.playAppSettings(appId: app.id)?.serviceAccountKey {
+                add(key, StoredSecrets.playServiceAccountKey(appId: app.id))
+            }
             for endpoint in try reader.webhookEndpoints(appId: app.id) {
                 add(endpoint.secret, StoredSecrets.webhookSecret(appId: endpoint.appId, endpointId: endpoint.id))
             }
@@ -67,6 +70,9 @@ extension StoredSecrets {
                 for app in try reader.apps() {
                     for field in Self.fields(of: app) where (try? check.open(field.stored, field.binding)) == nil {
                         unreadable.append(field.binding)
+                    }
+                    if let play = try reader.playAppSettings(appId: app.id), (try? check.opened(play)) == nil {
+                        unreadable.append(Self.playServiceAccountKey(appId: app.id))
                     }
                     for endpoint in try reader.webhookEndpoints(appId: app.id)
                     where (try? check.signingSecret(of: endpoint)) == nil {
@@ -122,6 +128,13 @@ extension StoredSecrets {
                 guard let app = try transaction.lockApp(id: listed.id) else { continue }
                 let sealed = try secrets.transformed(app, reseal)
                 if sealed != app { try transaction.saveApp(sealed, at: now) }
+                if let play = try transaction.playAppSettings(appId: app.id), let key = play.serviceAccountKey {
+                    var copy = play
+                    copy.serviceAccountKey = try reseal(key, Self.playServiceAccountKey(appId: app.id))
+                    if copy != play {
+                        try transaction.savePlayAppSettings(copy, environments: app.environments, at: now)
+                    }
+                }
                 for listedEndpoint in try transaction.webhookEndpoints(appId: app.id) {
                     guard let endpoint = try transaction.lockWebhookEndpoint(id: listedEndpoint.id, appId: app.id)
                     else { continue }

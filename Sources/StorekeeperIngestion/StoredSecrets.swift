@@ -120,3 +120,28 @@ public struct StoredSecrets: Sendable {
         return pem
     }
 }
+
+extension StoredSecrets {
+    /// Where an app's Google Play service-account key (JSON) is bound.
+    public static func playServiceAccountKey(appId: String) -> SecretBinding {
+        SecretBinding("apps", appId, "googlePlay.serviceAccountKey")
+    }
+
+    /// `settings` with the service-account key sealed under the current key.
+    public func sealed(_ settings: PlayAppSettings) throws(SecretsError) -> PlayAppSettings {
+        var copy = settings
+        if let key = settings.serviceAccountKey {
+            copy.serviceAccountKey = try seal(key, Self.playServiceAccountKey(appId: settings.appId))
+        }
+        return copy
+    }
+
+    /// `settings` with the service-account key in clear, for the Play client: never save it.
+    public func opened(_ settings: PlayAppSettings) throws(SecretsError) -> PlayAppSettings {
+        var copy = settings
+        if let key = settings.serviceAccountKey {
+            copy.serviceAccountKey = try open(key, Self.playServiceAccountKey(appId: settings.appId))
+        }
+        return copy
+    }
+}

@@ -77,6 +77,15 @@ struct AppDirectory: Sendable {
         }
     }
 
+    /// The app's Google Play side with its service-account key sealed for storage.
+    func sealed(_ settings: PlayAppSettings) throws -> PlayAppSettings {
+        do {
+            return try runtimes.secrets.sealed(settings)
+        } catch {
+            throw Self.sealingFailure(error)
+        }
+    }
+
     /// `endpoint` with its signing secret sealed for storage.
     func sealed(_ endpoint: WebhookEndpoint) throws -> WebhookEndpoint {
         do {

@@ -102,6 +102,7 @@ public struct StorekeeperApplication: Sendable {
             ).routes
         routes += RecentNotificationsController(apps: apps).routes
         routes += AppsController(apps: apps, clock: clock).routes
+        routes += GooglePlaySettingsController(apps: apps, clock: clock).routes
         let openAPI = OpenAPIDocument.build(routes: routes)
         documentBox.set(openAPI)
         self.openAPIDocument = openAPI

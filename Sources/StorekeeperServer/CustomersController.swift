@@ -127,6 +127,9 @@ struct CustomersController: Sendable {
             case .transaction(let value)?: try container.encode(value, forKey: .fact)
             case .renewalInfo(let value)?: try container.encode(value, forKey: .fact)
             case .notification(let value)?: try container.encode(value, forKey: .fact)
+            case .playSubscription(let value)?: try container.encode(value, forKey: .fact)
+            case .playProductPurchase(let value)?: try container.encode(value, forKey: .fact)
+            case .playVoidedPurchase(let value)?: try container.encode(value, forKey: .fact)
             case nil: break
             }
             try container.encode(receivedAt, forKey: .receivedAt)

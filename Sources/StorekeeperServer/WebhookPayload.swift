@@ -28,6 +28,8 @@ public struct WebhookPayload: Sendable, Hashable, Codable {
     public var proceeds: Money?
     public var commissionPercent: Int?
     public var expiresDate: Timestamp?
+    /// Absent for the App Store, `play_store` for Google Play.
+    public var store: Marketplace?
     public var event: LifecycleEvent
     public var customerInfo: CustomerInfo?
 
@@ -49,6 +51,7 @@ public struct WebhookPayload: Sendable, Hashable, Codable {
         proceeds = event.proceeds
         commissionPercent = event.commissionPercent
         expiresDate = event.expiresDate
+        store = event.store
         self.event = event
         self.customerInfo = customerInfo
     }

@@ -110,6 +110,9 @@ enum Fixture {
         case .transaction(let value): return value.signedDate
         case .renewalInfo(let value): return value.signedDate
         case .notification(let value): return value.signedDate
+        case .playSubscription(let value): return value.readAt
+        case .playProductPurchase(let value): return value.readAt
+        case .playVoidedPurchase(let value): return value.voidedAt
         }
     }
 

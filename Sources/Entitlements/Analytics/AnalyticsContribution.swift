@@ -30,6 +30,9 @@ public enum AnalyticsContribution {
                 renewals[renewal.originalTransactionId] = renewal
             case .notification:
                 continue
+            case .playSubscription, .playProductPurchase, .playVoidedPurchase:
+                // Google Play's analytics figures are not rolled up yet (issue 15, part 3).
+                continue
             }
         }
         let transactions = latest.values.sorted {

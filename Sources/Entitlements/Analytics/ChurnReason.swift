@@ -12,7 +12,7 @@ public enum ChurnReason: String, Sendable, Hashable, Codable, CaseIterable {
 
     public init(_ reason: ExpirationReason?) {
         switch reason {
-        case .customerCancelled?, .priceIncreaseNotConsented?: self = .voluntary
+        case .customerCancelled?, .priceIncreaseNotConsented?, .paused?: self = .voluntary
         case .billingError?: self = .involuntary
         case .productNotAvailable?: self = .productUnavailable
         case .other?, .unknown?, nil: self = .other

@@ -309,6 +309,10 @@ extension DashboardController {
                     case .transaction(let transaction)?: ("transaction", transaction.productId)
                     case .renewalInfo(let renewal)?: ("renewal info", renewal.productId)
                     case .notification(let notification)?: (notification.type, notification.productId)
+                    case .playSubscription(let snapshot)?:
+                        ("Google Play subscription", snapshot.lineItems.first?.productId)
+                    case .playProductPurchase(let purchase)?: ("Google Play purchase", purchase.productId)
+                    case .playVoidedPurchase?: ("Google Play voided purchase", nil)
                     case nil: (fact.kind.rawValue, nil)
                     }
                 return """

@@ -1,0 +1,52 @@
+import AppStoreModels
+
+/// The money of one Play charge (an order): price (Google's recurring price, or the
+/// catalog's), Google's service fee from `PlayCommissionRule`, proceeds, and a refund.
+enum PlayRevenue {
+    static func figures(
+        orderId: String, productId: String, purchaseDate: Timestamp, shownPrice: Money?, quantity: Int,
+        isAutoRenewing: Bool, isTrial: Bool, isPaid: Bool, refundShare: Int32?, catalog: ProductCatalog,
+        rule: PlayCommissionRule
+    ) -> TransactionRevenue {
+        let reference = catalog[productId]?.referencePrice
+        var price: Money?
+        var reason: String
+        if isTrial || !isPaid {
+            price = Money(milliunits: 0, currency: shownPrice?.currency ?? reference?.currency ?? "XXX")
+            reason = isTrial ? "free trial" : "promo or rewarded: no revenue"
+        } else if let shownPrice {
+            price = shownPrice.scaled(by: Int64(max(1, quantity)), over: 1)
+            reason = "price shown by Google Play"
+        } else if let reference {
+            price = reference.scaled(by: Int64(max(1, quantity)), over: 1)
+            reason = "price from the catalog (Google Play showed none)"
+        } else {
+            price = nil
+            reason = "no price known"
+        }
+        let decision = rule.decision(
+            isAutoRenewing: isAutoRenewing, purchaseDate: purchaseDate, isPaid: (price?.milliunits ?? 0) > 0)
+        switch decision.reason {
+        case .autoRenewingSubscription: reason += "; 15 % service fee: auto-renewing subscription"
+        case .firstMillionOfTheYear: reason += "; 15 % service fee: within the first 1M USD of the year"
+        case .aboveMillionOfTheYear: reason += "; 30 % service fee: above 1M USD this year"
+        case .nothingPaid: break
+        }
+        let proceeds = price.map { $0.scaled(by: Int64(10_000 - decision.basisPoints), over: 10_000) }
+        var refunded: Money?
+        var net = proceeds
+        if let share = refundShare, let price, let proceeds {
+            refunded = price.scaled(by: Int64(share), over: 100_000)
+            net = Money(
+                milliunits: proceeds.milliunits - proceeds.scaled(by: Int64(share), over: 100_000).milliunits,
+                currency: proceeds.currency)
+            reason += "; refunded \(share == 100_000 ? "in full" : "in part")"
+        }
+        var figures = TransactionRevenue(
+            transactionId: orderId, productId: productId, purchaseDate: purchaseDate, price: price,
+            commissionPercent: decision.basisPoints / 100, proceeds: proceeds, refunded: refunded, netProceeds: net,
+            paidServiceDaysBefore: nil, reason: reason)
+        figures.store = .playStore
+        return figures
+    }
+}
