@@ -57,7 +57,7 @@ build-release:
 interop: $(BIN_BUILD)
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -c "import appstoreserverlibrary, jwt" 2>/dev/null || \
-		$(VENV)/bin/pip install --quiet --disable-pip-version-check app-store-server-library PyJWT
+		$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check app-store-server-library PyJWT
 	$(VENV)/bin/python tests/interop/interop_test.py $(STOREKEEPER_BIN)
 	$(VENV)/bin/python tests/interop/simulator_interop_test.py $(STOREKEEPER_BIN)
 

@@ -48,7 +48,8 @@ struct AppleAccountReadPlan: Sendable, Hashable {
 extension PurchaseIngestor {
     /// Reads what `plan` names from Apple, every item verified, each transaction and renewal
     /// info once. A transaction Apple does not know (an id from another environment, a
-    /// purchase since removed) is skipped: one such id must not fail the whole read.
+    /// purchase since removed) is skipped: one such id must not fail the whole read; but a
+    /// one-account read (a receipt) none of whose ids Apple knows fails with `transactionNotFound`.
     func read(
         _ plan: AppleAccountReadPlan, app: AppRuntime, environment: AppStoreEnvironment,
         via connection: any AppStoreConnection
@@ -58,6 +59,8 @@ extension PurchaseIngestor {
             let ids = endpoint == .statuses ? plan.statusIds : plan.historyIds
             var covered = Set<String>()
             var calls = 0
+            var unknown: IngestionError?
+            var answered = false
             for id in ids where !covered.contains(id) {
                 guard calls < AppleAccountReadPlan.maximumCallsPerEndpoint else { break }
                 calls += 1
@@ -69,15 +72,20 @@ extension PurchaseIngestor {
                         : try await history(app: app, environment: environment, transactionId: id, via: connection)
                 } catch {
                     guard error.code == .transactionNotFound else { throw error }
+                    unknown = error
                     covered.insert(id)
                     continue
                 }
+                answered = true
                 facts.mergeUnique(answer)
                 if plan.oneAccount { break }
                 covered.insert(id)
                 covered.formUnion(answer.transactions.map(\.fact.originalTransactionId))
                 covered.formUnion(answer.renewals.map(\.fact.originalTransactionId))
             }
+            // A receipt whose every purchase Apple does not know is a failure to report, not an
+            // empty import (the backfill counts it as `transaction_not_found`).
+            if plan.oneAccount, !answered, let unknown { throw unknown }
         }
         return facts
     }
