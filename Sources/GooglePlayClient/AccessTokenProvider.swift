@@ -78,7 +78,7 @@ public actor AccessTokenProvider {
             method: method, idempotent: true,
             makeRequest: { () throws(GooglePlayClientError) -> HTTPTransportRequest in
                 let assertion: String
-                do {
+                do throws(GooglePlayTrustError) {
                     assertion = try ServiceAccountAssertion.sign(key: key, scope: scope, now: loop.clock.wallNow())
                 } catch {
                     throw GooglePlayClientError(

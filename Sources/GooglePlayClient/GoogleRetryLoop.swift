@@ -103,7 +103,7 @@ struct GoogleRetryLoop: Sendable {
     }
 
     /// The verdict for a non-2xx answer of a Google API: Google's error shape read when present.
-    static func apiFailure<Value>(_ response: HTTPTransportResponse, method: String, now: Date)
+    static func apiFailure<Value: Sendable>(_ response: HTTPTransportResponse, method: String, now: Date)
         -> GoogleAttemptVerdict<Value>
     {
         let body = try? JSONDecoder().decode(GoogleErrorBody.self, from: response.body)

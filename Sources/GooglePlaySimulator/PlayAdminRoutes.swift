@@ -42,7 +42,7 @@ enum PlayAdminRoutes {
                 do {
                     publicKey = try RSAPublicKey(pem: pem)
                 } catch {
-                    throw PlaySimulatorError.invalidArgument("publicKeyPem: \(error.detail)")
+                    throw PlaySimulatorError.invalidArgument("publicKeyPem: \(error)")
                 }
                 let keyId = await simulator.registerServiceAccount(
                     email: body.email, publicKey: publicKey, keyId: body.keyId, tokenURI: tokenURI)
@@ -67,7 +67,7 @@ enum PlayAdminRoutes {
         }
         route(&router, .post, prefix + "/play-admin/subscriptions/{token}/{operation}") { request, context in
             let token = try PlaySimulatorRoutes.parameter(context, "token")
-            let body = request.body.isEmpty ? OperationRequest() : try decode(OperationRequest.self, request)
+            let body = try request.body.isEmpty ? OperationRequest() : decode(OperationRequest.self, request)
             switch try PlaySimulatorRoutes.parameter(context, "operation") {
             case "renew": try await simulator.renew(token)
             case "grace": try await simulator.enterGracePeriod(token)
@@ -96,7 +96,7 @@ enum PlayAdminRoutes {
         }
         route(&router, .post, prefix + "/play-admin/products/{token}/void") { request, context in
             let token = try PlaySimulatorRoutes.parameter(context, "token")
-            let body = request.body.isEmpty ? OperationRequest() : try decode(OperationRequest.self, request)
+            let body = try request.body.isEmpty ? OperationRequest() : decode(OperationRequest.self, request)
             try await simulator.voidProduct(token, quantity: body.quantity)
             return try HTTPResponse.json(TokenAnswer(token: token))
         }

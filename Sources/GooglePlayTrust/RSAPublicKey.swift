@@ -14,6 +14,15 @@ public final class RSAPublicKey: @unchecked Sendable {
 
     let handle: OpaquePointer
 
+    /// OpenSSL's parameter names of an RSA modulus and exponent (`OSSL_PKEY_PARAM_RSA_N`, `_E`).
+    private static var parameterN: UnsafePointer<CChar> { cString("n") }
+    private static var parameterE: UnsafePointer<CChar> { cString("e") }
+
+    /// A C view of a string literal: static storage that lives as long as the process.
+    private static func cString(_ literal: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(literal.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+
     init(owning handle: OpaquePointer) { self.handle = handle }
     deinit { EVP_PKEY_free(handle) }
 
@@ -31,7 +40,10 @@ public final class RSAPublicKey: @unchecked Sendable {
             BN_free(n)
             BN_free(e)
         }
-        guard let n, let e, OSSL_PARAM_BLD_push_BN(builder, "n", n) == 1, OSSL_PARAM_BLD_push_BN(builder, "e", e) == 1,
+        // The builder keeps the name pointers until `to_param`: they must outlive the push calls,
+        // so they point at static strings, never at a temporary bridged Swift string.
+        guard let n, let e, OSSL_PARAM_BLD_push_BN(builder, Self.parameterN, n) == 1,
+            OSSL_PARAM_BLD_push_BN(builder, Self.parameterE, e) == 1,
             let parameters = OSSL_PARAM_BLD_to_param(builder)
         else {
             throw GooglePlayTrustError(.keyMalformed, "cannot build RSA parameters: \(PlayOpenSSL.drain())")

@@ -30,7 +30,7 @@ struct PlayDeveloperAPIClientTests {
 
     @Test func pathsAreThoseOfTheDiscoveryDocument() async throws {
         let transport = ScriptedTransport([
-            .respond(200, tokenOK), .respond(200, "{}"), .respond(200, ""), .respond(200, "{}"), .respond(200, ""),
+            .respond(200, Self.tokenOK), .respond(200, "{}"), .respond(200, ""), .respond(200, "{}"), .respond(200, ""),
             .respond(200, ""), .respond(200, "{}"),
         ])
         let client = Self.client(transport, clock: SteppedClock())
@@ -64,7 +64,7 @@ struct PlayDeveloperAPIClientTests {
     @Test func retriesOn503And429HonouringRetryAfter() async throws {
         let clock = SteppedClock()
         let transport = ScriptedTransport([
-            .respond(200, tokenOK),
+            .respond(200, Self.tokenOK),
             .respond(503, #"{"error":{"code":503,"message":"Backend Error","status":"UNAVAILABLE"}}"#),
             .respond(429, #"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}"#, headers: ["Retry-After": "7"]),
             .fail(.notConnected),
@@ -78,7 +78,8 @@ struct PlayDeveloperAPIClientTests {
     @Test func givesUpAfterMaxAttemptsWithGooglesError() async throws {
         let clock = SteppedClock()
         let body = #"{"error":{"code":500,"message":"Internal error.","status":"INTERNAL"}}"#
-        let transport = ScriptedTransport([.respond(200, tokenOK)] + Array(repeating: .respond(500, body), count: 4))
+        let transport = ScriptedTransport(
+            [.respond(200, Self.tokenOK)] + Array(repeating: .respond(500, body), count: 4))
         do {
             _ = try await Self.client(transport, clock: clock).subscriptionV2(packageName: "p", token: "t")
             Issue.record("500s did not fail the call")
@@ -96,7 +97,7 @@ struct PlayDeveloperAPIClientTests {
     @Test func clientErrorsAreNotRetriedAndConsumeIsNotRepeatedAfterATimeout() async throws {
         let clock = SteppedClock()
         let notFound = #"{"error":{"code":404,"message":"The purchase token was not found.","status":"NOT_FOUND"}}"#
-        let transport = ScriptedTransport([.respond(200, tokenOK), .respond(404, notFound), .fail(.timedOut)])
+        let transport = ScriptedTransport([.respond(200, Self.tokenOK), .respond(404, notFound), .fail(.timedOut)])
         let client = Self.client(transport, clock: clock)
         do {
             _ = try await client.product(packageName: "p", productId: "x", token: "t")
@@ -128,8 +129,8 @@ struct PlayDeveloperAPIClientTests {
         let unauthorized =
             #"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#
         let transport = ScriptedTransport([
-            .respond(200, tokenOK), .respond(401, unauthorized), .respond(200, second), .respond(200, "{}"),
-            .respond(401, unauthorized), .respond(200, tokenOK), .respond(401, unauthorized),
+            .respond(200, Self.tokenOK), .respond(401, unauthorized), .respond(200, second), .respond(200, "{}"),
+            .respond(401, unauthorized), .respond(200, Self.tokenOK), .respond(401, unauthorized),
         ])
         let client = Self.client(transport, clock: SteppedClock())
         _ = try await client.subscriptionV2(packageName: "p", token: "t")
@@ -146,7 +147,7 @@ struct PlayDeveloperAPIClientTests {
 
     @Test func oversizedAndMalformedAnswersAreNamed() async throws {
         let transport = ScriptedTransport([
-            .respond(200, tokenOK), .respond(200, String(repeating: " ", count: 2000)),
+            .respond(200, Self.tokenOK), .respond(200, String(repeating: " ", count: 2000)),
             .respond(200, #"{"lineItems":[{"expiryTime":"yesterday"}]}"#),
         ])
         let tokens = AccessTokenProvider(key: ClientTestKeys.account, transport: transport, clock: SteppedClock())
@@ -174,7 +175,7 @@ struct PlayDeveloperAPIClientTests {
 
     @Test func voidedPurchasePagingFollowsTokensAndRefusesALoop() async throws {
         let transport = ScriptedTransport([
-            .respond(200, tokenOK),
+            .respond(200, Self.tokenOK),
             .respond(200, #"{"voidedPurchases":[{"orderId":"A"}],"tokenPagination":{"nextPageToken":"n1"}}"#),
             .respond(200, #"{"voidedPurchases":[{"orderId":"B"}],"tokenPagination":{"nextPageToken":"n2"}}"#),
             .respond(200, #"{"voidedPurchases":[{"orderId":"C"}]}"#),
