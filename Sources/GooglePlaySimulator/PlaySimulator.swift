@@ -127,9 +127,17 @@ public actor PlaySimulator {
             return .failure(OAuthErrorResponse(error: "invalid_grant", errorDescription: "Invalid JWT Signature."))
         }
         let claims: ServiceAccountAssertion.Claims
-        do {
-            claims = try ServiceAccountAssertion.verify(
-                assertion, publicKey: account.key, audience: account.tokenURI, now: clock.now.date)
+        do throws(GooglePlayTrustError) {
+            do throws(GooglePlayTrustError) {
+                claims = try ServiceAccountAssertion.verify(
+                    assertion, publicKey: account.key, audience: account.tokenURI, now: clock.now.date)
+            } catch  where error.rule == .audienceMismatch {
+                // Google's endpoint also takes its canonical URI as the audience wherever the key
+                // file's token_uri points; google-auth always sends that one.
+                claims = try ServiceAccountAssertion.verify(
+                    assertion, publicKey: account.key, audience: ServiceAccountKey.googleTokenURI.absoluteString,
+                    now: clock.now.date)
+            }
         } catch {
             switch error.rule {
             case .expired, .issuedInFuture:

@@ -270,6 +270,21 @@ struct PlayLifecycleTests {
         #expect(
             await play.exchange(grantType: grant, assertion: strangerAssertion)
                 == .failure(OAuthErrorResponse(error: "invalid_grant", errorDescription: "Invalid JWT Signature.")))
+        // google-auth always names Google's canonical token URI as the audience: accepted too.
+        let canonical = ServiceAccountKey(
+            clientEmail: account.clientEmail, privateKeyId: account.privateKeyId, privateKey: account.privateKey)
+        let canonicalAssertion = try ServiceAccountAssertion.sign(key: canonical, now: Self.start.date)
+        guard case .success = await play.exchange(grantType: grant, assertion: canonicalAssertion) else {
+            Issue.record("an assertion for https://oauth2.googleapis.com/token was refused")
+            return
+        }
+        let elsewhere = ServiceAccountKey(
+            clientEmail: account.clientEmail, privateKeyId: account.privateKeyId, privateKey: account.privateKey,
+            tokenURI: URL(string: "https://elsewhere.test/token")!)
+        let elsewhereAssertion = try ServiceAccountAssertion.sign(key: elsewhere, now: Self.start.date)
+        #expect(
+            await play.exchange(grantType: grant, assertion: elsewhereAssertion)
+                == .failure(OAuthErrorResponse(error: "invalid_grant", errorDescription: "Invalid JWT audience.")))
         let stale = try ServiceAccountAssertion.sign(key: account, now: Self.start.date.addingTimeInterval(-7200))
         guard case .failure(let staleError) = await play.exchange(grantType: grant, assertion: stale) else {
             Issue.record("an expired assertion was accepted")
