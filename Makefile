@@ -67,7 +67,7 @@ interop: $(BIN_BUILD)
 interop-play: $(BIN_BUILD)
 	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	@$(VENV)/bin/python -c "import googleapiclient, google.auth, google_auth_httplib2, requests, cryptography, jwt" 2>/dev/null || \
-		$(VENV)/bin/pip install --quiet --disable-pip-version-check google-api-python-client google-auth requests \
+		$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check google-api-python-client google-auth requests \
 		cryptography PyJWT
 	$(VENV)/bin/python tests/interop-play/play_interop_test.py $(STOREKEEPER_BIN)
 
