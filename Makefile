@@ -6,7 +6,7 @@ VENV := .build/interop-venv
 STOREKEEPER_BIN ?= .build/release/storekeeper
 BIN_BUILD := $(if $(filter .build/release/%,$(STOREKEEPER_BIN)),build-release,)
 
-.PHONY: run test bench deps test-deps bench-deps build build-release interop schemathesis dashboard-browser lint clean
+.PHONY: run test bench deps test-deps bench-deps build build-release interop interop-play schemathesis dashboard-browser lint clean
 
 # The demo: Storekeeper on 127.0.0.1:8080 (SQLite in ./data) with the App Store simulator as its
 # App Store and simulated customers; it prints curl examples with working keys. Ctrl-C stops it.
@@ -22,7 +22,7 @@ test: test-deps lint
 	@url=$$(scripts/postgres-test.sh start) && \
 	  STOREKEEPER_TEST_POSTGRES_URL=$$url $(SWIFT) test --skip-build --no-parallel; \
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
-	$(MAKE) interop schemathesis dashboard-browser STOREKEEPER_BIN=.build/debug/storekeeper
+	$(MAKE) interop interop-play schemathesis dashboard-browser STOREKEEPER_BIN=.build/debug/storekeeper
 
 # Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.
@@ -60,6 +60,16 @@ interop: $(BIN_BUILD)
 		$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check app-store-server-library PyJWT
 	$(VENV)/bin/python tests/interop/interop_test.py $(STOREKEEPER_BIN)
 	$(VENV)/bin/python tests/interop/simulator_interop_test.py $(STOREKEEPER_BIN)
+
+# Google's own Python client (google-api-python-client with google-auth) against `storekeeper simulate
+# play`: token exchange, subscriptions v2, products, voided purchases, acknowledgements, error shapes,
+# and push OIDC tokens verified by google-auth (tests/interop-play/play_interop_test.py).
+interop-play: $(BIN_BUILD)
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	@$(VENV)/bin/python -c "import googleapiclient, google.auth, google_auth_httplib2, requests, cryptography, jwt" 2>/dev/null || \
+		$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check google-api-python-client google-auth requests \
+		cryptography PyJWT
+	$(VENV)/bin/python tests/interop-play/play_interop_test.py $(STOREKEEPER_BIN)
 
 # Property-based run of schemathesis against a live server and its /openapi.json: no 5xx and
 # no response that contradicts the document (tests/schemathesis/run.sh).

@@ -31,9 +31,24 @@ let package = Package(
         .target(name: "SecretSealing", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "AppStoreClient", dependencies: ["AppStoreModels", "AppStoreTrust"], swiftSettings: strict),
         .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: strict),
+        // Google Play (issue 15): wire formats, RS256 trust (push OIDC tokens, service accounts), API client.
+        .target(name: "GooglePlayModels", swiftSettings: strict),
+        .target(
+            name: "GooglePlayTrust", dependencies: ["GooglePlayModels", "AppStoreTrust", "COpenSSL"],
+            swiftSettings: strict),
+        .target(
+            name: "GooglePlayClient", dependencies: ["GooglePlayModels", "GooglePlayTrust", "AppStoreClient"],
+            swiftSettings: strict),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(
             name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreTrust", "HTTPServer"],
+            swiftSettings: strict),
+        // The fake Google Play beside the App Store simulator (same SimulatorClock).
+        .target(
+            name: "GooglePlaySimulator",
+            dependencies: [
+                "AppStoreModels", "AppStoreSimulator", "GooglePlayModels", "GooglePlayTrust", "HTTPServer",
+            ],
             swiftSettings: strict),
         .target(
             name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"],
@@ -56,7 +71,7 @@ let package = Package(
             name: "storekeeper",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "AppStoreSimulator",
-                "HTTPServer", "StorekeeperIngestion", "StorekeeperServer", "SecretSealing",
+                "HTTPServer", "StorekeeperIngestion", "StorekeeperServer", "SecretSealing", "GooglePlaySimulator",
             ],
             swiftSettings: strict),
         // The HTTP core alone, served for scripts/bench-http.sh.
@@ -128,5 +143,23 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "SecretSealingTests", dependencies: ["SecretSealing"], swiftSettings: strict),
+        .testTarget(
+            name: "GooglePlaySimulatorTests",
+            dependencies: [
+                "GooglePlaySimulator", "GooglePlayModels", "GooglePlayTrust", "AppStoreSimulator", "AppStoreModels",
+                "HTTPServer",
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "GooglePlayModelsTests", dependencies: ["GooglePlayModels"], swiftSettings: strict),
+        .testTarget(
+            name: "GooglePlayTrustTests", dependencies: ["GooglePlayTrust", "GooglePlayModels", "AppStoreTrust"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "GooglePlayClientTests",
+            dependencies: [
+                "GooglePlayClient", "GooglePlayTrust", "GooglePlayModels", "AppStoreClient", "HTTPServer",
+                "GooglePlaySimulator", "AppStoreSimulator", "AppStoreModels",
+            ],
+            swiftSettings: strict),
     ]
 )

@@ -14,6 +14,7 @@
 #include <openssl/http.h>
 #include <openssl/objects.h>
 #include <openssl/ocsp.h>
+#include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs7.h>
 #include <openssl/rand.h>
@@ -25,6 +26,9 @@
 #include <openssl/crypto.h>
 
 static inline void COpenSSL_free(void *p) { OPENSSL_free(p); }
+
+/// The EVP_PKEY_fromdata selection for a public key (a macro of macros).
+static inline int COpenSSL_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
 
 static inline unsigned long COpenSSL_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 

@@ -48,6 +48,7 @@ enum SimulateCommands {
                         name: "--port", valueName: "N", help: "the simulator's port (0: any free)", defaultValue: "0"),
                 ],
                 action: { try await runScenario($0) }),
+            SimulatePlayCommand.command,
         ])
 
     private static func serve(_ parsed: CommandLineArguments) async throws -> Int32 {
