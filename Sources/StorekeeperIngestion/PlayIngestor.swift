@@ -36,6 +36,7 @@ public struct PlayIngestor: Sendable {
             settings: settings, snapshots: [snapshot], ownership: .claim(appUserId: appUserId, policy: policy),
             source: "client", receivedAt: receivedAt)
         batch.environment = snapshot.fact.environment
+        try await checkEnvironments(settings: settings, snapshots: [snapshot])
         return try await writer.commit(batch, operation: "play_purchase")
     }
 
@@ -56,7 +57,36 @@ public struct PlayIngestor: Sendable {
             }
             batch.playNotification = notification
         }
+        try await checkEnvironments(settings: settings, snapshots: snapshots)
         return try await writer.commit(batch, operation: "play_notification")
+    }
+
+    /// Each snapshot's environment must be one the app holds the package in (a license
+    /// tester's purchase is the sandbox): otherwise it belongs to another app, or to none.
+    private func checkEnvironments(settings: PlayAppSettings, snapshots: [VerifiedPlaySnapshot])
+        async throws(IngestionError)
+    {
+        let environments = Set(snapshots.map(\.fact.environment))
+        let packageName = settings.packageName
+        let owners: [AppStoreEnvironment: String]
+        do {
+            owners = try await writer.store.read { reader in
+                var owners: [AppStoreEnvironment: String] = [:]
+                for environment in environments {
+                    owners[environment] = try reader.appId(playPackageName: packageName, environment: environment)
+                }
+                return owners
+            }
+        } catch {
+            throw IngestionError.store(error)
+        }
+        for environment in environments.sorted(by: { $0.rawValue < $1.rawValue })
+        where owners[environment] != settings.appId {
+            throw IngestionError(
+                .environmentNotAccepted,
+                "The app does not hold \(packageName) in \(environment.rawValue) (a license tester's purchase is Sandbox)."
+            )
+        }
     }
 
     /// The job kind that acknowledges a purchase (`PlayAcknowledgementJob`).

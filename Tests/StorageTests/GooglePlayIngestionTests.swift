@@ -195,6 +195,26 @@ private typealias F = IngestionWorkload
                     settings: Self.settings, appUserId: "alice", policy: .keepWithFirst, snapshot: foreign,
                     receivedAt: F.at(4))
             }
+            // A license tester's purchase is the sandbox, which this app no longer claims.
+            try await store.write { (tx) throws in
+                try tx.savePlayAppSettings(Self.settings, environments: [.production], at: F.at(4))
+            }
+            let tester = PlaySubscriptionFact(
+                packageName: Self.package, purchaseToken: "tok-test", readAt: F.at(4), state: RawEnum(.active),
+                startTime: F.at(4),
+                lineItems: [
+                    PlaySubscriptionLineItem(
+                        productId: "monthly", expiryTime: F.at(5), autoRenewEnabled: true,
+                        latestSuccessfulOrderId: "GPA.T")
+                ], isAcknowledged: true, isTestPurchase: true)
+            do {
+                _ = try await ingestor.postPurchase(
+                    settings: Self.settings, appUserId: "alice", policy: .keepWithFirst,
+                    snapshot: try VerifiedPlaySnapshot(fact: .playSubscription(tester), raw: "{}"), receivedAt: F.at(4))
+                Issue.record("a sandbox purchase was accepted by a production-only app")
+            } catch let error as IngestionError {
+                #expect(error.code == .environmentNotAccepted)
+            }
             #expect(throws: IngestionError.self) {
                 _ = try VerifiedPlaySnapshot(
                     fact: try Self.snapshot("tok-1", read: 1, expiry: 31, order: "GPA.1").fact,
