@@ -59,7 +59,7 @@ enum AnalyticsBenchmark {
             while next < customers {
                 let batch = next..<min(customers, next + 1000)
                 let contributions = batch.map { customer in
-                    AnalyticsContribution.of(
+                    AnalyticsContribution.figures(
                         facts: facts(customer: customer, random: &random), environment: .production, catalog: catalog,
                         rule: CommissionRule(), now: now)
                 }
@@ -68,7 +68,9 @@ enum AnalyticsBenchmark {
                         let customer = try tx.ensureCustomer(
                             appId: appId, appUserId: "user-\(batch.lowerBound + offset)", at: now)
                         try tx.applyAnalyticsContribution(
-                            customerId: customer.id, appId: appId, environment: .production, contribution)
+                            customerId: customer.id, appId: appId, environment: .production, contribution.daily)
+                        try tx.applyAnalyticsPeriods(
+                            customerId: customer.id, appId: appId, environment: .production, contribution.periods)
                     }
                 }
                 next = batch.upperBound
@@ -95,6 +97,12 @@ enum AnalyticsBenchmark {
                                     appId: appId, environment: .production, day: start, filter: filter),
                                 try reader.analyticsDailyTotals(
                                     appId: appId, environment: .production, from: start, through: end.adding(days: 1),
+                                    filter: filter),
+                                // The current bucket's figures at now, and churn's run ends.
+                                try reader.analyticsActiveAt(
+                                    appId: appId, environment: .production, instant: now, filter: filter),
+                                try reader.analyticsRunEnds(
+                                    appId: appId, environment: .production, after: start.start, through: now,
                                     filter: filter)
                             )
                         }
