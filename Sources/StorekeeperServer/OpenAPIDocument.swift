@@ -17,13 +17,16 @@ public enum OpenAPIDocument {
             ]
             var parameters: [JSONValue] = []
             for segment in route.path.split(separator: "/") where segment.hasPrefix("{") {
+                let name = String(segment.dropFirst().dropLast())
+                var schema: [String: JSONValue] = [
+                    "type": .string("string"), "minLength": .integer(1), "maxLength": .integer(256),
+                ]
+                // The analytics metrics served (docs/analytics.md); another name is a 400.
+                if name == "metric" { schema["enum"] = .array(AnalyticsMetric.allCases.map { .string($0.rawValue) }) }
                 parameters.append(
                     .object([
-                        "name": .string(String(segment.dropFirst().dropLast())), "in": .string("path"),
-                        "required": .bool(true),
-                        "schema": .object([
-                            "type": .string("string"), "minLength": .integer(1), "maxLength": .integer(256),
-                        ]),
+                        "name": .string(name), "in": .string("path"), "required": .bool(true),
+                        "schema": .object(schema),
                     ]))
             }
             for name in route.query {
