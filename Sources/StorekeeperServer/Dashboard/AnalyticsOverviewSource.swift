@@ -34,7 +34,7 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
         let now = clock.now()
         let body = try await AnalyticsController.overview(appId: query.appId, query: analytics, apps: apps, now: now)
         let (series, _) = try await AnalyticsController.series(
-            appId: query.appId, query: analytics, buckets: analytics.buckets, apps: apps, now: now)
+            appId: query.appId, query: analytics, buckets: analytics.buckets, apps: apps, now: now, readsRunEnds: true)
         let notifications = try await apps.read { reader in
             try reader.notificationsByDay(
                 appId: query.appId, environment: query.environment, from: query.from, to: query.to)
