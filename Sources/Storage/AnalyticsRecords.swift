@@ -55,3 +55,38 @@ public struct AnalyticsDailyRow: Sendable, Hashable {
         self.measures = measures
     }
 }
+
+/// Subscription periods active at one instant, per activity and currency, with their MRR
+/// (paid only).
+/// - Note: Immutable value; `Sendable`.
+public struct AnalyticsActiveTotal: Sendable, Hashable {
+    public var activity: SubscriptionActivity
+    public var currency: String
+    public var count: Int64
+    public var mrrGross: Int64
+    public var mrrProceeds: Int64
+
+    public init(activity: SubscriptionActivity, currency: String, count: Int64, mrrGross: Int64, mrrProceeds: Int64) {
+        self.activity = activity
+        self.currency = currency
+        self.count = count
+        self.mrrGross = mrrGross
+        self.mrrProceeds = mrrProceeds
+    }
+}
+
+/// The end of one paid run (`AnalyticsPeriod.Run`), for churn.
+/// - Note: Immutable value; `Sendable`.
+public struct AnalyticsRunEnd: Sendable, Hashable {
+    public var start: Timestamp
+    public var end: Timestamp
+    public var nextStart: Timestamp?
+    public var reason: ChurnReason?
+
+    public init(start: Timestamp, end: Timestamp, nextStart: Timestamp?, reason: ChurnReason?) {
+        self.start = start
+        self.end = end
+        self.nextStart = nextStart
+        self.reason = reason
+    }
+}

@@ -19,7 +19,7 @@ public struct Migration: Sendable, Hashable {
     /// Every migration this binary knows, in order.
     public static let all: [Migration] = [
         initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, deliveryLeases, resourceVersions,
-        eventIdentity, recovery, jobDedupe, consumption, analytics, backfill, googlePlay,
+        eventIdentity, recovery, jobDedupe, consumption, analytics, backfill, googlePlay, analyticsCohorts,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.

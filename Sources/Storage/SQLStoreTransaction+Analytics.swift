@@ -207,7 +207,7 @@ extension SQLStoreTransaction {
         filter: AnalyticsFilter
     ) throws -> [AnalyticsDailyTotal] {
         try flushAnalyticsDaily()
-        let (conditions, arguments) = Self.filterClause(filter, firstParameter: 5)
+        let (conditions, arguments) = Self.analyticsFilterClause(filter, firstParameter: 5)
         let found = try connection.query(
             """
             SELECT day, currency, \(Self.summedColumns) FROM analytics_daily
@@ -225,7 +225,7 @@ extension SQLStoreTransaction {
         appId: String, environment: AppStoreEnvironment, day: CalendarDay, filter: AnalyticsFilter
     ) throws -> [AnalyticsDailyTotal] {
         try flushAnalyticsDaily()
-        let (conditions, arguments) = Self.filterClause(filter, firstParameter: 4)
+        let (conditions, arguments) = Self.analyticsFilterClause(filter, firstParameter: 4)
         let found = try connection.query(
             """
             SELECT 0, currency, \(Self.summedColumns) FROM analytics_daily
@@ -261,7 +261,7 @@ extension SQLStoreTransaction {
         }
     }
 
-    private static func filterClause(_ filter: AnalyticsFilter, firstParameter: Int) -> (String, [SQLValue]) {
+    static func analyticsFilterClause(_ filter: AnalyticsFilter, firstParameter: Int) -> (String, [SQLValue]) {
         var text = ""
         var arguments: [SQLValue] = []
         for (column, value) in [

@@ -148,6 +148,16 @@ public protocol StoreReader {
     ) throws -> [AnalyticsDailyTotal]
     /// Every non-zero daily aggregate row of the app, in key order.
     func analyticsRows(appId: String) throws -> [AnalyticsDailyRow]
+    // Analytics periods (0015).
+    /// Subscription periods active at `instant` matching `filter`, per activity and currency.
+    func analyticsActiveAt(
+        appId: String, environment: AppStoreEnvironment, instant: Timestamp, filter: AnalyticsFilter
+    ) throws -> [AnalyticsActiveTotal]
+    /// The paid runs ending in `(after, through]` matching `filter` (by their last period), by end.
+    func analyticsRunEnds(
+        appId: String, environment: AppStoreEnvironment, after: Timestamp, through: Timestamp,
+        filter: AnalyticsFilter
+    ) throws -> [AnalyticsRunEnd]
     /// The ids of the app's customers, ascending.
     func customerIds(appId: String) throws -> [Int64]
 
@@ -419,6 +429,12 @@ public protocol StoreTransaction: StoreReader {
     func applyAnalyticsContribution(
         customerId: Int64, appId: String, environment: AppStoreEnvironment,
         _ contribution: [AnalyticsDailyKey: AnalyticsMeasures]
+    ) throws -> Bool
+    /// Replaces the customer's stored `AnalyticsPeriod`s of `environment`; `true` when they
+    /// differed.
+    @discardableResult
+    func applyAnalyticsPeriods(
+        customerId: Int64, appId: String, environment: AppStoreEnvironment, _ periods: [AnalyticsPeriod]
     ) throws -> Bool
     /// Sets each of the app's daily rows to the sum of its customers' stored contributions,
     /// locking the rows first (PostgreSQL) so a concurrent ingestion adds its difference after;

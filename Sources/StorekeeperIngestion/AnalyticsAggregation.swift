@@ -22,10 +22,12 @@ public enum AnalyticsAggregation {
         in transaction: any StoreTransaction, now: Timestamp
     ) throws {
         let settings = try transaction.analyticsSettings(appId: customer.appId)?.settings ?? AnalyticsSettings()
-        let contribution = AnalyticsContribution.of(
+        let figures = AnalyticsContribution.figures(
             facts: facts, environment: environment, catalog: catalog, rule: settings.commissionRule, now: now)
         try transaction.applyAnalyticsContribution(
-            customerId: customer.id, appId: customer.appId, environment: environment, contribution)
+            customerId: customer.id, appId: customer.appId, environment: environment, figures.daily)
+        try transaction.applyAnalyticsPeriods(
+            customerId: customer.id, appId: customer.appId, environment: environment, figures.periods)
     }
 
     /// What a rebuild found.
@@ -115,10 +117,15 @@ public enum AnalyticsAggregation {
             let facts = try transaction.facts(customerId: customer.id)
             var differed = false
             for environment in [AppStoreEnvironment.production, .sandbox] {
-                let contribution = AnalyticsContribution.of(
+                let figures = AnalyticsContribution.figures(
                     facts: facts, environment: environment, catalog: catalog, rule: rule, now: now)
                 if try transaction.applyAnalyticsContribution(
-                    customerId: customer.id, appId: appId, environment: environment, contribution)
+                    customerId: customer.id, appId: appId, environment: environment, figures.daily)
+                {
+                    differed = true
+                }
+                if try transaction.applyAnalyticsPeriods(
+                    customerId: customer.id, appId: appId, environment: environment, figures.periods)
                 {
                     differed = true
                 }

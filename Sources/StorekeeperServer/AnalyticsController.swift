@@ -56,7 +56,8 @@ struct AnalyticsController: Sendable {
         let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()))
         let app = try await apps.app(context)
         let (series, settings) = try await Self.series(
-            appId: app.id, query: query, buckets: query.buckets, apps: apps)
+            appId: app.id, query: query, buckets: query.buckets, apps: apps, now: clock.now(),
+            readsRunEnds: metric == .churn)
         let points = series.points(metric)
         if query.format == .csv {
             return AnalyticsCSV.response(metric: metric, points: points)
@@ -78,22 +79,35 @@ struct AnalyticsController: Sendable {
 
     /// Reads the totals the buckets need and builds the series.
     static func series(
-        appId: String, query: AnalyticsQuery, buckets: [(start: CalendarDay, end: CalendarDay)], apps: AppDirectory
+        appId: String, query: AnalyticsQuery, buckets: [(start: CalendarDay, end: CalendarDay)], apps: AppDirectory,
+        now: Timestamp, readsRunEnds: Bool
     ) async throws -> (AnalyticsSeries, AnalyticsSettings) {
         let first = buckets.first!.start
         let last = buckets.last!.end
         let environment = query.environment
         let filter = query.filter
-        let (settings, before, daily) = try await apps.read { reader in
+        // Churn reads the runs that ended in the range, up to now (never a scheduled end); the
+        // periods active now are read only when a bucket has not ended.
+        let runsThrough = min(last.adding(days: 1).start, now)
+        let readsActiveNow = now < last.adding(days: 1).start
+        let (settings, before, daily, activeNow, runEnds) = try await apps.read { reader in
             (
                 try reader.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings(),
                 try reader.analyticsTotalsBefore(appId: appId, environment: environment, day: first, filter: filter),
                 try reader.analyticsDailyTotals(
-                    appId: appId, environment: environment, from: first, through: last.adding(days: 1), filter: filter)
+                    appId: appId, environment: environment, from: first, through: last.adding(days: 1), filter: filter),
+                readsActiveNow
+                    ? try reader.analyticsActiveAt(
+                        appId: appId, environment: environment, instant: now, filter: filter) : [],
+                readsRunEnds && first.start < runsThrough
+                    ? try reader.analyticsRunEnds(
+                        appId: appId, environment: environment, after: first.start, through: runsThrough,
+                        filter: filter) : []
             )
         }
         let series = AnalyticsSeries(
-            buckets: buckets, before: before, daily: daily, table: settings.exchangeRateTable)
+            buckets: buckets, before: before, daily: daily, table: settings.exchangeRateTable, now: now,
+            activeNow: activeNow, runEnds: runEnds)
         return (series, settings)
     }
 
@@ -102,16 +116,19 @@ struct AnalyticsController: Sendable {
     @Sendable func overview(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()))
         let app = try await apps.app(context)
-        return JSONResponse.make(try await Self.overview(appId: app.id, query: query, apps: apps))
+        return JSONResponse.make(try await Self.overview(appId: app.id, query: query, apps: apps, now: clock.now()))
     }
 
     /// The overview's body: the cards of `query`'s period and of the period of the same length
     /// before it. The dashboard's overview calls it in process, so both show the same figures.
-    static func overview(appId: String, query: AnalyticsQuery, apps: AppDirectory) async throws -> JSONValue {
+    static func overview(appId: String, query: AnalyticsQuery, apps: AppDirectory, now: Timestamp) async throws
+        -> JSONValue
+    {
         let length = query.to.daysSince1970 - query.from.daysSince1970 + 1
         let previous = (start: query.from.adding(days: -length), end: query.from.adding(days: -1))
         let (series, settings) = try await Self.series(
-            appId: appId, query: query, buckets: [previous, (query.from, query.to)], apps: apps)
+            appId: appId, query: query, buckets: [previous, (query.from, query.to)], apps: apps, now: now,
+            readsRunEnds: false)
         func card(_ metric: String, _ field: String, in name: AnalyticsMetric, money: Bool = false) -> JSONValue {
             let points = series.points(name)
             func value(_ point: JSONValue) -> Int64? {

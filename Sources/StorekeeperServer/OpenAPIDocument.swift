@@ -17,13 +17,16 @@ public enum OpenAPIDocument {
             ]
             var parameters: [JSONValue] = []
             for segment in route.path.split(separator: "/") where segment.hasPrefix("{") {
+                let name = String(segment.dropFirst().dropLast())
+                var schema: [String: JSONValue] = [
+                    "type": .string("string"), "minLength": .integer(1), "maxLength": .integer(256),
+                ]
+                // The analytics metrics served (docs/analytics.md); another name is a 400.
+                if name == "metric" { schema["enum"] = .array(AnalyticsMetric.allCases.map { .string($0.rawValue) }) }
                 parameters.append(
                     .object([
-                        "name": .string(String(segment.dropFirst().dropLast())), "in": .string("path"),
-                        "required": .bool(true),
-                        "schema": .object([
-                            "type": .string("string"), "minLength": .integer(1), "maxLength": .integer(256),
-                        ]),
+                        "name": .string(name), "in": .string("path"), "required": .bool(true),
+                        "schema": .object(schema),
                     ]))
             }
             for name in route.query {
@@ -294,7 +297,18 @@ public enum OpenAPIDocument {
                     "subscriptionGroup": {"type": ["string", "null"]}}},
                   "reportingCurrency": {"type": ["string", "null"]},
                   "points": {"type": "array", "items": {"type": "object", "required": ["period", "periodEnd"],
-                    "properties": {"period": {"type": "string", "format": "date"}, "periodEnd": {"type": "string", "format": "date"}},
+                    "properties": {"period": {"type": "string", "format": "date"}, "periodEnd": {"type": "string", "format": "date"},
+                      "count": {"type": "integer"}, "familyShared": {"type": "integer"},
+                      "byCurrency": {"type": "array", "items": {"type": "object", "required": ["currency"], "properties": {"currency": {"type": "string"}}}},
+                      "reporting": {"type": ["object", "null"], "properties": {"currency": {"type": "string"}, "unconverted": {"type": "array", "items": {"type": "string"}}}},
+                      "activeAtStart": {"type": "integer", "minimum": 0}, "expired": {"type": "integer", "minimum": 0},
+                      "resubscribed": {"type": "integer", "minimum": 0}, "churned": {"type": "integer"},
+                      "churnRate": {"type": ["number", "null"]}, "refundRate": {"type": ["number", "null"]}, "conversionRate": {"type": ["number", "null"]},
+                      "byReason": {"type": "object", "additionalProperties": {"type": "integer"}},
+                      "movementFrom": {"type": "string", "format": "date"}, "movementTo": {"type": "string", "format": "date"},
+                      "reversals": {"type": "integer", "minimum": 0}, "familyRevocations": {"type": "integer", "minimum": 0},
+                      "consumptionRequests": {"type": "object", "required": ["count", "granted", "declined", "noOutcome"], "properties": {
+                        "count": {"type": "integer"}, "granted": {"type": "integer"}, "declined": {"type": "integer"}, "noOutcome": {"type": "integer"}}}},
                     "description": "Fields by metric: docs/analytics.md. Money in milliunits."}}}},
               "AnalyticsOverview": {"type": "object", "required": ["appId", "environment", "from", "to", "previousFrom", "previousTo", "cards"],
                 "properties": {"appId": {"type": "string"}, "environment": {"type": "string"},

@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 import Foundation
 import Storage
 import StorekeeperIngestion
@@ -34,8 +35,93 @@ enum AnalyticsCommands {
                         name: "--database", valueName: "URL",
                         help: "the database (default: the configuration's, or STOREKEEPER_DATABASE_URL)"),
                 ],
-                action: { try await rebuild($0) })
+                action: { try await rebuild($0) }),
+            Command(
+                name: "rates", summary: "the exchange rates to the reporting currency",
+                subcommands: [
+                    Command(
+                        name: "import",
+                        summary: "add an app's exchange rates from a CSV file (date,currency,rate)",
+                        discussion: """
+                            Each line `date,currency,rate` (an optional header `date,currency,rate`) says what one
+                            unit of `currency` is worth in the app's reporting currency from `date` until the
+                            currency's next rate (at most 6 decimals). Every line is checked before anything is
+                            saved; a rate for a currency and day already stored is replaced, the others are kept.
+                            Answers convert with the new rates at once (nothing is recomputed). The app needs a
+                            reporting currency (admin API analytics-settings). Exit codes: 0 imported, 1 storage
+                            error, unknown app, no reporting currency or a bad line, 2 usage.
+                            """,
+                        arguments: [Argument(name: "FILE", help: "the CSV file")],
+                        options: [
+                            Option(name: "--app", valueName: "ID", help: "the app", isRequired: true),
+                            Option(name: "--config", valueName: "FILE", help: "the server's configuration file (JSON)"),
+                            Option(
+                                name: "--database", valueName: "URL",
+                                help: "the database (default: the configuration's, or STOREKEEPER_DATABASE_URL)"),
+                        ],
+                        action: { try await importRates($0) })
+                ]),
         ])
+
+    static func importRates(_ parsed: CommandLineArguments) async throws -> Int32 {
+        let appId = try parsed.require("--app")
+        guard let path = parsed.positional.first else { throw UsageError("missing FILE") }
+        var overrides: [String: String] = [:]
+        if let database = parsed.value("--database") { overrides["databaseURL"] = database }
+        let configuration = try ServerConfiguration.load(file: parsed.value("--config"), overrides: overrides)
+        let store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: false)
+        func fail(_ message: String) async -> Int32 {
+            await store.close()
+            FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            return 1
+        }
+        do {
+            let stored = try await store.read { reader in
+                (try reader.app(id: appId), try reader.analyticsSettings(appId: appId))
+            }
+            guard stored.0 != nil else { return await fail("no app \(appId)") }
+            guard let reportingCurrency = stored.1?.settings.reportingCurrency else {
+                return await fail("app \(appId) has no reporting currency: set it first (analytics-settings)")
+            }
+            let file: ExchangeRateFile
+            do {
+                file = try ExchangeRateFile(path: path, reportingCurrency: reportingCurrency)
+            } catch let failure as ExchangeRateFile.Failure {
+                return await fail("\(path): \(failure.description); nothing imported")
+            } catch {
+                return await fail("\(path): cannot be read; nothing imported")
+            }
+            let now = Timestamp(Date())
+            let imported = file.rates
+            let outcome = try await store.write { transaction -> (version: Int64, replaced: Int, refused: String?) in
+                guard try transaction.lockApp(id: appId) != nil else { return (0, 0, "no app \(appId)") }
+                var settings = try transaction.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings()
+                guard settings.reportingCurrency == reportingCurrency else {
+                    return (0, 0, "the reporting currency changed meanwhile; run the import again")
+                }
+                let merged = ExchangeRateFile(rates: imported).merged(into: settings.exchangeRates)
+                settings.exchangeRates = merged.rates
+                if let failure = settings.validationFailure { return (0, 0, failure) }
+                let version = try transaction.saveAnalyticsSettings(appId: appId, settings, at: now)
+                try transaction.appendAudit(
+                    NewAuditEntry(
+                        at: now, actor: "cli", action: "analytics.rates.import", appId: appId,
+                        detail: .object(["version": .integer(version), "rates": .integer(Int64(imported.count))])))
+                return (version, merged.replaced, nil)
+            }
+            if let refused = outcome.refused { return await fail(refused + "; nothing imported") }
+            await store.close()
+            let currencies = Set(imported.map(\.currency)).sorted()
+            print(
+                "imported \(imported.count) rates to \(reportingCurrency) (\(imported.count - outcome.replaced) new, "
+                    + "\(outcome.replaced) replaced) for \(currencies.isEmpty ? "no currency" : currencies.joined(separator: ", ")); "
+                    + "settings version \(outcome.version)")
+            return 0
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
 
     static let interruptedExitCode: Int32 = 130
 

@@ -176,6 +176,64 @@ import Testing
                 #expect(family == expected.family, "family actives at day \(dayNumber)")
                 #expect(mrr == expected.mrr, "MRR at day \(dayNumber)")
             }
+
+            // Churn per month: paid subscriptions at the month's first midnight (running sum of
+            // the runs' deltas) and those whose run ended in it without a new one by its end
+            // (the stored run ends), against plain SQL over the periods covering both midnights.
+            // (Every run here lasts at least 30 days, so a run active at a month's start that
+            // ended and came back within it is still paying at its end.)
+            var churnChecked = 0
+            for month in 1...11 {
+                let start = CalendarDay(year: 2026, month: month, day: 1)
+                let end = CalendarDay(year: 2026, month: month + 1, day: 1)
+                let (before, runEnds) = try await store.read { reader in
+                    (
+                        try reader.analyticsTotalsBefore(
+                            appId: Self.appId, environment: .production, day: start.adding(days: 1),
+                            filter: AnalyticsFilter()),
+                        try reader.analyticsRunEnds(
+                            appId: Self.appId, environment: .production, after: start.start, through: end.start,
+                            filter: AnalyticsFilter())
+                    )
+                }
+                let activeAtStart = before.reduce(0) { $0 + $1.measures.paidRunsActiveDelta }
+                let expired = runEnds.filter { $0.start <= start.start }
+                let churned = expired.filter { run in run.nextStart.map { $0 > end.start } ?? true }
+                let expected = try await store.read { reader in
+                    try IndependentSQL.churn(
+                        reader: reader, postgres: backend == .postgres, from: start.start.millisecondsSince1970,
+                        to: end.start.millisecondsSince1970)
+                }
+                #expect(activeAtStart == expected.activeAtStart, "active at \(start)")
+                #expect(Int64(churned.count) == expected.churned, "churned in \(start)")
+                #expect(churned.allSatisfy { $0.reason == nil }, "no renewal info: reason unknown")
+                churnChecked += Int(expected.churned)
+            }
+            #expect(churnChecked > 20)
+
+            // MRR movement per day, per currency, against plain SQL comparing each subscription's
+            // coverage at the midnights before and after the day.
+            var moved = 0
+            for dayNumber in stride(from: first.daysSince1970 + 20, to: first.daysSince1970 + 140, by: 1) {
+                let day = CalendarDay(daysSince1970: dayNumber)
+                let rows = try await store.read { reader in
+                    try reader.analyticsDailyTotals(
+                        appId: Self.appId, environment: .production, from: day, through: day, filter: AnalyticsFilter())
+                }
+                var kept: [String: [Int64]] = [:]
+                for total in rows {
+                    let m = total.measures
+                    let figures = [m.mrrNew, m.mrrExpansion, m.mrrContraction, m.mrrChurned, m.mrrReactivation]
+                    if figures.contains(where: { $0 != 0 }) { kept[total.currency] = figures }
+                }
+                let expected = try await store.read { reader in
+                    try IndependentSQL.movement(
+                        reader: reader, postgres: backend == .postgres, midnight: dayNumber * Self.day)
+                }
+                #expect(kept == expected, "MRR movement on \(day)")
+                moved += kept.count
+            }
+            #expect(moved > 50)
         }
     }
 }
@@ -298,5 +356,60 @@ struct IndependentSQL {
             }
         }
         return (paid, family, mrr)
+    }
+
+    /// The paid, unrefunded subscription periods (every product here is monthly, one
+    /// subscription per customer) with whether each covers the given midnights.
+    static func coverage(postgres: Bool, midnights: [Int64]) -> String {
+        let purchase = number("purchaseDate", postgres: postgres)
+        let expires = number("expiresDate", postgres: postgres)
+        let covers = midnights.enumerated().map { index, midnight in
+            "MAX(CASE WHEN \(purchase) <= \(midnight) AND \(midnight) < \(expires) THEN 1 ELSE 0 END) AS c\(index)"
+        }
+        return """
+            SELECT customer, \(field("currency", postgres: postgres)) AS currency, MAX(\(number("price", postgres: postgres))) AS price,
+                   \(covers.joined(separator: ", ")),
+                   MAX(CASE WHEN ((\(purchase) + 86399999) / 86400000) * 86400000 <= \(midnights[0]) THEN 1 ELSE 0 END)
+                       AS paid_before
+            FROM latest
+            WHERE \(field("ownership", postgres: postgres)) = 'PURCHASED' AND \(field("expiresDate", postgres: postgres)) IS NOT NULL
+              AND \(field("revocationDate", postgres: postgres)) IS NULL
+            GROUP BY customer, \(field("currency", postgres: postgres))
+            """
+    }
+
+    /// Paid subscriptions at midnight `from`, and those of them not paying at midnight `to`.
+    static func churn(reader: any StoreReader, postgres: Bool, from: Int64, to: Int64) throws
+        -> (activeAtStart: Int64, churned: Int64)
+    {
+        let row = try reader.sql(
+            """
+            \(latest)
+            SELECT SUM(c0), SUM(CASE WHEN c0 = 1 AND c1 = 0 THEN 1 ELSE 0 END)
+            FROM (\(coverage(postgres: postgres, midnights: [from, to]))) subscriptions
+            """
+        ).first
+        return (try row?.optionalInteger(0) ?? 0, try row?.optionalInteger(1) ?? 0)
+    }
+
+    /// The MRR movement of the day starting at `midnight`, per currency: new, expansion,
+    /// contraction, churned, reactivation (only currencies that moved).
+    static func movement(reader: any StoreReader, postgres: Bool, midnight: Int64) throws -> [String: [Int64]] {
+        var result: [String: [Int64]] = [:]
+        for row in try reader.sql(
+            """
+            \(latest)
+            SELECT currency,
+                   SUM(CASE WHEN c0 = 0 AND c1 = 1 AND paid_before = 0 THEN price ELSE 0 END),
+                   SUM(CASE WHEN c0 = 1 AND c1 = 0 THEN price ELSE 0 END),
+                   SUM(CASE WHEN c0 = 0 AND c1 = 1 AND paid_before = 1 THEN price ELSE 0 END)
+            FROM (\(coverage(postgres: postgres, midnights: [midnight, midnight + 86_400_000]))) subscriptions
+            GROUP BY currency
+            """)
+        {
+            let figures = [try row.integer(1), 0, 0, try row.integer(2), try row.integer(3)]
+            if figures.contains(where: { $0 != 0 }) { result[try row.text(0)] = figures }
+        }
+        return result
     }
 }

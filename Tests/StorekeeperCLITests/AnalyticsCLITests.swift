@@ -64,6 +64,83 @@ import Testing
         #expect(unknown == .init(status: 1, stdout: "", stderr: "error: no app nope\n"))
     }
 
+    /// `analytics rates import`: refused without a reporting currency; then a file's rates are
+    /// added (one replacing the stored rate of the same currency and day), and a file with a bad
+    /// line changes nothing and names the line.
+    @Test func ratesImportAddsAFilesRatesOrNothing() async throws {
+        let directory = try CLITests().temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try await Self.database(customers: 1, in: directory)
+        let file = directory.appendingPathComponent("rates.csv")
+        try "date,currency,rate\r\n2026-01-01,EUR,1.0842\r\n\r\n2026-02-01,EUR,1.1\r\n2026-01-01,JPY,0.006512\r\n"
+            .write(to: file, atomically: true, encoding: .utf8)
+        let cli = SecretsCLITests()
+        let arguments = ["analytics", "rates", "import", "--app", Self.appId, "--database", path, file.path]
+
+        let noCurrency = try cli.run(arguments)
+        #expect(
+            noCurrency
+                == .init(
+                    status: 1, stdout: "",
+                    stderr: "error: app cli-app has no reporting currency: set it first (analytics-settings)\n"))
+
+        let store = try await SQLiteStore.open(path: path)
+        let appId = Self.appId
+        try await store.write { transaction in
+            _ = try transaction.saveAnalyticsSettings(
+                appId: appId,
+                AnalyticsSettings(
+                    reportingCurrency: "USD",
+                    exchangeRates: [
+                        ExchangeRate(
+                            currency: "EUR", from: CalendarDay(year: 2026, month: 1, day: 1), micros: 1_050_000),
+                        ExchangeRate(
+                            currency: "GBP", from: CalendarDay(year: 2025, month: 6, day: 1), micros: 1_270_000),
+                    ]), at: TestSigning.signedDate)
+        }
+        await store.close()
+
+        let imported = try cli.run(arguments)
+        #expect(
+            imported
+                == .init(
+                    status: 0,
+                    stdout: "imported 3 rates to USD (2 new, 1 replaced) for EUR, JPY; settings version 2\n",
+                    stderr: ""))
+        func stored() async throws -> StoredAnalyticsSettings? {
+            let store = try await SQLiteStore.open(path: path)
+            let settings = try await store.read { reader in try reader.analyticsSettings(appId: appId) }
+            await store.close()
+            return settings
+        }
+        #expect(
+            try await stored()?.settings.exchangeRates == [
+                ExchangeRate(currency: "EUR", from: CalendarDay(year: 2026, month: 1, day: 1), micros: 1_084_200),
+                ExchangeRate(currency: "EUR", from: CalendarDay(year: 2026, month: 2, day: 1), micros: 1_100_000),
+                ExchangeRate(currency: "GBP", from: CalendarDay(year: 2025, month: 6, day: 1), micros: 1_270_000),
+                ExchangeRate(currency: "JPY", from: CalendarDay(year: 2026, month: 1, day: 1), micros: 6_512),
+            ])
+
+        for (content, message) in [
+            ("2026-01-01,EUR,1.2\n2026-13-01,EUR,1\n", "line 2: date must be YYYY-MM-DD"),
+            ("2026-01-01,eur,1.2\n", "line 1: currency must be three capital letters (ISO 4217)"),
+            ("2026-01-01,USD,1\n", "line 1: USD is the reporting currency"),
+            ("2026-01-01,EUR,1.1234567\n", "line 1: rate must be a positive decimal with at most 6 decimals"),
+            ("2026-01-01,EUR,0\n", "line 1: rate must be a positive decimal with at most 6 decimals"),
+            ("2026-01-01,EUR\n", "line 1: expected date,currency,rate"),
+            ("2026-01-01,EUR,1\n2026-01-01,EUR,2\n", "line 2: a second rate for EUR from 2026-01-01"),
+            (String(repeating: "9", count: 300) + "\n", "line 1: longer than 200 bytes"),
+        ] {
+            try content.write(to: file, atomically: true, encoding: .utf8)
+            let refused = try cli.run(arguments)
+            #expect(
+                refused == .init(status: 1, stdout: "", stderr: "error: \(file.path): \(message); nothing imported\n"))
+        }
+        #expect(try await stored()?.version == 2)
+        let missing = try cli.run(["analytics", "rates", "import", "--app", Self.appId, "--database", path])
+        #expect(missing.status == 2)
+    }
+
     /// Issue 14: 2,000 customers, interrupted (SIGINT) once the first tenth is reported: the run
     /// stops after the batch in progress with exit 130 and says how to complete it; the next run
     /// completes it (the customers done are found unchanged), and a third finds nothing to do.

@@ -63,8 +63,8 @@ struct CommandDeclarationTests {
                 "admin deliveries failed", "admin deliveries replay",
                 "admin customers", "admin customers show", "admin customers events", "admin customers facts",
                 "admin customers restore", "admin customers sync", "admin notifications", "admin notifications recent",
-                "analytics", "analytics rebuild", "simulate", "simulate serve", "simulate run", "simulate play",
-                "backfill",
+                "analytics", "analytics rebuild", "analytics rates", "analytics rates import", "simulate",
+                "simulate serve", "simulate run", "simulate play", "backfill",
                 "backfill receipts",
                 "quickstart",
                 "completion", "help",
@@ -118,7 +118,7 @@ struct CommandDeclarationTests {
             #expect(result.stdout == "", "\(path)")
             #expect(result.stderr.hasPrefix(missing + "\n\n" + usagePrefix(path)), "\(path): \(result.stderr)")
         }
-        #expect(checked == 56)
+        #expect(checked == 58)
     }
 
     @Test func conventionsOfTheParser() throws {

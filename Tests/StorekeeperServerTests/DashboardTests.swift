@@ -533,6 +533,45 @@ extension HTTPResponse {
                 "chart,chart-active,Active subscriptions,\($0["period"] as? String ?? ""),\($0["count"] as? Int ?? -1)"
             }
             #expect(lines.filter { $0.hasPrefix("chart,chart-active,Active subscriptions,") } == apiRows)
+            // The churn and MRR movement charts are the API's series too.
+            func apiPoints(_ metric: String) async throws -> [[String: Any]] {
+                let series = try await harness.request(
+                    "GET",
+                    "/v1/apps/\(app.appId)/analytics/\(metric)?environment=Sandbox&from=\(weekAgo)&to=\(today)"
+                        + filter, key: app.secretKey)
+                #expect(series.status == 200)
+                return series.json["points"] as? [[String: Any]] ?? []
+            }
+            let churn = try await apiPoints("churn")
+            #expect(churn.count == 7)
+            for (field, label) in [
+                ("voluntary", "Voluntary"), ("involuntary", "Involuntary"),
+                ("productUnavailable", "Product unavailable"), ("other", "Other"),
+            ] {
+                let rows = churn.map {
+                    let count = ($0["byReason"] as? [String: Any])?[field] as? Int ?? -1
+                    return "chart,chart-churn,Churned: \(label),\($0["period"] as? String ?? ""),"
+                        + SVGChart.number(Double(count))
+                }
+                #expect(lines.filter { $0.hasPrefix("chart,chart-churn,Churned: \(label),") } == rows)
+            }
+            let movement = try await apiPoints("mrr-movement")
+            #expect(movement.count == 7)
+            for (field, label) in [
+                ("new", "MRR new"), ("churned", "MRR churned"), ("reactivation", "MRR reactivation"),
+            ] {
+                let name = reporting == nil ? "\(label) USD" : label
+                let rows = movement.map { point -> String in
+                    let figure =
+                        reporting == nil
+                        ? (point["byCurrency"] as? [[String: Any]] ?? []).first { $0["currency"] as? String == "USD" }
+                        : point["reporting"] as? [String: Any]
+                    let value = figure.map { SVGChart.number(Double($0[field] as? Int ?? -1) / 1000) } ?? "0"
+                    return "chart,chart-mrr-movement,\(name),\(point["period"] as? String ?? ""),\(value)"
+                }
+                let shownRows = lines.filter { $0.hasPrefix("chart,chart-mrr-movement,\(name),") }
+                if reporting != nil || !shownRows.isEmpty { #expect(shownRows == rows, "\(name)") }
+            }
             return shown
         }
 

@@ -12,6 +12,9 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
         "family_revocations",
         "active_paid_delta", "active_trial_delta", "active_family_delta", "mrr_gross_delta", "mrr_proceeds_delta",
         "new_customers", "trials_started", "trials_converted", "trials_pending", "trials_abandoned",
+        // 0015_analytics_cohorts
+        "paid_runs_active_delta", "mrr_new", "mrr_expansion", "mrr_contraction", "mrr_churned", "mrr_reactivation",
+        "refund_reversals", "consumption_requests", "consumption_requests_granted", "consumption_requests_declined",
     ]
 
     /// By purchase day: paid transactions and their money, and what refunds took back of them.
@@ -39,6 +42,22 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
     public var trialsConverted: Int64 = 0
     public var trialsPending: Int64 = 0
     public var trialsAbandoned: Int64 = 0
+    /// Uninterrupted paid runs of a subscription (`AnalyticsPeriod`), +1 on the first midnight
+    /// of a run, −1 on the first after it: the paid subscriptions a churn figure starts from.
+    public var paidRunsActiveDelta: Int64 = 0
+    /// MRR movement (gross), on the day the change happened (`MRRMovement`): what moved the
+    /// MRR from the midnight starting the day to the one ending it.
+    public var mrrNew: Int64 = 0
+    public var mrrExpansion: Int64 = 0
+    public var mrrContraction: Int64 = 0
+    public var mrrChurned: Int64 = 0
+    public var mrrReactivation: Int64 = 0
+    /// By the notification's day: `REFUND_REVERSED`, and `CONSUMPTION_REQUEST` by Apple's
+    /// later decision (granted: a refund followed; declined: `REFUND_DECLINED`; else none yet).
+    public var refundReversals: Int64 = 0
+    public var consumptionRequests: Int64 = 0
+    public var consumptionRequestsGranted: Int64 = 0
+    public var consumptionRequestsDeclined: Int64 = 0
 
     public init() {}
 
@@ -48,13 +67,22 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
             transactions, gross, proceeds, refunded, refundedProceeds, refunds, refundsDeveloperIssue,
             refundedOnDate, refundedOnDateDeveloperIssue, familyRevocations, activePaidDelta, activeTrialDelta,
             activeFamilyDelta, mrrGrossDelta, mrrProceedsDelta, newCustomers, trialsStarted, trialsConverted,
-            trialsPending, trialsAbandoned,
+            trialsPending, trialsAbandoned, paidRunsActiveDelta, mrrNew, mrrExpansion, mrrContraction, mrrChurned,
+            mrrReactivation, refundReversals, consumptionRequests, consumptionRequestsGranted,
+            consumptionRequestsDeclined,
         ]
     }
 
-    /// From values in `columns` order; `nil` when the count differs.
-    public init?(values: [Int64]) {
-        guard values.count == Self.columns.count else { return nil }
+    /// The number of fields before migration 0015 added the churn, MRR movement and refund
+    /// request ones: contributions stored before it have this many values.
+    public static let columnsBefore0015 = 20
+
+    /// From values in `columns` order; `nil` when the count is neither that nor
+    /// `columnsBefore0015` (an older stored contribution: its newer fields read as zero, as the
+    /// daily rows' new columns do, until a rebuild computes them).
+    public init?(values stored: [Int64]) {
+        guard stored.count == Self.columns.count || stored.count == Self.columnsBefore0015 else { return nil }
+        let values = stored + Array(repeating: 0, count: Self.columns.count - stored.count)
         transactions = values[0]
         gross = values[1]
         proceeds = values[2]
@@ -75,6 +103,16 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
         trialsConverted = values[17]
         trialsPending = values[18]
         trialsAbandoned = values[19]
+        paidRunsActiveDelta = values[20]
+        mrrNew = values[21]
+        mrrExpansion = values[22]
+        mrrContraction = values[23]
+        mrrChurned = values[24]
+        mrrReactivation = values[25]
+        refundReversals = values[26]
+        consumptionRequests = values[27]
+        consumptionRequestsGranted = values[28]
+        consumptionRequestsDeclined = values[29]
     }
 
     public var isZero: Bool { values.allSatisfy { $0 == 0 } }

@@ -30,7 +30,8 @@ public struct ChurnSummary: Sendable, Hashable, Codable {
     /// churned / activeAtStart, `nil` when nothing was active.
     public var rate: Ratio { Ratio(numerator: churned, denominator: activeAtStart) }
 
-    /// Churn over `[from, to)`.
+    /// Churn over `[from, to)`: the runs active at `from` and no longer at `to` (a run ending
+    /// exactly at `to` expired in this period: it is not active at the next one's start).
     public init(runs: [PaidRun], from: Timestamp, to: Timestamp) {
         var runsBySubscription: [String: [PaidRun]] = [:]
         for run in runs { runsBySubscription[run.subscription, default: []].append(run) }
@@ -41,9 +42,9 @@ public struct ChurnSummary: Sendable, Hashable, Codable {
         for subscriptionRuns in runsBySubscription.values {
             guard let current = subscriptionRuns.first(where: { $0.start <= from && from < $0.end }) else { continue }
             activeAtStart += 1
-            guard current.end < to else { continue }
+            guard current.end <= to else { continue }
             expired += 1
-            if subscriptionRuns.contains(where: { $0.start >= current.end && $0.start < to }) {
+            if subscriptionRuns.contains(where: { $0.start >= current.end && $0.start <= to }) {
                 resubscribed += 1
             } else {
                 byReason[ChurnReason(current.expirationReason), default: 0] += 1

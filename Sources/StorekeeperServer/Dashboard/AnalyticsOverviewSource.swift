@@ -2,6 +2,7 @@ import AppStoreModels
 import Entitlements
 import Foundation
 import Storage
+import StorekeeperIngestion
 
 /// The overview from the analytics module, in process: the cards are the body of
 /// `GET …/analytics/overview` and the charts the points of `GET …/analytics/{metric}` for the
@@ -11,6 +12,7 @@ import Storage
 /// - Note: Immutable and `Sendable`.
 struct AnalyticsOverviewSource: DashboardOverviewSource {
     let apps: AppDirectory
+    let clock: ServerClock
 
     static let titles: [String: String] = [
         "active-subscriptions": "Active subscriptions", "active-trials": "Active trials", "mrr": "MRR",
@@ -29,9 +31,10 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
 
     func overview(_ query: DashboardOverviewQuery) async throws -> DashboardOverview {
         let analytics = Self.analyticsQuery(query)
-        let body = try await AnalyticsController.overview(appId: query.appId, query: analytics, apps: apps)
+        let now = clock.now()
+        let body = try await AnalyticsController.overview(appId: query.appId, query: analytics, apps: apps, now: now)
         let (series, _) = try await AnalyticsController.series(
-            appId: query.appId, query: analytics, buckets: analytics.buckets, apps: apps)
+            appId: query.appId, query: analytics, buckets: analytics.buckets, apps: apps, now: now, readsRunEnds: true)
         let notifications = try await apps.read { reader in
             try reader.notificationsByDay(
                 appId: query.appId, environment: query.environment, from: query.from, to: query.to)
@@ -53,12 +56,14 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
         if query.productId != nil || query.storefront != nil || query.subscriptionGroup != nil {
             notes.append("Filtered by product, storefront or subscription group; notifications are not filtered.")
         }
-        notes.append("Churn, MRR movement, retention cohorts and LTV are not served by the analytics module yet.")
+        notes.append("Retention cohorts and LTV are not served by the analytics module yet.")
         func points(_ metric: AnalyticsMetric) -> [JSONValue] { series.points(metric) }
         let active = points(.activeSubscriptions)
         let trials = points(.activeTrials)
         let refunds = points(.refunds)
         let conversion = points(.trialConversion)
+        let churn = points(.churn)
+        let movement = points(.mrrMovement)
         return DashboardOverview(
             cards: cards,
             charts: [
@@ -71,6 +76,19 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
                 SVGChart(
                     id: "chart-mrr", title: "MRR", kind: .line, labels: labels,
                     series: Self.money(points(.mrr), [("gross", "MRR"), ("proceeds", "MRR proceeds")])),
+                SVGChart(
+                    id: "chart-mrr-movement", title: "MRR movement", kind: .bars, labels: labels,
+                    series: Self.movement(movement)),
+                SVGChart(
+                    id: "chart-churn", title: "Churn by reason (paid subscriptions that ended)", kind: .bars,
+                    labels: labels,
+                    series: [
+                        ("voluntary", "Voluntary"), ("involuntary", "Involuntary"),
+                        ("productUnavailable", "Product unavailable"), ("other", "Other"),
+                    ].map { field, label in
+                        .init(
+                            name: "Churned: " + label, values: churn.map { Self.count($0["byReason"] ?? .null, field) })
+                    }),
                 SVGChart(
                     id: "chart-revenue", title: "Revenue vs proceeds", kind: .bars, labels: labels,
                     series: Self.money(
@@ -168,6 +186,16 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
                     })
             }
         }
+    }
+
+    /// The MRR movement series (new, expansion, contraction, churned, reactivation) in units: the
+    /// reporting currency's when the points have one, otherwise one series per currency.
+    static func movement(_ points: [JSONValue]) -> [SVGChart.Series] {
+        let fields = [
+            ("new", "New"), ("expansion", "Expansion"), ("contraction", "Contraction"), ("churned", "Churned"),
+            ("reactivation", "Reactivation"),
+        ]
+        return money(points, fields.map { ($0.0, "MRR " + $0.1.lowercased()) })
     }
 
     static func units(_ milliunits: Int64?) -> Double? { milliunits.map { Double($0) / 1000 } }

@@ -39,7 +39,7 @@ struct DashboardController: Sendable {
         self.metrics = metrics
         self.sync = sync
         self.key = DashboardSessionKey(configuration: configuration)
-        self.overviewSource = overviewSource ?? AnalyticsOverviewSource(apps: apps)
+        self.overviewSource = overviewSource ?? AnalyticsOverviewSource(apps: apps, clock: clock)
         self.adminKeyHash = configuration.adminKey.map { Array(APIKeys.hash($0).utf8) }
         self.secureCookies = configuration.dashboardSecureCookies
         self.sessionSeconds = configuration.dashboardSessionSeconds

@@ -39,18 +39,26 @@ import Testing
         purchase.transactions = 1
         purchase.gross = 2990
         purchase.proceeds = 2093
+        // The paid week's MRR appears at the next midnight: a new subscription on the 8th.
+        purchase.mrrNew = 11960
         var switchover = AnalyticsMeasures()
         switchover.activeTrialDelta = -1
         switchover.activePaidDelta = 1
         switchover.mrrGrossDelta = 11960
         switchover.mrrProceedsDelta = 8372
+        switchover.paidRunsActiveDelta = 1
         var graceEnds = AnalyticsMeasures()
         graceEnds.activePaidDelta = -1
+        graceEnds.paidRunsActiveDelta = -1
+        // The grace period ends at the midnight starting the 20th: churned on the 19th.
+        var churned = AnalyticsMeasures()
+        churned.mrrChurned = 11960
         graceEnds.mrrGrossDelta = -11960
         graceEnds.mrrProceedsDelta = -8372
         #expect(
             contribution == [
-                key(1): first, key(2): trialStarts, key(8): purchase, key(9): switchover, key(20): graceEnds,
+                key(1): first, key(2): trialStarts, key(8): purchase, key(9): switchover, key(19): churned,
+                key(20): graceEnds,
             ])
         // Sandbox facts are another environment's.
         #expect(

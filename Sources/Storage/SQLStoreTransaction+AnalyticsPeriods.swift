@@ -1,0 +1,113 @@
+import AppStoreModels
+import Entitlements
+
+/// Analytics periods (migration 0015): each customer's active subscription periods to the
+/// millisecond, for figures at an instant and churn.
+extension SQLStoreTransaction {
+    private static let periodColumns = """
+        transaction_id, subscription, product_id, subscription_group, storefront, currency, activity, start_at,
+        end_at, mrr_gross, mrr_proceeds, run_start_at, next_run_start_at, churn_reason
+        """
+
+    func applyAnalyticsPeriods(
+        customerId: Int64, appId: String, environment: AppStoreEnvironment, _ periods: [AnalyticsPeriod]
+    ) throws -> Bool {
+        let stored = try rows(
+            """
+            SELECT \(Self.periodColumns) FROM analytics_periods
+            WHERE customer_id = $1 AND environment = $2 ORDER BY transaction_id
+            """, .integer(customerId), .text(environment.rawValue)
+        ).map { row throws(StoreError) in try Self.period(row) }
+        let sorted = periods.sorted { $0.transactionId < $1.transactionId }
+        guard stored != sorted else { return false }
+        _ = try execute(
+            "DELETE FROM analytics_periods WHERE customer_id = $1 AND environment = $2", .integer(customerId),
+            .text(environment.rawValue))
+        guard !sorted.isEmpty else { return true }
+        _ = try insertRows(
+            into: """
+                INSERT INTO analytics_periods (customer_id, environment, app_id, \(Self.periodColumns))
+                """,
+            onConflict: "", width: 17,
+            sorted.map { period in
+                [
+                    .integer(customerId), .text(environment.rawValue), .text(appId), .text(period.transactionId),
+                    .text(period.subscription), .text(period.productId), .text(period.subscriptionGroup),
+                    .text(period.storefront), .text(period.currency), .text(period.activity.rawValue),
+                    SQLValue(period.start), SQLValue(period.end), .integer(period.mrrGross),
+                    .integer(period.mrrProceeds), SQLValue(period.run?.start), SQLValue(period.run?.nextStart),
+                    SQLValue(period.run?.reason?.rawValue),
+                ]
+            })
+        return true
+    }
+
+    private static func period(_ row: SQLRow) throws(StoreError) -> AnalyticsPeriod {
+        let activity = try row.text(6)
+        guard let parsed = SubscriptionActivity(rawValue: activity) else {
+            throw StoreError(.corruptValue, "analytics_periods.activity: unknown value")
+        }
+        var run: AnalyticsPeriod.Run?
+        if let start = try row.optionalTimestamp(11) {
+            var reason: ChurnReason?
+            if let text = try row.optionalText(13) {
+                guard let value = ChurnReason(rawValue: text) else {
+                    throw StoreError(.corruptValue, "analytics_periods.churn_reason: unknown value")
+                }
+                reason = value
+            }
+            run = AnalyticsPeriod.Run(start: start, nextStart: try row.optionalTimestamp(12), reason: reason)
+        }
+        return AnalyticsPeriod(
+            transactionId: try row.text(0), subscription: try row.text(1), productId: try row.text(2),
+            subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5),
+            activity: parsed, start: try row.timestamp(7), end: try row.timestamp(8), mrrGross: try row.integer(9),
+            mrrProceeds: try row.integer(10), run: run)
+    }
+
+    func analyticsActiveAt(
+        appId: String, environment: AppStoreEnvironment, instant: Timestamp, filter: AnalyticsFilter
+    ) throws -> [AnalyticsActiveTotal] {
+        let (conditions, arguments) = Self.analyticsFilterClause(filter, firstParameter: 4)
+        return try connection.query(
+            """
+            SELECT activity, currency, COUNT(*), SUM(mrr_gross), SUM(mrr_proceeds) FROM analytics_periods
+            WHERE app_id = $1 AND environment = $2 AND end_at > $3 AND start_at <= $3\(conditions)
+            GROUP BY activity, currency ORDER BY activity, currency
+            """, [.text(appId), .text(environment.rawValue), SQLValue(instant)] + arguments
+        ).map { row throws(StoreError) in
+            guard let activity = SubscriptionActivity(rawValue: try row.text(0)) else {
+                throw StoreError(.corruptValue, "analytics_periods.activity: unknown value")
+            }
+            return AnalyticsActiveTotal(
+                activity: activity, currency: try row.text(1), count: try row.integer(2),
+                mrrGross: try row.integer(3), mrrProceeds: try row.integer(4))
+        }
+    }
+
+    func analyticsRunEnds(
+        appId: String, environment: AppStoreEnvironment, after: Timestamp, through: Timestamp,
+        filter: AnalyticsFilter
+    ) throws -> [AnalyticsRunEnd] {
+        let (conditions, arguments) = Self.analyticsFilterClause(filter, firstParameter: 5)
+        return try connection.query(
+            """
+            SELECT run_start_at, end_at, next_run_start_at, churn_reason FROM analytics_periods
+            WHERE app_id = $1 AND environment = $2 AND end_at > $3 AND end_at <= $4
+              AND run_start_at IS NOT NULL\(conditions)
+            ORDER BY end_at
+            """, [.text(appId), .text(environment.rawValue), SQLValue(after), SQLValue(through)] + arguments
+        ).map { row throws(StoreError) in
+            var reason: ChurnReason?
+            if let text = try row.optionalText(3) {
+                guard let value = ChurnReason(rawValue: text) else {
+                    throw StoreError(.corruptValue, "analytics_periods.churn_reason: unknown value")
+                }
+                reason = value
+            }
+            return AnalyticsRunEnd(
+                start: try row.timestamp(0), end: try row.timestamp(1), nextStart: try row.optionalTimestamp(2),
+                reason: reason)
+        }
+    }
+}
