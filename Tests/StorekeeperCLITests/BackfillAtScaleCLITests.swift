@@ -98,12 +98,13 @@ import Testing
         // Interrupted (Ctrl-C) at a random point: it finishes the lines in progress.
         let interruptAt = Int.random(in: 2_000...6_000)
         let interrupted = try ChildProcess(arguments, in: directory)
-        let deadline = ContinuousClock.now + .seconds(120)
+        // Generous bounds: a shared 2-core machine runs this debug build at about 70 lines a second.
+        let deadline = ContinuousClock.now + .seconds(600)
         while try await imported() < interruptAt, interrupted.process.isRunning, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         interrupted.signal(SIGINT)
-        #expect(try await interrupted.exit() == (130, false), "interrupted at \(interruptAt)")
+        #expect(try await interrupted.exit(timeout: .seconds(600)) == (130, false), "interrupted at \(interruptAt)")
         let afterInterrupt = try await imported()
         let stoppedAfter = try #require(
             interrupted.stderr.firstMatch(of: /interrupted after line (\d+) of (\d+)/).map { (Int($0.1)!, Int($0.2)!) })
@@ -114,7 +115,7 @@ import Testing
 
         // Resumed: what was imported is known and skipped; the rest is imported once.
         let resumed = try ChildProcess(arguments, in: directory)
-        #expect(try await resumed.exit() == (1, false))
+        #expect(try await resumed.exit(timeout: .seconds(600)) == (1, false))
         #expect(resumed.stdout == summary(lines: 1...total, importedBefore: afterInterrupt))
         let finished = ContinuousClock.now
         let failedLines = try String(contentsOfFile: export.path + ".failed", encoding: .utf8)
