@@ -1,9 +1,10 @@
 import COpenSSL
 
 /// Drains OpenSSL's thread-local error queue into one line, so a failure names its cause
-/// and a stale error never leaks into the next call on the same thread.
-enum OpenSSLFailure {
-    static func drain() -> String {
+/// and a stale error never leaks into the next call on the same thread. `package`: the Google
+/// Play trust module shares these OpenSSL helpers.
+package enum OpenSSLFailure {
+    package static func drain() -> String {
         var messages: [String] = []
         while true {
             let code = ERR_get_error()
@@ -19,7 +20,7 @@ enum OpenSSLFailure {
 }
 
 /// Runs `body` with a memory BIO over `bytes`; the BIO never outlives the call.
-func withMemoryBIO<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws -> R) rethrows -> R? {
+package func withMemoryBIO<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws -> R) rethrows -> R? {
     try bytes.withUnsafeBytes { raw -> R? in
         guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
         defer { BIO_free(bio) }
@@ -28,7 +29,7 @@ func withMemoryBIO<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws -> R) ret
 }
 
 /// Reads everything written into a memory BIO.
-func memoryBIOContents(_ bio: OpaquePointer) -> [UInt8] {
+package func memoryBIOContents(_ bio: OpaquePointer) -> [UInt8] {
     var pointer: UnsafeMutablePointer<CChar>?
     let length = COpenSSL_BIO_get_mem_data(bio, &pointer)
     guard let pointer, length > 0 else { return [] }

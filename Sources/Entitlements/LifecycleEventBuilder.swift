@@ -25,20 +25,7 @@ struct LifecycleEventBuilder {
             entitlementIds: entitlementIds(of: productId ?? transaction.productId),
             transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId,
             periodType: transaction.periodType, summary: summary)
-        if let figures = revenue[transaction.transactionId] {
-            switch money {
-            case .none: break
-            case .charged:
-                event.price = figures.price
-                event.commissionPercent = figures.commissionPercent
-                event.proceeds = figures.proceeds
-            case .refunded(let share), .restored(let share):
-                let sign: Int64 = if case .refunded = money { -1 } else { 1 }
-                event.price = figures.price.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
-                event.commissionPercent = figures.commissionPercent
-                event.proceeds = figures.proceeds.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
-            }
-        }
+        if let figures = revenue[transaction.transactionId] { Self.apply(money, of: figures, to: &event) }
         return event
     }
 
@@ -118,20 +105,24 @@ extension LifecycleEventBuilder {
             transactionId: orderId ?? purchaseToken, originalTransactionId: purchaseToken, periodType: periodType,
             summary: summary)
         event.store = .playStore
-        if let figures {
-            switch money {
-            case .none: break
-            case .charged:
-                event.price = figures.price
-                event.commissionPercent = figures.commissionPercent
-                event.proceeds = figures.proceeds
-            case .refunded(let share), .restored(let share):
-                let sign: Int64 = if case .refunded = money { -1 } else { 1 }
-                event.price = figures.price.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
-                event.commissionPercent = figures.commissionPercent
-                event.proceeds = figures.proceeds.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
-            }
-        }
+        if let figures { Self.apply(money, of: figures, to: &event) }
         return event
+    }
+
+    /// Puts a transaction's money on its event as `money` says: charged as it was, or a share
+    /// (in thousandths of a percent) taken back by a refund or given back by its reversal.
+    static func apply(_ money: MoneySign, of figures: TransactionRevenue, to event: inout LifecycleEvent) {
+        switch money {
+        case .none: break
+        case .charged:
+            event.price = figures.price
+            event.commissionPercent = figures.commissionPercent
+            event.proceeds = figures.proceeds
+        case .refunded(let share), .restored(let share):
+            let sign: Int64 = if case .refunded = money { -1 } else { 1 }
+            event.price = figures.price.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
+            event.commissionPercent = figures.commissionPercent
+            event.proceeds = figures.proceeds.map { $0.scaled(by: sign * Int64(share), over: 100_000) }
+        }
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreTrust
 import COpenSSL
 import Foundation
 
@@ -24,7 +25,7 @@ public final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible {
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
             EVP_PKEY_generate(context, &key) == 1, let key
         else {
-            throw GooglePlayTrustError(.signingFailed, "RSA key generation failed: \(PlayOpenSSL.drain())")
+            throw GooglePlayTrustError(.signingFailed, "RSA key generation failed: \(OpenSSLFailure.drain())")
         }
         return RSAPrivateKey(owning: key)
     }
@@ -33,7 +34,7 @@ public final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible {
     /// `BEGIN RSA PRIVATE KEY`). Only RSA keys of at least 2048 bits are accepted.
     public convenience init(pem: String) throws(GooglePlayTrustError) {
         let key: OpaquePointer? =
-            PlayOpenSSL.withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PrivateKey(bio, nil, nil, nil) } ?? nil
+            withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PrivateKey(bio, nil, nil, nil) } ?? nil
         guard let key else {
             ERR_clear_error()
             throw GooglePlayTrustError(.keyMalformed, "not a PEM private key")
@@ -54,7 +55,7 @@ public final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible {
         guard let bio = BIO_new(BIO_s_mem()) else { return "" }
         defer { BIO_free(bio) }
         PEM_write_bio_PrivateKey(bio, handle, nil, nil, 0, nil, nil)
-        return String(decoding: PlayOpenSSL.contents(of: bio), as: UTF8.self)
+        return String(decoding: memoryBIOContents(bio), as: UTF8.self)
     }
 
     public var publicKey: RSAPublicKey {
@@ -70,13 +71,13 @@ public final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible {
         guard let context = EVP_MD_CTX_new() else { throw GooglePlayTrustError(.signingFailed, "no digest context") }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, handle) == 1 else {
-            throw GooglePlayTrustError(.signingFailed, "signing init failed: \(PlayOpenSSL.drain())")
+            throw GooglePlayTrustError(.signingFailed, "signing init failed: \(OpenSSLFailure.drain())")
         }
         let bytes = Array(message)
         var length = 0
         guard bytes.withUnsafeBufferPointer({ EVP_DigestSign(context, nil, &length, $0.baseAddress, $0.count) }) == 1
         else {
-            throw GooglePlayTrustError(.signingFailed, "signing failed: \(PlayOpenSSL.drain())")
+            throw GooglePlayTrustError(.signingFailed, "signing failed: \(OpenSSLFailure.drain())")
         }
         var signature = [UInt8](repeating: 0, count: length)
         let ok = bytes.withUnsafeBufferPointer { messageBuffer in
@@ -84,7 +85,7 @@ public final class RSAPrivateKey: @unchecked Sendable, CustomStringConvertible {
                 EVP_DigestSign(context, $0.baseAddress, &length, messageBuffer.baseAddress, messageBuffer.count)
             }
         }
-        guard ok == 1 else { throw GooglePlayTrustError(.signingFailed, "signing failed: \(PlayOpenSSL.drain())") }
+        guard ok == 1 else { throw GooglePlayTrustError(.signingFailed, "signing failed: \(OpenSSLFailure.drain())") }
         return Array(signature.prefix(length))
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreTrust
 import COpenSSL
 import Foundation
 
@@ -46,7 +47,7 @@ public final class RSAPublicKey: @unchecked Sendable {
             OSSL_PARAM_BLD_push_BN(builder, Self.parameterE, e) == 1,
             let parameters = OSSL_PARAM_BLD_to_param(builder)
         else {
-            throw GooglePlayTrustError(.keyMalformed, "cannot build RSA parameters: \(PlayOpenSSL.drain())")
+            throw GooglePlayTrustError(.keyMalformed, "cannot build RSA parameters: \(OpenSSLFailure.drain())")
         }
         defer { OSSL_PARAM_free(parameters) }
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else {
@@ -57,7 +58,7 @@ public final class RSAPublicKey: @unchecked Sendable {
         guard EVP_PKEY_fromdata_init(context) == 1,
             EVP_PKEY_fromdata(context, &key, COpenSSL_EVP_PKEY_PUBLIC_KEY(), parameters) == 1, let key
         else {
-            throw GooglePlayTrustError(.keyMalformed, "OpenSSL refused the RSA key: \(PlayOpenSSL.drain())")
+            throw GooglePlayTrustError(.keyMalformed, "OpenSSL refused the RSA key: \(OpenSSLFailure.drain())")
         }
         self.init(owning: key)
         try checkSize()
@@ -66,7 +67,7 @@ public final class RSAPublicKey: @unchecked Sendable {
     /// A PEM `BEGIN PUBLIC KEY` (SubjectPublicKeyInfo) RSA key.
     public convenience init(pem: String) throws(GooglePlayTrustError) {
         let key: OpaquePointer? =
-            PlayOpenSSL.withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PUBKEY(bio, nil, nil, nil) } ?? nil
+            withMemoryBIO(Array(pem.utf8)) { bio in PEM_read_bio_PUBKEY(bio, nil, nil, nil) } ?? nil
         guard let key else {
             ERR_clear_error()
             throw GooglePlayTrustError(.keyMalformed, "not a PEM public key")
@@ -99,7 +100,7 @@ public final class RSAPublicKey: @unchecked Sendable {
         guard let bio = BIO_new(BIO_s_mem()) else { return "" }
         defer { BIO_free(bio) }
         PEM_write_bio_PUBKEY(bio, handle)
-        return String(decoding: PlayOpenSSL.contents(of: bio), as: UTF8.self)
+        return String(decoding: memoryBIOContents(bio), as: UTF8.self)
     }
 
     /// Whether `signature` is an RS256 signature of `message` by this key.

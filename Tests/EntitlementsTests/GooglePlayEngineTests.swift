@@ -42,6 +42,48 @@ import Testing
         #expect(evaluation.customerInfo.nextScheduledChange == F.day(30))
     }
 
+    /// Google lists voids per order: a full refund of an earlier charge takes that charge's money
+    /// back and leaves the subscription running (it once ended access for good, status
+    /// REFUNDED, while Google said ACTIVE).
+    @Test func aFullRefundOfAnEarlierOrderDoesNotEndTheSubscription() {
+        let facts = [
+            P.sub(read: 0.5, state: .active, expiry: 30, order: "GPA.1"),
+            P.sub(read: 30.5, state: .active, expiry: 60, order: "GPA.1..0"),
+            P.voided(order: "GPA.1", at: 40, refund: .full),
+            P.sub(read: 60.5, state: .active, expiry: 90, order: "GPA.1..1"),
+        ]
+        let evaluation = F.evaluate(facts, at: 61)
+        #expect(
+            entitlements(evaluation.customerInfo) == ["pro active monthly until=d90 NORMAL renews store=play_store"])
+        #expect(subscriptions(evaluation.customerInfo) == ["monthly ACTIVE tx=GPA.1..1 active=true store=play_store"])
+        #expect(evaluation.customerInfo.subscriptions["monthly"]?.revocation == nil)
+        #expect(
+            evaluation.customerInfo.revenue.map(Rendering.revenue) == [
+                "GPA.1 price=9990 fee=15% proceeds=8492 refunded=9990 net=0",
+                "GPA.1..0 price=9990 fee=15% proceeds=8492", "GPA.1..1 price=9990 fee=15% proceeds=8492",
+            ])
+        // A full void of the latest order still ends access.
+        let refundedNow = F.evaluate(facts + [P.voided(order: "GPA.1..1", at: 61, refund: .full)], at: 62)
+        #expect(refundedNow.customerInfo.subscriptions["monthly"]?.isActive == false)
+        #expect(refundedNow.customerInfo.subscriptions["monthly"]?.status == .refunded)
+    }
+
+    /// A lagging read can name an earlier order than the newest one: its hold (or pause) time
+    /// is then on that earlier order, and the state came from a force-unwrap of the newest
+    /// order's, which crashed the process on every evaluation of the customer.
+    @Test func aLaggingHoldOrPauseReadOfAnEarlierOrderDoesNotCrash() {
+        for state in [PlaySubscriptionState.onHold, .paused] {
+            let facts = [
+                P.sub(read: 0.5, state: .active, expiry: 30, order: "GPA.1"),
+                P.sub(read: 30.5, state: .active, expiry: 60, order: "GPA.1..0"),
+                P.sub(read: 31, state: state, expiry: 30, order: "GPA.1"),
+            ]
+            let evaluation = F.evaluate(facts, at: 32)
+            #expect(evaluation.customerInfo.subscriptions["monthly"]?.isActive == false, "\(state)")
+            #expect(evaluation.customerInfo.entitlements["pro"]?.isActive != true, "\(state)")
+        }
+    }
+
     @Test func renewalIsANewOrder() {
         let facts = [
             P.sub(read: 0.5, state: .active, expiry: 30, order: "GPA.1"),

@@ -105,7 +105,14 @@ struct PlaySubscriptions {
             revenue.append(figures)
         }
 
-        let fullVoid = voided.first(where: \.isFull)
+        // Only a full void of the token's latest order (or one naming no order: a revocation)
+        // ends access; Google lists voids per order, and refunding an earlier charge in full
+        // leaves the subscription running (it once ended it for good).
+        let fullVoid = voided.first { fact in
+            fact.isFull
+                && (fact.orderId.flatMap { id in orders.contains { $0.orderId == id } ? id : nil } ?? lastOrderId)
+                    == lastOrderId
+        }
         let replacedAt = replacement.map(\.startedAt)
         events += orderEvents(
             token: token, history: history, figures: figuresByOrder, replacedAt: replacedAt, fullVoid: fullVoid,
@@ -127,7 +134,9 @@ struct PlaySubscriptions {
             events.append(event)
         }
 
-        // State at `now`, from the latest read.
+        // State at `now`, from the latest read. Its order need not be the last order: a lagging
+        // read can name an earlier one, so the hold and pause times fall back to the read's own
+        // time (force-unwrapping them crashed the server on such a read).
         let expiry = latest.expiry
         let state = latest.state
         let lastOrder = orders.last!
@@ -194,11 +203,11 @@ struct PlaySubscriptions {
                 status = .inBillingRetry
                 billingIssueAt = lastOrder.billingIssueAt
                 reason =
-                    "account hold since \(lastOrder.holdAt!.humanReadable): no access until the payment recovers (not churned)"
+                    "account hold since \((lastOrder.holdAt ?? latest.snapshot.readAt).humanReadable): no access until the payment recovers (not churned)"
             case .paused?:
                 status = .paused
                 reason =
-                    "paused since \(lastOrder.pausedAt!.humanReadable)"
+                    "paused since \((lastOrder.pausedAt ?? latest.snapshot.readAt).humanReadable)"
                     + (latest.snapshot.autoResumeTime.map { ", resumes \($0.humanReadable)" } ?? "")
             case .pending?:
                 status = .pending
