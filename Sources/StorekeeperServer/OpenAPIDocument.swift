@@ -71,7 +71,12 @@ public enum OpenAPIDocument {
                 ])
             }
             var responses: [String: JSONValue] = [:]
-            for (status, schema) in route.responses {
+            // Every body is held to `maxBodySize` by the HTTP core before any route sees it, so
+            // every operation that takes one can answer 413 (schemathesis sent 2.9 MB of analytics
+            // settings and found it undocumented).
+            var declared = route.responses
+            if route.requestSchema != nil, declared[413] == nil { declared[413] = "Error" }
+            for (status, schema) in declared {
                 var response: [String: JSONValue] = ["description": .string(description(status))]
                 if let schema {
                     if schema == "PrometheusText" {
