@@ -15,14 +15,8 @@ import Testing
 /// d69; cat d5 → d36 (auto-renew off); erin d9 18:00 → d40 18:00 (still active now, not at the
 /// next midnight); dan d40 10:00 → d71.
 @Suite struct AnalyticsChurnAPITests {
-    static let hour: Int64 = 3_600_000
-    static let day: Int64 = 86_400_000
-    /// 2025-12-01T00:00:00Z.
-    static let december = TestSigning.signedDate
-
-    static func at(day: Int64, hour: Int64 = 12) -> Timestamp {
-        december.adding(milliseconds: day * Self.day + hour * Self.hour)
-    }
+    /// Day `day` of December 2025 onwards at `hour` UTC, as `AnalyticsAPITests` counts them.
+    static func at(day: Int64, hour: Int64 = 12) -> Timestamp { AnalyticsAPITests.at(day: day, hour: hour) }
 
     @Test func sqlite() async throws { try await run(.sqlite) }
 
