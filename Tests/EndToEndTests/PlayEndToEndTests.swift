@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSimulator
 import Foundation
 import GooglePlayModels
 import GooglePlaySimulator
@@ -58,10 +59,9 @@ import Testing
         (info["entitlements"] as? [String: Any])?[id] as? [String: Any] ?? [:]
     }
 
-    static func iso(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    /// One App Store simulator action, as a scenario step writes it.
+    static func appStore(_ harness: EndToEndHarness, _ json: String) async throws {
+        _ = try await harness.simulator.perform(try AppStoreJSON.decode(SimulatorAction.self, from: Data(json.utf8)))
     }
 
     /// The status each push got from Storekeeper, in order.
@@ -90,12 +90,26 @@ import Testing
             #expect(try await Self.storedNotifications(harness) == 1)
 
             let posted = try harness.expect(200, await Self.post(harness, "alice", token: token, productId: "monthly"))
-            let pro = Self.entitlement(posted.json, "pro")
-            #expect(pro["isActive"] as? Bool == true)
-            #expect(pro["productIdentifier"] as? String == "monthly")
-            #expect(pro["store"] as? String == "play_store")
-            #expect(pro["expiresDate"] as? String == Self.iso(start + 30 * Self.day))
-            #expect(pro["willRenew"] as? Bool == true)
+            let order = try #require(await harness.play.subscription(token)?.orderId)
+            let end = start + 30 * Self.day
+            let until = Timestamp(millisecondsSince1970: end).description.replacingOccurrences(of: ".000Z", with: "Z")
+            #expect(
+                Self.entitlement(posted.json, "pro") as NSDictionary == [
+                    "entitlementId": "pro", "environment": "Sandbox", "expiresDate": end, "isActive": true,
+                    "originalPurchaseDate": start, "originalTransactionId": token, "ownership": "PURCHASED",
+                    "periodType": "NORMAL", "productId": "monthly", "purchaseDate": start,
+                    "reason": "active: granted by monthly, active until \(until); renews", "store": "play_store",
+                    "transactionId": order, "willRenew": true,
+                ])
+            #expect(
+                (posted.json["subscriptions"] as? [String: Any])?["monthly"] as? NSDictionary == [
+                    "autoRenewProductId": "monthly", "environment": "Sandbox", "expiresDate": end, "isActive": true,
+                    "originalPurchaseDate": start, "originalTransactionId": token, "ownership": "PURCHASED",
+                    "periodType": "NORMAL", "productId": "monthly", "purchaseDate": start,
+                    "reason": "active until \(until); renews", "status": "ACTIVE", "store": "play_store",
+                    "subscriptionGroup": "G1", "transactionId": order, "willRenew": true,
+                ])
+            #expect(posted.json["eventIds"] as? [String] == ["INITIAL_PURCHASE/\(order)"])
 
             // The acknowledgement job acknowledges the purchase with Google.
             #expect(await harness.play.subscription(token)?.acknowledged == false)
@@ -106,7 +120,7 @@ import Testing
             harness.clock.advance(milliseconds: 30 * Self.day)
             try await harness.play.renew(token)
             var info = try await Self.customer(harness, "alice")
-            #expect(Self.entitlement(info, "pro")["expiresDate"] as? String == Self.iso(start + 60 * Self.day))
+            #expect((Self.entitlement(info, "pro")["expiresDate"] as? NSNumber)?.int64Value == start + 60 * Self.day)
 
             // Canceled: access to the end of the period, renewal off.
             harness.clock.advance(milliseconds: 5 * Self.day)
@@ -154,7 +168,8 @@ import Testing
             let info = try await Self.customer(harness, "carol")
             let pro = Self.entitlement(info, "pro")
             #expect(pro["isActive"] as? Bool == true)
-            #expect(pro["productIdentifier"] as? String == "yearly")
+            #expect(pro["productId"] as? String == "yearly")
+            #expect(pro["originalTransactionId"] as? String == yearly)
             #expect(pro["store"] as? String == "play_store")
             #expect(try await Self.events(harness, "carol") == ["INITIAL_PURCHASE", "PRODUCT_CHANGE"])
         }
@@ -217,17 +232,17 @@ import Testing
 
     @Test func bothStoresGrantUntilBothEnd() async throws {
         try await Self.run { harness in
-            // The App Store side: alice subscribes to monthly and the app posts it.
-            let appStore = try AppStoreJSON.decode(
-                EndToEndScenario.self,
-                from: Data(
-                    """
-                    {"name": "App Store half",
-                     "steps": [{"action": "purchase", "customer": "alice", "productId": "monthly", "introductoryOffer": false},
-                               {"app": "postTransaction", "customer": "alice"}],
-                     "expect": {"alice": {"active": ["pro"]}}}
-                    """.utf8))
-            try await EndToEndRunner(scenario: appStore, harness: harness).run()
+            // The App Store side: alice subscribes to monthly and the app posts what StoreKit gave it.
+            try await Self.appStore(
+                harness,
+                #"{"action": "purchase", "customer": "alice", "productId": "monthly", "introductoryOffer": false}"#)
+            let signed = try #require(try await harness.simulator.signedTransactions(customer: "alice").last)
+            try harness.expect(
+                200,
+                await harness.request(
+                    "POST", "/v1/apps/\(harness.appId)/customers/alice/transactions", key: harness.publicKey,
+                    json: ["signedTransaction": signed]))
+            #expect(Self.entitlement(try await Self.customer(harness, "alice"), "pro")["store"] == nil)
 
             // The Play side: a 60-day subscription to the same entitlement.
             let start = harness.clock.now.millisecondsSince1970
@@ -238,16 +253,13 @@ import Testing
             #expect(Self.entitlement(posted.json, "pro")["store"] as? String == "play_store")
 
             // The App Store subscription ends; Play still grants.
-            let expireAppStore = try AppStoreJSON.decode(
-                EndToEndScenario.self,
-                from: Data(
-                    """
-                    {"name": "App Store ends",
-                     "steps": [{"action": "setAutoRenew", "customer": "alice", "productId": "monthly", "enabled": false},
-                               {"action": "renew", "customer": "alice", "productId": "monthly"}],
-                     "expect": {"alice": {"active": ["pro"]}}}
-                    """.utf8))
-            try await EndToEndRunner(scenario: expireAppStore, harness: harness).run()
+            try await Self.appStore(
+                harness, #"{"action": "setAutoRenew", "customer": "alice", "productId": "monthly", "enabled": false}"#)
+            try await Self.appStore(harness, #"{"action": "renew", "customer": "alice", "productId": "monthly"}"#)
+            #expect(
+                await harness.simulator.subscriptionStatus(customer: "alice", productId: "monthly").map(
+                    EndToEndRunner.name)
+                    == "expired")
             var info = try await Self.customer(harness, "alice")
             #expect(Self.entitlement(info, "pro")["isActive"] as? Bool == true)
             #expect(Self.entitlement(info, "pro")["store"] as? String == "play_store")
