@@ -58,13 +58,15 @@ let package = Package(
             name: "StorekeeperIngestion",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "SecretSealing",
+                "GooglePlayModels", "GooglePlayTrust", "GooglePlayClient",
             ],
             swiftSettings: strict),
         .target(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "HTTPServer",
-                "StorekeeperIngestion", "SecretSealing", "CCurl",
+                "StorekeeperIngestion", "SecretSealing", "CCurl", "GooglePlayModels", "GooglePlayTrust",
+                "GooglePlayClient",
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -105,7 +107,8 @@ let package = Package(
             name: "AppStoreClientTests", dependencies: ["AppStoreClient", "StorekeeperTesting", "HTTPServer"],
             swiftSettings: strict),
         .testTarget(
-            name: "EntitlementsTests", dependencies: ["Entitlements", "Storage", "StorekeeperIngestion"],
+            name: "EntitlementsTests",
+            dependencies: ["Entitlements", "Storage", "StorekeeperIngestion", "GooglePlayModels"],
             swiftSettings: strict),
         .testTarget(
             name: "AppStoreSimulatorTests",
@@ -116,7 +119,7 @@ let package = Package(
             dependencies: [
                 "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting", "HTTPServer", "Storage",
                 "AppStoreClient", "AppStoreModels", "AppStoreTrust", "Entitlements", "SecretSealing", "COpenSSL",
-                "AppStoreSimulator",
+                "AppStoreSimulator", "GooglePlayModels", "GooglePlayTrust", "GooglePlayClient", "GooglePlaySimulator",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -124,7 +127,8 @@ let package = Package(
             dependencies: [
                 "AppStoreSimulator", "StorekeeperServer", "StorekeeperIngestion", "StorekeeperTesting",
                 "AppStoreClient",
-                "AppStoreModels", "AppStoreTrust", "HTTPServer", "Storage", "SecretSealing",
+                "AppStoreModels", "AppStoreTrust", "HTTPServer", "Storage", "SecretSealing", "GooglePlayModels",
+                "GooglePlayTrust", "GooglePlayClient", "GooglePlaySimulator", "Entitlements",
             ],
             exclude: ["Scenarios"], swiftSettings: strict),
         .testTarget(

@@ -38,6 +38,13 @@ public struct PlayDeveloperAPIClient: Sendable {
     public func subscriptionV2(packageName: String, token: String) async throws(GooglePlayClientError)
         -> SubscriptionPurchaseV2
     {
+        try await subscriptionV2Answer(packageName: packageName, token: token).value
+    }
+
+    /// `purchases.subscriptionsv2.get`, with the body exactly as Google sent it (kept verbatim as a fact).
+    public func subscriptionV2Answer(packageName: String, token: String) async throws(GooglePlayClientError)
+        -> PlayAPIAnswer<SubscriptionPurchaseV2>
+    {
         try await call(
             "purchases.subscriptionsv2.get", "GET",
             path: try path(packageName, "purchases", "subscriptionsv2", "tokens", .parameter(token)),
@@ -60,6 +67,13 @@ public struct PlayDeveloperAPIClient: Sendable {
     /// `purchases.products.get`.
     public func product(packageName: String, productId: String, token: String) async throws(GooglePlayClientError)
         -> ProductPurchase
+    {
+        try await productAnswer(packageName: packageName, productId: productId, token: token).value
+    }
+
+    /// `purchases.products.get`, with the body exactly as Google sent it.
+    public func productAnswer(packageName: String, productId: String, token: String)
+        async throws(GooglePlayClientError) -> PlayAPIAnswer<ProductPurchase>
     {
         try await call(
             "purchases.products.get", "GET",
@@ -100,7 +114,8 @@ public struct PlayDeveloperAPIClient: Sendable {
         var url = try path(packageName, "purchases", "voidedpurchases")
         url += query.queryString
         return try await call(
-            "purchases.voidedpurchases.list", "GET", path: url, decode: VoidedPurchasesListResponse.self)
+            "purchases.voidedpurchases.list", "GET", path: url, decode: VoidedPurchasesListResponse.self
+        ).value
     }
 
     /// Every page of `purchases.voidedpurchases.list` from `query`, following `nextPageToken`, at
@@ -160,11 +175,12 @@ public struct PlayDeveloperAPIClient: Sendable {
     }
 
     private func call<T: Decodable & Sendable>(_ method: String, _ httpMethod: String, path: String, decode: T.Type)
-        async throws(GooglePlayClientError) -> T
+        async throws(GooglePlayClientError) -> PlayAPIAnswer<T>
     {
         try await send(method, httpMethod, path: path, body: nil, idempotent: true) { response in
             do {
-                return .success(try JSONDecoder().decode(T.self, from: response.body))
+                return .success(
+                    PlayAPIAnswer(value: try JSONDecoder().decode(T.self, from: response.body), body: response.body))
             } catch {
                 let reason =
                     (error as? DecodingError).map { GooglePlayJSON.describe($0, type: String(describing: T.self)) }
@@ -210,6 +226,13 @@ public struct PlayDeveloperAPIClient: Sendable {
                 return decode(response)
             })
     }
+}
+
+/// A decoded answer of the Play Developer API and its body exactly as Google sent it.
+/// - Note: Immutable value; `Sendable`.
+public struct PlayAPIAnswer<Value: Sendable>: Sendable {
+    public let value: Value
+    public let body: Data
 }
 
 /// The query of `purchases.voidedpurchases.list`, parameters named as the discovery document does.

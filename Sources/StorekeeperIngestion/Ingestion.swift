@@ -15,6 +15,8 @@ public struct Ingestion: Sendable {
     public let rateLimiters: AppStoreRateLimiters
     /// The recovery sources: notification history replay, status polling, on-demand sync.
     public let recovery: Recovery
+    /// Google Play: the apps' Play runtimes, the push and purchase-post paths.
+    public let googlePlay: GooglePlayIngestion
     let metrics: any IngestionMetrics
 
     /// - Parameters:
@@ -31,7 +33,8 @@ public struct Ingestion: Sendable {
         store: any Store, clock: ServerClock = .system, connections: AppStoreConnectionFactory? = nil,
         metrics: any IngestionMetrics = DiscardingIngestionMetrics(), appRefreshInterval: Duration = .seconds(1),
         secrets: StoredSecrets = .keyless, purchaseCompletionWait: Duration = .seconds(2),
-        rateLimiters: AppStoreRateLimiters = AppStoreRateLimiters(), customerSyncInterval: Duration = .seconds(60)
+        rateLimiters: AppStoreRateLimiters = AppStoreRateLimiters(), customerSyncInterval: Duration = .seconds(60),
+        playService: PlayServiceConfiguration? = nil
     ) {
         self.store = store
         self.clock = clock
@@ -56,6 +59,11 @@ public struct Ingestion: Sendable {
         recovery = Recovery(
             store: store, clock: clock, notifications: notifications, writer: writer, purchases: purchases,
             metrics: metrics, syncInterval: customerSyncInterval)
+        googlePlay = GooglePlayIngestion(
+            runtimes: PlayRuntimes(
+                store: store, clock: clock, secrets: secrets, service: playService ?? .google(),
+                refreshInterval: appRefreshInterval),
+            ingestor: PlayIngestor(writer: writer), apps: apps, store: store, clock: clock)
     }
 
     /// The handlers of the jobs ingestion queues, for the server's `JobWorker`.
@@ -63,6 +71,8 @@ public struct Ingestion: Sendable {
         [
             PurchaseCompletion(apps: apps, purchases: purchases),
             ConsumptionResponder(store: store, apps: apps, clock: clock, metrics: metrics),
+            PlayAcknowledgementJob(
+                store: store, acknowledger: PlayAPIAcknowledger(runtimes: googlePlay.runtimes), clock: clock),
         ]
     }
 }

@@ -40,6 +40,15 @@ public struct IngestionError: Error, Sendable, Hashable, CustomStringConvertible
         case appStoreError = "app_store_error"
         case appStoreDataRejected = "app_store_data_rejected"
         case appStoreDataIncomplete = "app_store_data_incomplete"
+        // Google Play.
+        /// The app has no Play side, or not the part the call needs (service-account key, push audience).
+        case googlePlayNotConfigured = "google_play_not_configured"
+        /// A Pub/Sub push whose OIDC token was refused; `rule` names the check.
+        case pushUnauthenticated = "push_unauthenticated"
+        /// Google could not be reached or answered 429/5xx: retryable.
+        case googlePlayUnavailable = "google_play_unavailable"
+        /// Google answered, but refused or with something unreadable.
+        case googlePlayError = "google_play_error"
         // The store refused a write.
         case conflict = "conflict"
         case duplicate = "duplicate"

@@ -46,12 +46,14 @@ public struct StorekeeperApplication: Sendable {
     ///   - webhookResolver: how webhook hosts are resolved for the destination checks (default:
     ///     the system's `getaddrinfo`).
     ///   - jobSettings: job queue tuning (backoff, attempts); defaults otherwise.
+    ///   - playService: how the server reaches Google Play (default: from `configuration`'s
+    ///     `playApiBaseURL` and `playPushKeySet`, else Google's own).
     public init(
         configuration: ServerConfiguration, store: any Store, clock: ServerClock = .system,
         appStoreConnections: AppStoreConnectionFactory? = nil, webhookSettings: WebhookDeliverer.Settings? = nil,
         webhookTransport: (any HTTPTransport)? = nil, accessLog: AccessLogger? = nil,
         secrets: StoredSecrets = .keyless, webhookResolver: (any HostResolver)? = nil,
-        jobSettings: JobWorker.Settings? = nil
+        jobSettings: JobWorker.Settings? = nil, playService: PlayServiceConfiguration? = nil
     ) {
         self.configuration = configuration
         self.store = store
@@ -63,7 +65,8 @@ public struct StorekeeperApplication: Sendable {
             appRefreshInterval: .milliseconds(configuration.appRefreshMilliseconds), secrets: secrets,
             purchaseCompletionWait: .milliseconds(configuration.purchaseCompletionWaitMilliseconds),
             rateLimiters: AppStoreRateLimiters(share: Double(configuration.appStoreRatePercent) / 100),
-            customerSyncInterval: .seconds(configuration.customerSyncIntervalSeconds))
+            customerSyncInterval: .seconds(configuration.customerSyncIntervalSeconds),
+            playService: playService ?? configuration.playService())
         self.ingestion = ingestion
         let apps = AppDirectory(store: store, metrics: metrics, runtimes: ingestion.apps)
         let notifications = ingestion.notifications
@@ -91,6 +94,7 @@ public struct StorekeeperApplication: Sendable {
             ).routes
         routes += NotificationsController(apps: apps, ingestor: notifications).routes
         routes += PurchasesController(apps: apps, ingestor: purchases).routes
+        routes += GooglePlayController(googlePlay: ingestion.googlePlay, metrics: metrics).routes
         routes += CustomersController(apps: apps, aliases: ingestion.aliases, clock: clock).routes
         routes += CustomerSyncController(apps: apps, sync: ingestion.recovery.sync, metrics: metrics).routes
         routes += ConsumptionController(apps: apps, clock: clock).routes
@@ -102,7 +106,10 @@ public struct StorekeeperApplication: Sendable {
             ).routes
         routes += RecentNotificationsController(apps: apps).routes
         routes += AppsController(apps: apps, clock: clock).routes
-        routes += GooglePlaySettingsController(apps: apps, clock: clock).routes
+        routes +=
+            GooglePlaySettingsController(
+                apps: apps, clock: clock, playRuntimes: ingestion.googlePlay.runtimes
+            ).routes
         let openAPI = OpenAPIDocument.build(routes: routes)
         documentBox.set(openAPI)
         self.openAPIDocument = openAPI

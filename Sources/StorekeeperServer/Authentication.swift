@@ -33,6 +33,8 @@ public enum RouteAccess: String, Sendable, Hashable {
     case open
     /// The App Store: no key; the payload's signature (V2) or shared secret (V1) is the proof.
     case appStore
+    /// Google Play's Pub/Sub push: no key; the push's OIDC token (RS256, signed by Google) is the proof.
+    case googlePlayPush
     /// The app's public or secret key (or an admin key).
     case appPublic
     /// The app's secret key (or an admin key).
@@ -135,7 +137,7 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
         guard let route = context.route else { return nil }
         let method = request.method == .head ? HTTPMethod.get : request.method
         let required = access["\(method.rawValue) \(route)"] ?? .admin
-        return required == .open || required == .appStore ? nil : required
+        return required == .open || required == .appStore || required == .googlePlayPush ? nil : required
     }
 
     /// What the presented key is: the configured admin key, or a key to look up by its hash.

@@ -27,12 +27,14 @@ enum ErrorMapping {
         case .invalidJSON, .invalidBody, .unrecognizedNotification, .invalidNotification, .invalidTransaction,
             .environmentNotAccepted, .receiptInvalid, .verificationFailed:
             return .badRequest
-        case .sharedSecretMismatch: return .unauthorized
+        case .sharedSecretMismatch, .pushUnauthenticated: return .unauthorized
         case .customerNotFound, .transactionNotFound, .appNotFound, .notFound: return .notFound
-        case .appNotConfigured, .appStoreNotConfigured, .conflict, .duplicate: return .conflict
-        case .verificationUnavailable, .appStoreUnavailable, .databaseUnavailable: return .serviceUnavailable
+        case .appNotConfigured, .appStoreNotConfigured, .googlePlayNotConfigured, .conflict, .duplicate:
+            return .conflict
+        case .verificationUnavailable, .appStoreUnavailable, .databaseUnavailable, .googlePlayUnavailable:
+            return .serviceUnavailable
         case .rateLimited: return .tooManyRequests
-        case .appStoreError, .appStoreDataRejected, .appStoreDataIncomplete: return .badGateway
+        case .appStoreError, .appStoreDataRejected, .appStoreDataIncomplete, .googlePlayError: return .badGateway
         case .internal: return .internalServerError
         }
     }

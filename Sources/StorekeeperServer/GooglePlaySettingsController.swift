@@ -16,6 +16,8 @@ import StorekeeperIngestion
 struct GooglePlaySettingsController: Sendable {
     let apps: AppDirectory
     let clock: ServerClock
+    /// Forgotten on a change so that the next push or purchase uses the new key and audience.
+    let playRuntimes: PlayRuntimes
 
     static let maximumKeyBytes = 16 * 1024
     static let maximumTextBytes = 2048
@@ -127,6 +129,7 @@ struct GooglePlaySettingsController: Sendable {
             throw ErrorMapping.storeFailure(error)
         }
         apps.runtimes.invalidate(appId: appId)
+        playRuntimes.invalidate(appId: appId)
         return Self.respond(saved)
     }
 

@@ -12,7 +12,7 @@ public enum OpenAPIDocument {
             var operation: [String: JSONValue] = [
                 "operationId": .string(route.operationId), "summary": .string(route.summary),
                 "tags": .array([.string(route.tag)]),
-                "security": route.access == .open || route.access == .appStore
+                "security": route.access == .open || route.access == .appStore || route.access == .googlePlayPush
                     ? .array([]) : .array([.object(["bearerAuth": .array([])])]),
             ]
             var parameters: [JSONValue] = []
@@ -196,6 +196,18 @@ public enum OpenAPIDocument {
               "NotificationAccepted": {"type": "object", "required": ["outcome", "notificationType", "notificationId"],
                 "properties": {"outcome": {"type": "string", "enum": ["applied", "unclaimed", "recorded", "duplicate"]},
                   "notificationType": {"type": "string"}, "notificationId": {"type": "string"}}},
+              "PubSubPush": {"type": "object", "required": ["message"], "description": "Cloud Pub/Sub push: message.data is a base64 DeveloperNotification.",
+                "properties": {"message": {"type": "object", "required": ["messageId"], "properties": {"data": {"type": "string"},
+                  "messageId": {"type": "string", "minLength": 1, "maxLength": 512}, "publishTime": {"type": "string"},
+                  "attributes": {"type": "object", "additionalProperties": {"type": "string"}}}}, "subscription": {"type": "string"}}},
+              "GooglePlayNotificationAccepted": {"type": "object", "required": ["outcome", "kind"],
+                "properties": {"outcome": {"type": "string", "enum": ["applied", "unclaimed", "recorded", "duplicate"]},
+                  "kind": {"type": "string", "enum": ["subscription", "oneTimeProduct", "voidedPurchase", "test"]}}},
+              "PostGooglePlayPurchase": {"type": "object", "required": ["packageName", "productId", "purchaseToken", "type"],
+                "properties": {"packageName": {"type": "string", "minLength": 1, "maxLength": 512},
+                  "productId": {"type": "string", "minLength": 1, "maxLength": 512},
+                  "purchaseToken": {"type": "string", "minLength": 1, "maxLength": 4096},
+                  "type": {"type": "string", "enum": ["subscription", "product"]}}},
               "PostTransaction": {"type": "object", "properties": {"signedTransaction": {"type": "string"},
                 "transactionId": {"type": "string", "pattern": "^[0-9]{1,64}$"},
                 "environment": {"type": "string", "enum": ["Production", "Sandbox", "Xcode", "LocalTesting"]}}},

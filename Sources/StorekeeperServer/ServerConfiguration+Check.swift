@@ -108,6 +108,8 @@ extension ServerConfiguration {
         case "appStoreRatePercent": return String(appStoreRatePercent)
         case "dashboardSecureCookies": return String(dashboardSecureCookies)
         case "dashboardSessionSeconds": return String(dashboardSessionSeconds)
+        case "playApiBaseURL": return optional(playApiBaseURL)
+        case "playPushKeySet": return optional(playPushKeySet)
         // A key added to `keys` without a line here shows as unknown rather than crash; the
         // check test fails on it.
         default: return "?"

@@ -110,6 +110,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var dashboardSecureCookies = false
     /// How long a dashboard sign-in lasts.
     public var dashboardSessionSeconds = 8 * 3600
+    /// The Play Developer API's base URL: Google's by default; the Play simulator's for tests
+    /// and the demo (docs/googleplay.md).
+    public var playApiBaseURL: String?
+    /// Where the keys that sign Google Play push tokens are read: a URL (Google's certificates
+    /// by default) or a JWKS file.
+    public var playPushKeySet: String?
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -168,7 +174,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         "historyReplayLeaseSeconds", "jobLeaseSeconds",
         "statusPolling", "statusPollingIntervalSeconds", "statusPollingExpiryDelaySeconds",
         "statusPollingBillingRetrySeconds", "statusPollingStaleSeconds", "customerSyncIntervalSeconds",
-        "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds",
+        "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds", "playApiBaseURL",
+        "playPushKeySet",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -362,6 +369,18 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "appStoreRatePercent": appStoreRatePercent = try integer(1...100)
         case "dashboardSecureCookies": dashboardSecureCookies = try boolean()
         case "dashboardSessionSeconds": dashboardSessionSeconds = try integer(300...(7 * 86_400))
+        case "playApiBaseURL":
+            guard let url = URL(string: value), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                throw ServerConfigurationError(
+                    code: "config.invalidValue", message: "\(key) from \(source) must be an http(s) URL")
+            }
+            playApiBaseURL = value
+        case "playPushKeySet":
+            guard !value.isEmpty, value.utf8.count <= 4096 else {
+                throw ServerConfigurationError(
+                    code: "config.invalidValue", message: "\(key) from \(source) must be a URL or a file path")
+            }
+            playPushKeySet = value
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }

@@ -34,6 +34,7 @@ public final class ServerMetrics: IngestionMetrics {
         var requestLatency: [[String]: Histogram] = [:]
         var notifications: [[String]: Int] = [:]
         var verificationFailures: [String: Int] = [:]
+        var playPushRefusals: [String: Int] = [:]
         var webhookDeliveries: [String: Int] = [:]
         var databaseLatency: [String: Histogram] = [:]
         var purchaseCompletions: [String: Int] = [:]
@@ -111,6 +112,11 @@ public final class ServerMetrics: IngestionMetrics {
         state.withLock { $0.verificationFailures[rule, default: 0] += 1 }
     }
 
+    /// A Google Play push refused before anything was stored, by trust rule (`claim.audience`, …).
+    public func recordPlayPushRefusal(rule: String) {
+        state.withLock { $0.playPushRefusals[rule, default: 0] += 1 }
+    }
+
     public func recordWebhookDelivery(outcome: String) {
         state.withLock { $0.webhookDeliveries[outcome, default: 0] += 1 }
     }
@@ -177,6 +183,12 @@ public final class ServerMetrics: IngestionMetrics {
         header("storekeeper_verification_failures_total", "counter", "Signed payloads refused, by trust rule.")
         for (rule, value) in state.verificationFailures.sorted(by: { $0.key < $1.key }) {
             out += "storekeeper_verification_failures_total\(labels([("rule", rule)])) \(value)\n"
+        }
+        header(
+            "storekeeper_play_push_refusals_total", "counter",
+            "Google Play push requests refused for their OIDC token, by trust rule.")
+        for (rule, value) in state.playPushRefusals.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_play_push_refusals_total\(labels([("rule", rule)])) \(value)\n"
         }
         header("storekeeper_webhook_deliveries_total", "counter", "Webhook delivery attempts by outcome.")
         for (outcome, value) in state.webhookDeliveries.sorted(by: { $0.key < $1.key }) {

@@ -2,6 +2,9 @@ import AppStoreModels
 import AppStoreSimulator
 import AppStoreTrust
 import Foundation
+import GooglePlayClient
+import GooglePlaySimulator
+import GooglePlayTrust
 import HTTPServer
 import SecretSealing
 import Storage
@@ -41,6 +44,12 @@ final class EndToEndHarness: Sendable {
     let application: StorekeeperApplication
     let server: HTTPServer
     let webhooks: WebhookListener
+    /// The Play simulator on its own port, same clock: Storekeeper reads its API, trusts its
+    /// push key set, and it pushes to Storekeeper's Play notification URL once `configurePlay` ran.
+    let play: PlaySimulator
+    let playServer: HTTPServer
+    static let playPackage = "com.example.e2e.android"
+    static let playAudience = "https://storekeeper.e2e/push"
     /// Unique per run: runs may share one PostgreSQL database.
     let appId = "e2e-" + UUID().uuidString.prefix(8).lowercased()
     private let keys = Keys()
@@ -70,6 +79,14 @@ final class EndToEndHarness: Sendable {
             simulator: simulator,
             configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2),
             tickInterval: nil)
+        play = try PlaySimulator(
+            packageNames: [Self.playPackage], clock: clock, push: .init(url: nil, audience: Self.playAudience))
+        var playRouter = Router()
+        PlaySimulatorRoutes.add(play, to: &playRouter)
+        playServer = try HTTPServer(
+            configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2),
+            responder: playRouter.buildResponder())
+        let playBase = playServer.baseURL
         let (store, cleanup) = try await database.open()
         self.store = store
         self.cleanup = cleanup
@@ -82,7 +99,11 @@ final class EndToEndHarness: Sendable {
             clock: ServerClock(now: { clock.now }, sleep: { _ in try await Task.sleep(for: .milliseconds(2)) }),
             webhookSettings: WebhookDeliverer.Settings(
                 requestTimeout: .seconds(5), maxAgeMilliseconds: Self.webhookMaxAge, random: { 0.5 }),
-            secrets: StoredSecrets(sealer: SecretSealer(key: try SecretsKey.generate())))
+            secrets: StoredSecrets(sealer: SecretSealer(key: try SecretsKey.generate())),
+            playService: PlayServiceConfiguration(
+                apiBaseURL: playBase,
+                keySet: GoogleKeySetCache(
+                    loader: GoogleKeySetURLLoader(url: playBase.appendingPathComponent("oauth2/v3/certs")))))
         server = try application.startServer()
         webhooks = try WebhookListener()
     }
@@ -153,8 +174,29 @@ final class EndToEndHarness: Sendable {
         }
     }
 
+    var playNotificationPath: String { "/v1/apps/\(appId)/notifications/googleplay" }
+
+    /// Gives the app its Play side through the admin API (a service account the simulator
+    /// issued, the push audience and service account) and points the simulator's pushes at it.
+    func configurePlay(acknowledgePurchases: Bool = true) async throws {
+        let account = try await play.createServiceAccount(
+            email: "storekeeper@e2e.iam.gserviceaccount.com",
+            tokenURI: playServer.baseURL.appendingPathComponent("token"))
+        try await expect(
+            200,
+            request(
+                "PUT", "/v1/admin/apps/\(appId)/googleplay", key: Self.adminKey,
+                json: [
+                    "packageName": Self.playPackage, "serviceAccountKey": String(decoding: account.json, as: UTF8.self),
+                    "rtdnAudience": Self.playAudience, "pushServiceAccountEmail": await play.push.serviceAccountEmail,
+                    "acknowledgePurchases": acknowledgePurchases,
+                ]))
+        await play.setPushURL(URL(string: server.baseURL.absoluteString + playNotificationPath))
+    }
+
     func stop() async {
         await server.stop()
+        await playServer.stop()
         await simulatorServer.stop()
         await webhooks.stop()
         await store.close()

@@ -37,6 +37,7 @@ struct ConfigCheckCLITests {
             ("statusPollingExpiryDelaySeconds", "3600"), ("statusPollingBillingRetrySeconds", "86400"),
             ("statusPollingStaleSeconds", "604800"), ("customerSyncIntervalSeconds", "60"),
             ("appStoreRatePercent", "100"), ("dashboardSecureCookies", "false"), ("dashboardSessionSeconds", "28800"),
+            ("playApiBaseURL", "-"), ("playPushKeySet", "-"),
         ]
         return defaults.map { key, value in
             if let (changed, source) = changes[key] { return (key, changed, source) }
