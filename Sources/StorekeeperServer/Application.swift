@@ -156,7 +156,8 @@ public struct StorekeeperApplication: Sendable {
                 rules: SubscriptionPollRules(
                     expiryDelayMilliseconds: Int64(configuration.statusPollingExpiryDelaySeconds) * 1000,
                     billingRetryIntervalMilliseconds: Int64(configuration.statusPollingBillingRetrySeconds) * 1000,
-                    staleAfterMilliseconds: Int64(configuration.statusPollingStaleSeconds) * 1000)))
+                    staleAfterMilliseconds: Int64(configuration.statusPollingStaleSeconds) * 1000),
+                leaseMilliseconds: Int64(configuration.statusPollingLeaseSeconds) * 1000))
     }
 
     /// Starts serving `responder` with `httpConfiguration()`, and exports the server's

@@ -104,6 +104,7 @@ extension ServerConfiguration {
         case "statusPollingExpiryDelaySeconds": return String(statusPollingExpiryDelaySeconds)
         case "statusPollingBillingRetrySeconds": return String(statusPollingBillingRetrySeconds)
         case "statusPollingStaleSeconds": return String(statusPollingStaleSeconds)
+        case "statusPollingLeaseSeconds": return String(statusPollingLeaseSeconds)
         case "customerSyncIntervalSeconds": return String(customerSyncIntervalSeconds)
         case "appStoreRatePercent": return String(appStoreRatePercent)
         case "dashboardSecureCookies": return String(dashboardSecureCookies)

@@ -100,6 +100,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var statusPollingBillingRetrySeconds = 86_400
     /// An active subscription with no fact for this long is polled.
     public var statusPollingStaleSeconds = 7 * 86_400
+    /// How long a claimed batch of polls stays leased: what another instance waits, at most,
+    /// after a server died mid-batch. A claim takes what the app's rate can poll in half of it.
+    public var statusPollingLeaseSeconds = 300
     /// One customer may be synced on demand at most once per this many seconds (0: no limit).
     public var customerSyncIntervalSeconds = 60
     /// The percentage of Apple's documented per-app rate limits this process may use (lower it
@@ -173,7 +176,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         "historyReplay", "historyReplayIntervalSeconds", "historyReplayOverlapSeconds", "historyReplayOnlyFailures",
         "historyReplayLeaseSeconds", "jobLeaseSeconds",
         "statusPolling", "statusPollingIntervalSeconds", "statusPollingExpiryDelaySeconds",
-        "statusPollingBillingRetrySeconds", "statusPollingStaleSeconds", "customerSyncIntervalSeconds",
+        "statusPollingBillingRetrySeconds", "statusPollingStaleSeconds", "statusPollingLeaseSeconds",
+        "customerSyncIntervalSeconds",
         "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds", "playApiBaseURL",
         "playPushKeySet",
     ]
@@ -365,6 +369,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "statusPollingExpiryDelaySeconds": statusPollingExpiryDelaySeconds = try integer(0...(30 * 86_400))
         case "statusPollingBillingRetrySeconds": statusPollingBillingRetrySeconds = try integer(60...(30 * 86_400))
         case "statusPollingStaleSeconds": statusPollingStaleSeconds = try integer(3600...(365 * 86_400))
+        case "statusPollingLeaseSeconds": statusPollingLeaseSeconds = try integer(2...86_400)
         case "customerSyncIntervalSeconds": customerSyncIntervalSeconds = try integer(0...86_400)
         case "appStoreRatePercent": appStoreRatePercent = try integer(1...100)
         case "dashboardSecureCookies": dashboardSecureCookies = try boolean()

@@ -35,7 +35,8 @@ struct ConfigCheckCLITests {
             ("historyReplayOnlyFailures", "false"), ("historyReplayLeaseSeconds", "900"), ("jobLeaseSeconds", "300"),
             ("statusPolling", "true"), ("statusPollingIntervalSeconds", "60"),
             ("statusPollingExpiryDelaySeconds", "3600"), ("statusPollingBillingRetrySeconds", "86400"),
-            ("statusPollingStaleSeconds", "604800"), ("customerSyncIntervalSeconds", "60"),
+            ("statusPollingStaleSeconds", "604800"), ("statusPollingLeaseSeconds", "300"),
+            ("customerSyncIntervalSeconds", "60"),
             ("appStoreRatePercent", "100"), ("dashboardSecureCookies", "false"), ("dashboardSessionSeconds", "28800"),
             ("playApiBaseURL", "-"), ("playPushKeySet", "-"),
         ]

@@ -190,6 +190,208 @@ import Testing
         if let failure { throw failure }
     }
 
+    /// Status polling with two instances, one SIGKILLed while it holds a claimed batch: every
+    /// subscription whose expiry went unheard is polled, the dead instance's batch by the other
+    /// once its lease runs out, and Apple is asked once per subscription (twice at most for the
+    /// one poll in flight at the kill). The history replay is off: the polls alone must find
+    /// the expiries.
+    @Test(.enabled(if: available, "needs STOREKEEPER_TEST_POSTGRES_URL and the storekeeper binary"))
+    func aKilledInstancesPollingBatchIsPolledByTheOtherOnce() async throws {
+        let database = try await OwnDatabase.make(.postgres)
+        let authority = try TestSigning.authority(name: "Poll Kill Test App Store")
+        // A month of 12 s: the subscriptions, auto-renew off, expire while both instances run.
+        let simulator = AppStoreSimulator(
+            environment: .sandbox, authority: authority, clock: RealTimeClock(), scale: .accelerated(monthSeconds: 12),
+            transport: URLSessionNotificationTransport(timeout: 5), lossPolicy: NotificationLossPolicy(fraction: 1))
+        let simulatorServer = try SimulatorServer(
+            simulator: simulator,
+            configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2),
+            tickInterval: .milliseconds(200))
+        let secretsKey = try SecretsKey.generate()
+        // A fifth of Sandbox's rate: one Get All Subscription Statuses a second per instance, so a
+        // claim takes 5 subscriptions (half the 10 s lease).
+        let instanceSettings: (inout ServerConfiguration) -> Void = { configuration in
+            configuration.appStoreRatePercent = 20
+            configuration.statusPollingLeaseSeconds = 10
+            configuration.statusPollingIntervalSeconds = 1
+            configuration.statusPollingExpiryDelaySeconds = 0
+            configuration.historyReplay = false
+            configuration.webhookPollMilliseconds = 50
+        }
+        let harness = try await ServerHarness(
+            database: .postgres(database.url), ca: authority,
+            connections: LiveAppStoreConnection.factory(clock: .system),
+            secrets: StoredSecrets(sealer: SecretSealer(key: secretsKey)), configure: instanceSettings,
+            serverClock: .system)
+        var serving: ServeProcess?
+        var workers: RunningWorkers?
+        var failure: (any Error)?
+        do {
+            let apiKey = try PrivateKey.generateP256()
+            let app = try await harness.createApp(settings: [
+                "appStoreConnect": [
+                    "keyId": Self.keyId, "issuerId": Self.issuerId, "privateKeyPEM": apiKey.pkcs8PEM,
+                    "baseURL": simulatorServer.baseURL.absoluteString,
+                ]
+            ])
+            try await simulator.addApp(
+                SimulatedApp(
+                    bundleId: app.bundleId, appAppleId: 1_234_567_890,
+                    products: [
+                        SimulatedProduct(
+                            productId: "com.example.monthly", kind: .autoRenewable, groupId: "group",
+                            period: .month, prices: [Price(storefront: "USA", currency: "USD", price: 9990)])
+                    ],
+                    apiKeys: [
+                        SimulatedApp.APIKey(
+                            keyId: Self.keyId, issuerId: Self.issuerId, publicKeyPEM: apiKey.publicKey.pem)
+                    ]))
+            // Each customer buys, the app posts the purchase, the customer turns auto-renew off;
+            // the expiry's notification is lost.
+            var originals: [String] = []
+            for index in 0..<Self.customers {
+                let customer = "poll-kill-\(index)"
+                await simulator.addCustomer(SimulatedCustomer(id: customer))
+                _ = try await simulator.perform(
+                    SimulatorAction.make([
+                        "action": "purchase", "customer": customer, "productId": "com.example.monthly",
+                    ]))
+                let signed = try #require(try await simulator.signedTransactions(customer: customer).last)
+                let posted = try await harness.request(
+                    "POST", "/v1/apps/\(app.appId)/customers/\(customer)/transactions", key: app.publicKey,
+                    json: ["signedTransaction": signed])
+                #expect(posted.status == 200, "\(posted.text)")
+                originals.append(
+                    try #require(
+                        UnverifiedJWS.payload(signed, as: JWSTransactionDecodedPayload.self)?.originalTransactionId))
+                _ = try await simulator.perform(
+                    SimulatorAction.make([
+                        "action": "setAutoRenew", "customer": customer, "productId": "com.example.monthly",
+                        "enabled": false,
+                    ]))
+            }
+            #expect(try Self.watch(database, app.appId).count == Self.customers)
+            // Completing a posted purchase asks for its statuses too: polls are counted from here.
+            let callsBefore = await Self.statusCalls(simulator)
+            let polls = { @Sendable () async -> [String: Int] in
+                await Self.statusCalls(simulator).merging(callsBefore.mapValues { -$0 }, uniquingKeysWith: +)
+                    .filter { $0.value != 0 }
+            }
+
+            let process = try ServeProcess([
+                "STOREKEEPER_DATABASE_URL": database.url, "STOREKEEPER_LISTEN": "127.0.0.1:0",
+                "STOREKEEPER_SECRETS_KEY": secretsKey.base64, "STOREKEEPER_ACCESS_LOG": "false",
+                "STOREKEEPER_APP_STORE_RATE_PERCENT": "20", "STOREKEEPER_STATUS_POLLING_LEASE_SECONDS": "10",
+                "STOREKEEPER_STATUS_POLLING_INTERVAL_SECONDS": "1",
+                "STOREKEEPER_STATUS_POLLING_EXPIRY_DELAY_SECONDS": "0", "STOREKEEPER_HISTORY_REPLAY": "false",
+                "STOREKEEPER_WEBHOOK_POLL_MILLISECONDS": "50",
+            ])
+            serving = process
+            let owner = harness.application.statusPollingWorker.owner
+            let claimed = try await DeliveryInstances.until(60) {
+                try Self.watch(database, app.appId).contains { $0.owner != nil && $0.owner != owner }
+            }
+            try #require(claimed, "the process never claimed a poll: \(process.output)")
+            workers = harness.application.startWorkers()
+            // Killed while it holds a live lease on polls it has not finished, a few polls in.
+            let holding = try await DeliveryInstances.until(60) {
+                let calls = await polls().values.reduce(0, +)
+                let now = Timestamp.now.millisecondsSince1970
+                return try calls >= 3
+                    && Self.watch(database, app.appId).contains {
+                        $0.owner != nil && $0.owner != owner && ($0.leaseExpiresAt ?? 0) > now + 2_000
+                    }
+            }
+            try #require(holding, "the process held no batch while polls were under way: \(process.output)")
+            process.kill()
+            #expect(process.process.terminationReason == .uncaughtSignal)
+            let callsAtKill = await polls()
+            let heldByKilled = try Self.watch(database, app.appId).filter {
+                $0.owner != nil && $0.owner != owner
+            }
+            #expect(!heldByKilled.isEmpty)
+
+            // Done: every subscription's poll answer is stored and nothing is leased by the
+            // survivor (the dead one's leases, if a poll it committed made its row not due, may
+            // stay behind, expired).
+            let finished = try await DeliveryInstances.until(90) {
+                try Self.polledRenewals(database, app.appId).count == Self.customers
+                    && Self.watch(database, app.appId).allSatisfy { $0.owner != owner }
+            }
+            let missing = Set(originals).subtracting(try Self.polledRenewals(database, app.appId).keys)
+            #expect(finished, "not polled: \(missing)")
+            await workers?.stop()
+            workers = nil
+
+            let renewals = try Self.polledRenewals(database, app.appId)
+            #expect(Set(renewals.keys) == Set(originals))
+            let calls = await polls()
+            // Asked by the killed process, unrecorded: the only subscriptions asked twice.
+            let unrecorded = Set(heldByKilled.map(\.originalTransactionId)).filter { callsAtKill[$0] != nil }
+            #expect(unrecorded.count <= 1, "more than one poll in flight at the kill: \(unrecorded)")
+            for original in originals {
+                let allowed = unrecorded.contains(original) ? 1...2 : 1...1
+                #expect(allowed.contains(calls[original] ?? 0), "\(original) polled \(calls[original] ?? 0) times")
+                #expect(allowed.contains(renewals[original] ?? 0), "\(original) stored \(renewals[original] ?? 0)")
+            }
+            let polledBySurvivor = try Self.watch(database, app.appId).filter { $0.polledAt != nil }.count
+            #expect(polledBySurvivor >= heldByKilled.count - unrecorded.count)
+        } catch {
+            failure = error
+        }
+        serving?.close()
+        await workers?.stop()
+        await harness.stop()
+        await simulatorServer.stop()
+        database.drop()
+        if let failure { throw failure }
+    }
+
+    /// Get All Subscription Statuses calls the simulator answered, by transaction id asked.
+    static func statusCalls(_ simulator: AppStoreSimulator) async -> [String: Int] {
+        var calls: [String: Int] = [:]
+        for (call, count) in await simulator.serverAPICalls()
+        where call.route == "GET /inApps/v1/subscriptions/{transactionId}" {
+            if let id = call.transactionId { calls[id, default: 0] += count }
+        }
+        return calls
+    }
+
+    /// One `subscription_watch` row.
+    struct Watch: Sendable {
+        var originalTransactionId: String
+        var owner: String?
+        var leaseExpiresAt: Int64?
+        var polledAt: Int64?
+    }
+
+    static func watch(_ database: OwnDatabase, _ appId: String) throws -> [Watch] {
+        try OwnDatabase.query(
+            database.url,
+            """
+            SELECT original_transaction_id, lease_owner, lease_expires_at, last_polled_at FROM subscription_watch
+            WHERE app_id = $1 ORDER BY original_transaction_id
+            """, [.text(appId)]
+        ).map { row in
+            Watch(
+                originalTransactionId: try row.text(0), owner: try row.optionalText(1),
+                leaseExpiresAt: try row.optionalInteger(2), polledAt: try row.optionalInteger(3))
+        }
+    }
+
+    /// Renewal infos stored from polls, counted by original transaction.
+    static func polledRenewals(_ database: OwnDatabase, _ appId: String) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try OwnDatabase.query(
+            database.url,
+            "SELECT original_transaction_id FROM signed_renewal_infos WHERE app_id = $1 AND source = 'poll'",
+            [.text(appId)])
+        {
+            counts[try row.text(0), default: 0] += 1
+        }
+        return counts
+    }
+
     /// Send Consumption Information calls the simulator answered, by transaction.
     static func consumptionCalls(_ simulator: AppStoreSimulator) async -> [String: Int] {
         var calls: [String: Int] = [:]
