@@ -6,7 +6,7 @@ VENV := .build/interop-venv
 STOREKEEPER_BIN ?= .build/release/storekeeper
 BIN_BUILD := $(if $(filter .build/release/%,$(STOREKEEPER_BIN)),build-release,)
 
-.PHONY: run test test-scale bench deps test-deps bench-deps build build-release interop interop-play schemathesis dashboard-browser lint clean
+.PHONY: run test bench deps test-deps bench-deps build build-release interop interop-play schemathesis dashboard-browser lint clean
 
 # The demo: Storekeeper on 127.0.0.1:8080 (SQLite in ./data) with the App Store simulator as its
 # App Store and simulated customers; it prints curl examples with working keys. Ctrl-C stops it.
@@ -23,12 +23,6 @@ test: test-deps lint
 	  STOREKEEPER_TEST_POSTGRES_URL=$$url $(SWIFT) test --skip-build --no-parallel; \
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
 	$(MAKE) interop interop-play schemathesis dashboard-browser STOREKEEPER_BIN=.build/debug/storekeeper
-
-# Tests at the issues' full sizes that take minutes in a debug build (the 10,000-receipt
-# backfill, interrupted and resumed); `make test` runs them smaller.
-test-scale: test-deps
-	$(SWIFT) build --build-tests
-	STOREKEEPER_SCALE_TESTS=1 $(SWIFT) test --skip-build --no-parallel --filter BackfillAtScaleCLITests
 
 # Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.

@@ -4,6 +4,10 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+// The layers every test goes through (JWS, models' Codable, the simulator's signing, storage
+// rows, the engine) are optimised in debug builds too: at -Onone their byte loops and generic
+// code ran about ten times slower, most of the test suite's CPU time. Tests stay at -Onone.
+let hot: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 let package = Package(
     name: "Storekeeper",
@@ -25,12 +29,12 @@ let package = Package(
         // libcurl (the OpenSSL flavour, the soname FoundationNetworking links) for pinned webhook connections.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        .target(name: "AppStoreModels", swiftSettings: strict),
-        .target(name: "AppStoreTrust", dependencies: ["AppStoreModels", "COpenSSL"], swiftSettings: strict),
+        .target(name: "AppStoreModels", swiftSettings: hot),
+        .target(name: "AppStoreTrust", dependencies: ["AppStoreModels", "COpenSSL"], swiftSettings: hot),
         // Secrets at rest: AES-256-GCM sealing under a key-encryption key (docs/server.md).
         .target(name: "SecretSealing", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(name: "AppStoreClient", dependencies: ["AppStoreModels", "AppStoreTrust"], swiftSettings: strict),
-        .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: strict),
+        .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: hot),
         // Google Play (issue 15): wire formats, RS256 trust (push OIDC tokens, service accounts), API client.
         .target(name: "GooglePlayModels", swiftSettings: strict),
         .target(
@@ -42,7 +46,7 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strict),
         .target(
             name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreTrust", "HTTPServer"],
-            swiftSettings: strict),
+            swiftSettings: hot),
         // The fake Google Play beside the App Store simulator (same SimulatorClock).
         .target(
             name: "GooglePlaySimulator",
@@ -52,7 +56,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"],
-            swiftSettings: strict),
+            swiftSettings: hot),
         // Everything a fact goes through, without HTTP: the compiler keeps HTTPServer out of it.
         .target(
             name: "StorekeeperIngestion",
@@ -60,7 +64,7 @@ let package = Package(
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "SecretSealing",
                 "GooglePlayModels", "GooglePlayTrust", "GooglePlayClient",
             ],
-            swiftSettings: strict),
+            swiftSettings: hot),
         .target(
             name: "StorekeeperServer",
             dependencies: [
