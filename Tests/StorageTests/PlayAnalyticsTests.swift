@@ -214,6 +214,14 @@ private typealias F = IngestionWorkload
                         $0.proceeds = 3493
                         $0.newCustomers = 1
                     })
+            // The customer's own revenue says the same (the engine takes the app's rule too).
+            let carol = try await store.read { (reader) throws in
+                try CustomerStateUpdater.current(
+                    customer: try reader.customer(appId: F.appId, .appUserId("carol")), appUserId: "carol",
+                    environment: .production, in: reader, now: Self.noon(121))
+            }
+            #expect(carol.revenue.map(\.commissionPercent) == [30])
+            #expect(carol.revenue.map(\.proceeds) == [Money(milliunits: 3493, currency: "USD")])
             // The crossing day itself is above the million (purchases from that day pay 30 %).
             try await Self.post(
                 ingestor, "dave", try Self.product("tok-p3", "lifetime", at: Self.noon(100)), at: Self.noon(100))
