@@ -30,6 +30,10 @@ private typealias F = IngestionWorkload
             referencePrice: Money(milliunits: 4990, currency: "USD")),
         CatalogProduct(
             productId: "gems", kind: .consumable, referencePrice: Money(milliunits: 1990, currency: "USD")),
+        CatalogProduct(
+            productId: "extra", kind: .autoRenewable, subscriptionGroup: "addons", groupLevel: 1,
+            duration: SubscriptionPeriod(value: 1, unit: .month), entitlementIds: ["extra"],
+            referencePrice: Money(milliunits: 1990, currency: "USD")),
     ])
     /// The developer's earnings passed 1M USD on day 100 (2026-04-11).
     static let crossing = CalendarDay(containing: F.at(100))
@@ -51,15 +55,16 @@ private typealias F = IngestionWorkload
     /// A read of a monthly subscription token: started at `start`, charged `order` (USD 9.99).
     static func subscription(
         _ token: String, start: Timestamp, read: Timestamp, expiry: Timestamp, order: String,
-        state: PlaySubscriptionState = .active
+        state: PlaySubscriptionState = .active, autoRenew: Bool = true, cancelReason: PlayCancelReason? = nil,
+        offerPhase: PlayOfferPhase? = nil
     ) throws -> VerifiedPlaySnapshot {
         let fact = PlaySubscriptionFact(
             packageName: package, purchaseToken: token, readAt: read, state: RawEnum(state), startTime: start,
             lineItems: [
                 PlaySubscriptionLineItem(
-                    productId: "monthly", expiryTime: expiry, autoRenewEnabled: true, latestSuccessfulOrderId: order,
-                    recurringPrice: Money(milliunits: 9990, currency: "USD"))
-            ], isAcknowledged: true, regionCode: "US")
+                    productId: "monthly", expiryTime: expiry, autoRenewEnabled: autoRenew, offerPhase: offerPhase,
+                    latestSuccessfulOrderId: order, recurringPrice: Money(milliunits: 9990, currency: "USD"))
+            ], isAcknowledged: true, cancelReason: cancelReason, regionCode: "US")
         return try VerifiedPlaySnapshot(
             fact: .playSubscription(fact), raw: "{\"token\":\"\(token)\",\"order\":\"\(order)\"}")
     }
@@ -319,6 +324,176 @@ private typealias F = IngestionWorkload
             }
             #expect(active == [])
             try await Self.rebuildChangesNothing(store, now: Self.noon(73))
+        }
+    }
+
+    /// Why a Play subscription churned comes from Google's `canceledStateContext`: the user
+    /// cancelled (voluntary); a renewal that failed into account hold and then expired
+    /// (involuntary). Both paid runs end on day 40, when access ended.
+    @Test(arguments: Backend.enabled)
+    func churnReasonsComeFromTheCanceledStateContext(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.setUp(store)
+            let ingestor = PlayIngestor(writer: IngestionWriter(store: store))
+            let start = Self.noon(10)
+            let end = start.adding(milliseconds: 30 * F.day)
+            for (user, token) in [("hana", "tok-h"), ("ivan", "tok-i")] {
+                try await Self.post(
+                    ingestor, user,
+                    try Self.subscription(token, start: start, read: start, expiry: end, order: "GPA.\(token)"),
+                    at: start)
+            }
+            // Hana turns auto-renew off on day 20; her subscription expires at its end.
+            try await Self.read(
+                ingestor,
+                try Self.subscription(
+                    "tok-h", start: start, read: Self.noon(20), expiry: end, order: "GPA.tok-h", state: .canceled,
+                    autoRenew: false, cancelReason: .user),
+                at: Self.noon(20))
+            try await Self.read(
+                ingestor,
+                try Self.subscription(
+                    "tok-h", start: start, read: end.adding(milliseconds: Self.hour), expiry: end, order: "GPA.tok-h",
+                    state: .expired, autoRenew: false, cancelReason: .user),
+                at: end.adding(milliseconds: Self.hour))
+            // Ivan's renewal fails on day 40: account hold, then expiry on day 70.
+            try await Self.read(
+                ingestor,
+                try Self.subscription(
+                    "tok-i", start: start, read: end, expiry: end, order: "GPA.tok-i", state: .onHold),
+                at: end)
+            try await Self.read(
+                ingestor,
+                try Self.subscription(
+                    "tok-i", start: start, read: Self.noon(70), expiry: end, order: "GPA.tok-i", state: .expired,
+                    autoRenew: false, cancelReason: .system),
+                at: Self.noon(70))
+            let runs = try await store.read { reader in
+                try [AnalyticsStore.googlePlay, .appStore].map { store in
+                    try reader.analyticsRunEnds(
+                        appId: F.appId, environment: .production, after: F.at(30), through: F.at(50),
+                        filter: AnalyticsFilter(store: store))
+                }
+            }
+            let (play, appStore) = (runs[0], runs[1])
+            #expect(
+                play == [
+                    AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .voluntary),
+                    AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .involuntary),
+                ]
+                    || play == [
+                        AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .involuntary),
+                        AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .voluntary),
+                    ])
+            #expect(appStore == [])
+            // Two paid subscriptions at day 40's midnight, none at day 41's: MRR churned on day 40.
+            #expect(
+                try await Self.day(store, 40, .googlePlay)
+                    == Self.measures {
+                        $0.mrrChurned = 2 * 9990
+                    })
+            #expect(
+                try await Self.day(store, 41, .googlePlay)
+                    == Self.measures {
+                        $0.activePaidDelta = -2
+                        $0.mrrGrossDelta = -2 * 9990
+                        $0.mrrProceedsDelta = -2 * 8492
+                        $0.paidRunsActiveDelta = -2
+                    })
+            try await Self.rebuildChangesNothing(store, now: Self.noon(70))
+        }
+    }
+
+    /// A Play free trial (`offerPhase` FREE_TRIAL) is a trial, pending while it runs with
+    /// auto-renew on, converted by the paid order after it.
+    @Test(arguments: Backend.enabled)
+    func aPlayTrialIsPendingThenConverted(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.setUp(store)
+            let ingestor = PlayIngestor(writer: IngestionWriter(store: store))
+            let start = Self.noon(10)
+            let trialEnd = Self.noon(17)
+            try await Self.post(
+                ingestor, "jade",
+                try Self.subscription(
+                    "tok-j", start: start, read: start, expiry: trialEnd, order: "GPA.j", offerPhase: .freeTrial),
+                at: start)
+            #expect(
+                try await Self.day(store, 10, .googlePlay)
+                    == Self.measures {
+                        $0.trialsStarted = 1
+                        $0.trialsPending = 1
+                        $0.newCustomers = 1
+                    })
+            try await Self.read(
+                ingestor,
+                try Self.subscription(
+                    "tok-j", start: start, read: trialEnd, expiry: trialEnd.adding(milliseconds: 30 * F.day),
+                    order: "GPA.j..0", offerPhase: .basePrice),
+                at: trialEnd)
+            #expect(
+                try await Self.day(store, 10, .googlePlay)
+                    == Self.measures {
+                        $0.trialsStarted = 1
+                        $0.trialsConverted = 1
+                        $0.newCustomers = 1
+                    })
+            #expect(try await Self.day(store, 11, .googlePlay) == Self.measures { $0.activeTrialDelta = 1 })
+            // The first paid month is charged on day 17 at 15 %; it pays from day 18's midnight.
+            #expect(
+                try await Self.day(store, 17, .googlePlay)
+                    == Self.measures {
+                        $0.transactions = 1
+                        $0.gross = 9990
+                        $0.proceeds = 8492
+                        $0.mrrNew = 9990
+                    })
+            #expect(
+                try await Self.day(store, 18, .googlePlay)
+                    == Self.measures {
+                        $0.activeTrialDelta = -1
+                        $0.activePaidDelta = 1
+                        $0.mrrGrossDelta = 9990
+                        $0.mrrProceedsDelta = 8492
+                        $0.paidRunsActiveDelta = 1
+                    })
+            try await Self.rebuildChangesNothing(store, now: trialEnd)
+        }
+    }
+
+    /// A token with two line items charged in one order (a subscription with an add-on) is two
+    /// paid periods, each with its product's price (two periods under one order id once made
+    /// the customer's periods collide).
+    @Test(arguments: Backend.enabled)
+    func twoLineItemsOfOneOrderAreTwoPeriods(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.setUp(store)
+            let ingestor = PlayIngestor(writer: IngestionWriter(store: store))
+            let start = Self.noon(10)
+            let expiry = start.adding(milliseconds: 30 * F.day)
+            let fact = PlaySubscriptionFact(
+                packageName: Self.package, purchaseToken: "tok-k", readAt: start, state: RawEnum(.active),
+                startTime: start,
+                lineItems: ["monthly", "extra"].map {
+                    PlaySubscriptionLineItem(
+                        productId: $0, expiryTime: expiry, autoRenewEnabled: true, latestSuccessfulOrderId: "GPA.k")
+                }, isAcknowledged: true, regionCode: "US")
+            try await Self.post(
+                ingestor, "kim", try VerifiedPlaySnapshot(fact: .playSubscription(fact), raw: "{\"token\":\"tok-k\"}"),
+                at: start)
+            let active = try await store.read { reader in
+                try reader.analyticsActiveAt(
+                    appId: F.appId, environment: .production, instant: F.at(20),
+                    filter: AnalyticsFilter(store: .googlePlay))
+            }
+            // 9.99 + 1.99 a month; at 15 %: 8.492 + 1.6915 → 1.692.
+            #expect(
+                active == [
+                    AnalyticsActiveTotal(
+                        activity: .paid, currency: "USD", count: 2, mrrGross: 11980, mrrProceeds: 10184)
+                ])
+            #expect(try await Self.day(store, 10, .googlePlay).transactions == 2)
+            try await Self.rebuildChangesNothing(store, now: start)
         }
     }
 

@@ -242,7 +242,7 @@ public enum AnalyticsContribution {
         guard !facts.isEmpty else { return (nil, [:]) }
         let ledger = FactLedger(facts: facts, environment: environment).play
         let charges = PlayAnalyticsCharges(ledger: ledger, now: now, catalog: catalog, rule: rule).charges.sorted {
-            ($0.purchaseDate, $0.orderId) < ($1.purchaseDate, $1.orderId)
+            ($0.purchaseDate, $0.periodId) < ($1.purchaseDate, $1.periodId)
         }
         func add(_ charge: PlayAnalyticsCharges.Charge, _ day: CalendarDay, _ change: (inout AnalyticsMeasures) -> Void)
         {
@@ -275,7 +275,7 @@ public enum AnalyticsContribution {
                 let duration = catalog[charge.productId]?.duration
                 let paid = !charge.isTrial
                 let period = AnalyticsPeriod(
-                    transactionId: charge.orderId, subscription: charge.subscriptionGroup ?? charge.productId,
+                    transactionId: charge.periodId, subscription: charge.subscriptionGroup ?? charge.productId,
                     productId: charge.productId, subscriptionGroup: charge.subscriptionGroup ?? "",
                     storefront: charge.storefront, currency: charge.currency, activity: paid ? .paid : .trial,
                     start: active.start, end: active.end,
@@ -284,8 +284,8 @@ public enum AnalyticsContribution {
                         ? duration.map { MonthlyRecurringRevenue.monthly(charge.proceeds, per: $0) } ?? 0 : 0,
                     run: nil, store: .googlePlay)
                 periods.append(period)
-                originals[charge.orderId] = charge.purchaseToken
-                churnReasons[charge.orderId] = charge.churnReason
+                originals[charge.periodId] = charge.purchaseToken
+                churnReasons[charge.periodId] = charge.churnReason
                 let from = firstMidnight(atOrAfter: active.start)
                 let until = firstMidnight(atOrAfter: active.end)
                 if from < until {

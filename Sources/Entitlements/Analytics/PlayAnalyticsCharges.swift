@@ -21,8 +21,11 @@ import AppStoreModels
 /// - Note: Immutable value; `Sendable`.
 struct PlayAnalyticsCharges: Sendable {
     struct Charge: Sendable {
-        /// The order id (the token for a one-time purchase without one): the period's id.
+        /// The order id (the token for a one-time purchase without one).
         var orderId: String
+        /// The period's id: the order id, with the product when the token has several line
+        /// items (Google may charge them in one order).
+        var periodId: String
         var purchaseToken: String
         var productId: String
         var subscriptionGroup: String?
@@ -71,7 +74,8 @@ struct PlayAnalyticsCharges: Sendable {
                 guard !history.entries.isEmpty else { continue }
                 subscription(
                     token: token, history: history, latestSnapshot: snapshots.last!, voided: voided,
-                    replacedAt: replacedAt[token]?.start, now: now, catalog: catalog, rule: rule)
+                    replacedAt: replacedAt[token]?.start, sharesOrders: products.count > 1, now: now,
+                    catalog: catalog, rule: rule)
             }
         }
         for token in ledger.productsByToken.keys.sorted() {
@@ -109,7 +113,8 @@ struct PlayAnalyticsCharges: Sendable {
         let gross = figures.price?.milliunits ?? 0
         let proceeds = figures.proceeds?.milliunits ?? 0
         return Charge(
-            orderId: figures.transactionId, purchaseToken: token, productId: figures.productId,
+            orderId: figures.transactionId, periodId: figures.transactionId, purchaseToken: token,
+            productId: figures.productId,
             subscriptionGroup: group, storefront: storefront ?? "", purchaseDate: figures.purchaseDate,
             currency: figures.price?.currency ?? "", gross: gross, proceeds: proceeds, refundedAt: refund?.at,
             refundReason: refund?.reason, isPartialRefund: refund?.isPartial ?? false,
@@ -120,8 +125,8 @@ struct PlayAnalyticsCharges: Sendable {
 
     private mutating func subscription(
         token: String, history: PlayOrderHistory, latestSnapshot: PlaySubscriptionFact,
-        voided: [PlayVoidedPurchaseFact], replacedAt: Timestamp?, now: Timestamp, catalog: ProductCatalog,
-        rule: PlayCommissionRule
+        voided: [PlayVoidedPurchaseFact], replacedAt: Timestamp?, sharesOrders: Bool, now: Timestamp,
+        catalog: ProductCatalog, rule: PlayCommissionRule
     ) {
         let orders = history.orders
         let latest = history.entries.last!
@@ -156,6 +161,7 @@ struct PlayAnalyticsCharges: Sendable {
             var charge = Self.charge(
                 figures, token: token, group: catalog[history.productId]?.subscriptionGroup,
                 storefront: latestSnapshot.regionCode, refund: refund, isTrial: isTrial)
+            if sharesOrders { charge.periodId = orderId + "/" + history.productId }
             var end = order.accessEnd
             if !isLast { end = min(end, history.start(charged[position + 1])) }
             if let replacedAt { end = min(end, replacedAt) }
