@@ -78,6 +78,7 @@ let package = Package(
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "AppStoreSimulator",
                 "HTTPServer", "StorekeeperIngestion", "StorekeeperServer", "SecretSealing", "GooglePlaySimulator",
+                "GooglePlayTrust",
             ],
             swiftSettings: strict),
         // The HTTP core alone, served for scripts/bench-http.sh.

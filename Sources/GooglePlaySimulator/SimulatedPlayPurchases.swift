@@ -76,12 +76,16 @@ public struct SimulatedPlayProduct: Sendable, Hashable {
     public var acknowledged: Bool
     public var obfuscatedAccountId: String?
     public var developerPayload: String
+    /// A license tester's purchase (`purchaseType` 0: the Sandbox environment), as the
+    /// simulator's subscriptions are (`testPurchase`): both stores' purchases of one simulated
+    /// customer land in one environment.
+    public var testPurchase = true
 
     public var purchase: ProductPurchase {
         ProductPurchase(
             purchaseTimeMillis: EpochMillisString(milliseconds: purchaseMillis), purchaseState: PlayRawEnum(state),
             consumptionState: PlayRawEnum(consumed ? .consumed : .yetToBeConsumed),
-            developerPayload: developerPayload, orderId: orderId,
+            developerPayload: developerPayload, orderId: orderId, purchaseType: testPurchase ? PlayRawEnum(.test) : nil,
             acknowledgementState: PlayRawEnum(acknowledged ? .acknowledged : .yetToBeAcknowledged),
             purchaseToken: token, productId: productId, quantity: quantity,
             obfuscatedExternalAccountId: obfuscatedAccountId, regionCode: "US", refundableQuantity: refundableQuantity)

@@ -19,11 +19,17 @@ public struct AnalyticsFilter: Sendable, Hashable {
     public var productId: String?
     public var storefront: String?
     public var subscriptionGroup: String?
+    /// One store's figures; `nil`: both stores combined.
+    public var store: AnalyticsStore?
 
-    public init(productId: String? = nil, storefront: String? = nil, subscriptionGroup: String? = nil) {
+    public init(
+        productId: String? = nil, storefront: String? = nil, subscriptionGroup: String? = nil,
+        store: AnalyticsStore? = nil
+    ) {
         self.productId = productId
         self.storefront = storefront
         self.subscriptionGroup = subscriptionGroup
+        self.store = store
     }
 }
 

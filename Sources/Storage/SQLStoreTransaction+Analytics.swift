@@ -1,7 +1,8 @@
 import AppStoreModels
 import Entitlements
 
-/// Analytics: settings, per-customer contributions and the daily aggregates (migration 0012).
+/// Analytics: settings, per-customer contributions and the daily aggregates (migrations 0012,
+/// 0015, 0017).
 extension SQLStoreTransaction {
     /// One entry of a stored contribution: the key and the values in `AnalyticsMeasures.columns`
     /// order.
@@ -99,17 +100,14 @@ extension SQLStoreTransaction {
         var current: [AnalyticsRowKey: AnalyticsMeasures] = [:]
         for row in try rows(
             """
-            SELECT environment, day, product_id, subscription_group, storefront, currency, \(Self.measureColumns)
+            SELECT environment, day, product_id, subscription_group, storefront, currency, store,
+                   \(Self.measureColumns)
             FROM analytics_daily WHERE app_id = $1
-            ORDER BY environment, day, product_id, subscription_group, storefront, currency\(lock)
+            ORDER BY environment, day, product_id, subscription_group, storefront, currency, store\(lock)
             """, .text(appId))
         {
-            let key = AnalyticsRowKey(
-                environment: try row.text(0),
-                key: AnalyticsDailyKey(
-                    day: CalendarDay(daysSince1970: try row.integer(1)), productId: try row.text(2),
-                    subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5)))
-            current[key] = try Self.measures(row, from: 6)
+            let key = AnalyticsRowKey(environment: try row.text(0), key: try Self.dailyKey(row, from: 1))
+            current[key] = try Self.measures(row, from: 7)
         }
         var sums: [AnalyticsRowKey: AnalyticsMeasures] = [:]
         for row in try rows(
@@ -135,18 +133,18 @@ extension SQLStoreTransaction {
         _ = try insertRows(
             into: """
                 INSERT INTO analytics_daily (app_id, environment, day, product_id, subscription_group, storefront,
-                                             currency, \(Self.measureColumns))
+                                             currency, store, \(Self.measureColumns))
                 """,
             onConflict: """
-                ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency)
+                ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency, store)
                 DO UPDATE SET \(updates.joined(separator: ", "))
                 """,
-            width: 7 + AnalyticsMeasures.columns.count,
+            width: 8 + AnalyticsMeasures.columns.count,
             differing.map { row in
                 [
                     .text(appId), .text(row.environment), .integer(row.key.day.daysSince1970),
                     .text(row.key.productId), .text(row.key.subscriptionGroup), .text(row.key.storefront),
-                    .text(row.key.currency),
+                    .text(row.key.currency), .text(row.key.store.rawValue),
                 ] + (sums[row] ?? AnalyticsMeasures()).values.map { SQLValue.integer($0) }
             })
         return differing.count
@@ -158,15 +156,15 @@ extension SQLStoreTransaction {
         let rows = pendingAnalyticsDaily.filter { !$0.value.isZero }.sorted { $0.key < $1.key }
         pendingAnalyticsDaily = [:]
         guard !rows.isEmpty else { return }
-        let width = 7 + AnalyticsMeasures.columns.count
+        let width = 8 + AnalyticsMeasures.columns.count
         let updates = AnalyticsMeasures.columns.map { "\($0) = analytics_daily.\($0) + excluded.\($0)" }
         _ = try insertRows(
             into: """
                 INSERT INTO analytics_daily (app_id, environment, day, product_id, subscription_group, storefront,
-                                             currency, \(Self.measureColumns))
+                                             currency, store, \(Self.measureColumns))
                 """,
             onConflict: """
-                ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency)
+                ON CONFLICT (app_id, environment, day, product_id, subscription_group, storefront, currency, store)
                 DO UPDATE SET \(updates.joined(separator: ", "))
                 """,
             width: width,
@@ -174,7 +172,7 @@ extension SQLStoreTransaction {
                 [
                     .text(row.appId), .text(row.environment), .integer(row.key.day.daysSince1970),
                     .text(row.key.productId), .text(row.key.subscriptionGroup), .text(row.key.storefront),
-                    .text(row.key.currency),
+                    .text(row.key.currency), .text(row.key.store.rawValue),
                 ] + measures.values.map { SQLValue.integer($0) }
             })
     }
@@ -239,19 +237,16 @@ extension SQLStoreTransaction {
         try flushAnalyticsDaily()
         return try rows(
             """
-            SELECT environment, day, product_id, subscription_group, storefront, currency, \(Self.measureColumns)
+            SELECT environment, day, product_id, subscription_group, storefront, currency, store,
+                   \(Self.measureColumns)
             FROM analytics_daily WHERE app_id = $1
-            ORDER BY environment, day, product_id, subscription_group, storefront, currency
+            ORDER BY environment, day, product_id, subscription_group, storefront, currency, store
             """, .text(appId)
         ).compactMap { row throws(StoreError) -> AnalyticsDailyRow? in
-            let measures = try Self.measures(row, from: 6)
+            let measures = try Self.measures(row, from: 7)
             guard !measures.isZero else { return nil }
             return AnalyticsDailyRow(
-                environment: try row.text(0),
-                key: AnalyticsDailyKey(
-                    day: CalendarDay(daysSince1970: try row.integer(1)), productId: try row.text(2),
-                    subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5)),
-                measures: measures)
+                environment: try row.text(0), key: try Self.dailyKey(row, from: 1), measures: measures)
         }
     }
 
@@ -266,13 +261,25 @@ extension SQLStoreTransaction {
         var arguments: [SQLValue] = []
         for (column, value) in [
             ("product_id", filter.productId), ("storefront", filter.storefront),
-            ("subscription_group", filter.subscriptionGroup),
+            ("subscription_group", filter.subscriptionGroup), ("store", filter.store?.rawValue),
         ] {
             guard let value else { continue }
             arguments.append(.text(value))
             text += " AND \(column) = $\(firstParameter + arguments.count - 1)"
         }
         return (text, arguments)
+    }
+
+    /// The key of a daily row read as day, product, group, storefront, currency, store from
+    /// column `first`.
+    private static func dailyKey(_ row: SQLRow, from first: Int) throws(StoreError) -> AnalyticsDailyKey {
+        guard let store = AnalyticsStore(rawValue: try row.text(first + 5)) else {
+            throw StoreError(.corruptValue, "analytics_daily.store: unknown value")
+        }
+        return AnalyticsDailyKey(
+            day: CalendarDay(daysSince1970: try row.integer(first)), productId: try row.text(first + 1),
+            subscriptionGroup: try row.text(first + 2), storefront: try row.text(first + 3),
+            currency: try row.text(first + 4), store: store)
     }
 
     private static func total(_ row: SQLRow, day: CalendarDay) throws(StoreError) -> AnalyticsDailyTotal {

@@ -6,7 +6,7 @@ import Entitlements
 extension SQLStoreTransaction {
     private static let periodColumns = """
         transaction_id, subscription, product_id, subscription_group, storefront, currency, activity, start_at,
-        end_at, mrr_gross, mrr_proceeds, run_start_at, next_run_start_at, churn_reason
+        end_at, mrr_gross, mrr_proceeds, run_start_at, next_run_start_at, churn_reason, store
         """
 
     func applyAnalyticsPeriods(
@@ -28,7 +28,7 @@ extension SQLStoreTransaction {
             into: """
                 INSERT INTO analytics_periods (customer_id, environment, app_id, \(Self.periodColumns))
                 """,
-            onConflict: "", width: 17,
+            onConflict: "", width: 18,
             sorted.map { period in
                 [
                     .integer(customerId), .text(environment.rawValue), .text(appId), .text(period.transactionId),
@@ -36,7 +36,7 @@ extension SQLStoreTransaction {
                     .text(period.storefront), .text(period.currency), .text(period.activity.rawValue),
                     SQLValue(period.start), SQLValue(period.end), .integer(period.mrrGross),
                     .integer(period.mrrProceeds), SQLValue(period.run?.start), SQLValue(period.run?.nextStart),
-                    SQLValue(period.run?.reason?.rawValue),
+                    SQLValue(period.run?.reason?.rawValue), .text(period.store.rawValue),
                 ]
             })
         return true
@@ -58,11 +58,14 @@ extension SQLStoreTransaction {
             }
             run = AnalyticsPeriod.Run(start: start, nextStart: try row.optionalTimestamp(12), reason: reason)
         }
+        guard let store = AnalyticsStore(rawValue: try row.text(14)) else {
+            throw StoreError(.corruptValue, "analytics_periods.store: unknown value")
+        }
         return AnalyticsPeriod(
             transactionId: try row.text(0), subscription: try row.text(1), productId: try row.text(2),
             subscriptionGroup: try row.text(3), storefront: try row.text(4), currency: try row.text(5),
             activity: parsed, start: try row.timestamp(7), end: try row.timestamp(8), mrrGross: try row.integer(9),
-            mrrProceeds: try row.integer(10), run: run)
+            mrrProceeds: try row.integer(10), run: run, store: store)
     }
 
     func analyticsActiveAt(

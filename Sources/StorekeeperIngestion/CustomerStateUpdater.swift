@@ -43,7 +43,8 @@ public enum CustomerStateUpdater {
         let previous = try cache.customerInfo(customerId: customer.id, environment: environment, in: transaction)
         let evaluation = EntitlementEngine.evaluate(
             customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
-            previous: previous?.info)
+            previous: previous?.info,
+            playCommission: try playCommission(facts: facts, appId: customer.appId, in: transaction))
         let encoding = CustomerInfoEncoding(
             evaluation.customerInfo, reusing: cache.encoding(customerId: customer.id, environment: environment))
         let version = try transaction.saveCustomerInfo(
@@ -88,7 +89,17 @@ public enum CustomerStateUpdater {
         let catalog = try reader.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
         return EntitlementEngine.evaluate(
             customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
-            previous: stored?.info
+            previous: stored?.info, playCommission: try playCommission(facts: facts, appId: customer.appId, in: reader)
         ).customerInfo
+    }
+
+    /// Google's service fee on the customer's Play purchases, from the app's analytics settings
+    /// (the rule analytics applies, so a purchase's revenue says what the figures count); read
+    /// only for a customer with Play facts, so App Store customers cost no extra query.
+    static func playCommission(facts: [Fact], appId: String, in reader: any StoreReader) throws
+        -> PlayCommissionRule
+    {
+        guard facts.contains(where: { $0.store == .playStore }) else { return PlayCommissionRule() }
+        return try reader.analyticsSettings(appId: appId)?.settings.googlePlay ?? PlayCommissionRule()
     }
 }

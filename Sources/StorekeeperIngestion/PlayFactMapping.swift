@@ -151,13 +151,26 @@ public enum PlayFactMapping {
         return nil
     }
 
-    /// Google's `Money` (units + nanos) in the engine's milliunits, truncated toward zero below
-    /// a thousandth (prices have at most two decimals in practice).
+    /// Google's `Money` (`units` + `nanos`, both of one sign) in the engine's milliunits,
+    /// computed in integers from the parts themselves: 9.99 (`units` "9", `nanos` 990000000,
+    /// 9,990,000 micros) is exactly 9990. A price finer than a thousandth (which no Play price
+    /// list produces) is rounded half away from zero, as every other amount in the engine.
     static func money(_ value: GooglePlayModels.Money) throws(IngestionError) -> Entitlements.Money {
-        guard let currency = value.currencyCode, currency.utf8.count == 3, let micros = value.micros else {
+        let units = value.units ?? "0"
+        let nanos = Int64(value.nanos ?? 0)
+        // Google's rule: nanos within ±999,999,999 and of the sign of units.
+        guard let currency = value.currencyCode, currency.utf8.count == 3, units.utf8.count <= 20,
+            let whole = Int64(units), abs(nanos) < 1_000_000_000, whole == 0 || nanos == 0 || (whole < 0) == (nanos < 0)
+        else {
             throw IngestionError(.invalidTransaction, "A Google Play price has no currency or an unreadable amount.")
         }
-        return Entitlements.Money(milliunits: micros / 1000, currency: currency)
+        let (thousandths, overflow) = whole.multipliedReportingOverflow(by: 1000)
+        let fraction = (abs(nanos) + 500_000) / 1_000_000
+        let (total, overflowed) = thousandths.addingReportingOverflow(nanos < 0 ? -fraction : fraction)
+        guard !overflow, !overflowed else {
+            throw IngestionError(.invalidTransaction, "A Google Play price is too large.")
+        }
+        return Entitlements.Money(milliunits: total, currency: currency)
     }
 
     static func cancellation(_ context: CanceledStateContext?) -> (reason: PlayCancelReason?, at: Timestamp?) {

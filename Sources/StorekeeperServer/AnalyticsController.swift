@@ -14,7 +14,7 @@ struct AnalyticsController: Sendable {
     let clock: ServerClock
 
     static let metricQuery = [
-        "from", "to", "resolution", "environment", "productId", "storefront", "subscriptionGroup", "format",
+        "from", "to", "resolution", "environment", "productId", "storefront", "subscriptionGroup", "format", "store",
     ]
 
     var routes: [APIRoute] {
@@ -24,7 +24,8 @@ struct AnalyticsController: Sendable {
                 .get, "/v1/apps/{appId}/analytics/overview", access: .appSecret, operationId: "getAnalyticsOverview",
                 summary: "Headline figures of a period (28 days by default) with their change against the period "
                     + "before.", tag: "analytics", responses: errors.merging([200: "AnalyticsOverview"]) { $1 },
-                query: ["from", "to", "environment", "productId", "storefront", "subscriptionGroup"], handler: overview),
+                query: ["from", "to", "environment", "productId", "storefront", "subscriptionGroup", "store"],
+                handler: overview),
             APIRoute(
                 .get, "/v1/apps/{appId}/analytics/{metric}", access: .appSecret, operationId: "getAnalyticsMetric",
                 summary: "One metric as a time series (JSON, or CSV with format=csv).", tag: "analytics",
@@ -70,6 +71,7 @@ struct AnalyticsController: Sendable {
                 "productId": query.filter.productId.map { .string($0) } ?? .null,
                 "storefront": query.filter.storefront.map { .string($0) } ?? .null,
                 "subscriptionGroup": query.filter.subscriptionGroup.map { .string($0) } ?? .null,
+                "store": query.filter.store.map { .string($0.rawValue) } ?? .null,
             ]),
             "reportingCurrency": settings.reportingCurrency.map { .string($0) } ?? .null,
             "points": .array(points),

@@ -73,6 +73,12 @@ struct AnalyticsQuery: Sendable, Equatable {
             default: filter.subscriptionGroup = value
             }
         }
+        if let store = request.queryValue("store") {
+            guard let parsed = AnalyticsStore(rawValue: store) else {
+                throw invalid("store", "must be appStore or googlePlay (absent: both)")
+            }
+            filter.store = parsed
+        }
         self.filter = filter
         guard let format = Format(rawValue: request.queryValue("format") ?? "json") else {
             throw invalid("format", "must be json or csv")

@@ -282,6 +282,7 @@ struct AnalyticsSeries: Sendable {
                         "other": .integer(get("refundedOnDate") - get("refundedOnDateDeveloperIssue")),
                     ]
                 }
+                point["partial"] = .integer(sums.refundsPartial)
                 point["refundRate"] = Self.ratio(sums.refunds, sums.transactions)
                 point["familyRevocations"] = .integer(sums.familyRevocations)
                 point["reversals"] = .integer(sums.refundReversals)

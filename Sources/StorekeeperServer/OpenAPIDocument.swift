@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 import Foundation
 
 /// The OpenAPI 3.1 document served at `/openapi.json`: paths and operations from the route
@@ -46,6 +47,7 @@ public enum OpenAPIDocument {
                     schema["enum"] = .array(["day", "week", "month", "quarter", "year"].map(JSONValue.string))
                 }
                 if name == "format" { schema["enum"] = .array(["json", "csv"].map(JSONValue.string)) }
+                if name == "store" { schema["enum"] = .array(AnalyticsStore.allCases.map { .string($0.rawValue) }) }
                 if name == "environment" {
                     schema["enum"] = .array(["Production", "Sandbox", "Xcode", "LocalTesting"].map(JSONValue.string))
                 }
@@ -311,7 +313,7 @@ public enum OpenAPIDocument {
                   "from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"},
                   "resolution": {"type": "string", "enum": ["day", "week", "month", "quarter", "year"]},
                   "filters": {"type": "object", "properties": {"productId": {"type": ["string", "null"]}, "storefront": {"type": ["string", "null"]},
-                    "subscriptionGroup": {"type": ["string", "null"]}}},
+                    "subscriptionGroup": {"type": ["string", "null"]}, "store": {"type": ["string", "null"], "enum": ["appStore", "googlePlay", null]}}},
                   "reportingCurrency": {"type": ["string", "null"]},
                   "points": {"type": "array", "items": {"type": "object", "required": ["period", "periodEnd"],
                     "properties": {"period": {"type": "string", "format": "date"}, "periodEnd": {"type": "string", "format": "date"},
@@ -324,6 +326,7 @@ public enum OpenAPIDocument {
                       "byReason": {"type": "object", "additionalProperties": {"type": "integer"}},
                       "movementFrom": {"type": "string", "format": "date"}, "movementTo": {"type": "string", "format": "date"},
                       "reversals": {"type": "integer", "minimum": 0}, "familyRevocations": {"type": "integer", "minimum": 0},
+                      "partial": {"type": "integer", "minimum": 0},
                       "consumptionRequests": {"type": "object", "required": ["count", "granted", "declined", "noOutcome"], "properties": {
                         "count": {"type": "integer"}, "granted": {"type": "integer"}, "declined": {"type": "integer"}, "noOutcome": {"type": "integer"}}}},
                     "description": "Fields by metric: docs/analytics.md. Money in milliunits."}}}},
@@ -345,6 +348,9 @@ public enum OpenAPIDocument {
                 "exchangeRates": {"type": "array", "maxItems": 10000, "items": {"type": "object", "required": ["currency", "from", "rate"], "properties": {
                   "currency": {"type": "string", "pattern": "^[A-Z]{3}$"}, "from": {"type": "string", "format": "date"},
                   "rate": {"type": "string", "pattern": "^[0-9]{1,9}(\\.[0-9]{1,6})?$", "description": "One unit of currency in the reporting currency."}}}},
+                "googlePlay": {"type": "object", "description": "Google Play's service fee: 15 % on auto-renewing subscriptions; on other products 15 % up to the day each year's earnings passed 1M USD (thresholdCrossings) for an enrolled developer, 30 % from it, 30 % throughout when not enrolled.",
+                  "properties": {"isEnrolled": {"type": "boolean"},
+                    "thresholdCrossings": {"type": "array", "maxItems": 100, "items": {"type": "string", "format": "date"}}}},
                 "version": {"type": "integer", "minimum": 0, "description": "In answers: 0 while none is stored (the ETag). Ignored in a PUT."}}},
               "CommissionRates": {"type": "object", "required": ["standard", "reduced"], "properties": {
                 "standard": {"type": "integer", "minimum": 0, "maximum": 10000, "description": "Basis points: 3000 = 30 %."},

@@ -5,7 +5,8 @@ import Foundation
 /// The demo app as Storekeeper knows it, set up through the admin API exactly as an operator
 /// would for a real app: App Store identity, the simulator's root as the trusted root, the
 /// simulator's In-App Purchase key for the Server API, the catalog with its entitlement
-/// mapping, a public and a secret key, and a webhook endpoint.
+/// mapping and reference prices (in USD, for Google Play purchases, which show none), a public
+/// and a secret key, and a webhook endpoint. Its Google Play side is `DemoPlayStore`'s.
 /// - Note: Immutable value; `Sendable`.
 struct DemoAppSetup: Sendable {
     static let appId = "demo"
@@ -77,6 +78,10 @@ struct DemoAppSetup: Sendable {
         case .consumable: entry["kind"] = "CONSUMABLE"
         }
         if let period = product.period { entry["duration"] = period.description }
+        // Google Play shows no price in a purchase: analytics takes this one for Play charges.
+        if let usd = product.prices.first(where: { $0.currency == "USD" }) {
+            entry["referencePrice"] = ["milliunits": usd.price, "currency": usd.currency]
+        }
         return entry
     }
 }

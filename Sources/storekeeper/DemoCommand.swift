@@ -19,6 +19,10 @@ import StorekeeperServer
 ///   simulator's base URL, the simulator's root as the app's trusted root and its key as the
 ///   app's App Store Connect key. The simulator sends notifications to Storekeeper's own
 ///   notification URL.
+/// - Google Play is the Play simulator (`DemoPlayStore`) on the same clock and month, on a
+///   free loopback port: Storekeeper reads purchases from it and it pushes notifications to
+///   Storekeeper; every third demo customer buys on Google Play, so the dashboard shows both
+///   stores.
 /// - The demo app is created through the admin API; its keys are printed once. Its secrets are
 ///   sealed under the configured secrets key, or else `<data>/secrets.key` (created, mode 0600,
 ///   on first run).
@@ -60,27 +64,31 @@ enum DemoCommand {
         let simulatorData = try SimulatorDataDirectory.open(
             dataDirectory.appendingPathComponent("simulator"), now: now)
         let scale = TimeScale.accelerated(monthSeconds: options.monthSeconds)
+        let clock = RealTimeClock()
         let simulator = AppStoreSimulator(
-            environment: .sandbox, authority: simulatorData.authority, clock: RealTimeClock(), scale: scale,
+            environment: .sandbox, authority: simulatorData.authority, clock: clock, scale: scale,
             transport: URLSessionNotificationTransport(timeout: 10))
         let simulatorServer = try SimulatorServer(
             simulator: simulator,
             configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2),
             tickInterval: .milliseconds(250))
         let webhooks = try DemoWebhookCounter()
+        let play = try DemoPlayStore(clock: clock, scale: scale)
 
         let secretsKey =
             try configuration.loadSecretsKey()
             ?? SecretsKeyFile.readOrCreate(dataDirectory.appendingPathComponent("secrets.key").path).key
         let store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: true)
         let application = StorekeeperApplication(
-            configuration: configuration, store: store, secrets: StoredSecrets(sealer: SecretSealer(key: secretsKey)))
+            configuration: configuration, store: store, secrets: StoredSecrets(sealer: SecretSealer(key: secretsKey)),
+            playService: play.service)
         let server: HTTPServer
         do {
             server = try application.startServer()
         } catch {
             await store.close()
             await simulatorServer.stop()
+            await play.stop()
             await webhooks.stop()
             throw DemoFailure(
                 "cannot listen on \(configuration.listen) (\(error)); is another server running? "
@@ -96,19 +104,20 @@ enum DemoCommand {
             app: app, simulator: simulatorData, simulatorURL: simulatorServer.baseURL.absoluteString,
             webhookURL: webhooks.url)
         try await simulator.addApp(app)
+        try await play.configure(client: client, adminKey: adminKey, storekeeperURL: baseURL)
 
         let registry = DemoRegistry()
         let stream = DemoCustomerStream(
             simulator: simulator, client: client, publicKey: keys.publicKey,
             products: DemoJourney.Products(bundleId: app.bundleId), arrivalInterval: options.arrivalInterval,
-            registry: registry)
+            registry: registry, play: play)
         let customers = Task { await stream.run() }
         // The curl examples name the first customer: show them once it exists.
         for _ in 0..<100 where !registry.hasPosted("user-0001") { try? await Task.sleep(for: .milliseconds(100)) }
 
         say(
             DemoBanner(
-                baseURL: baseURL, simulatorURL: simulatorServer.baseURL.absoluteString,
+                baseURL: baseURL, simulatorURL: simulatorServer.baseURL.absoluteString, playURL: play.baseURL,
                 simulatorDirectory: simulatorData.url.path, databasePath: databasePath, app: app, keys: keys,
                 adminKey: adminKey, generatedAdminKey: base.adminKey == nil, options: options
             ).text)
@@ -120,13 +129,14 @@ enum DemoCommand {
         }
 
         await server.runUntilShutdownSignal()
-        say("\nstopping: finishing in-flight requests, stopping the customers, the simulator and the webhook worker")
+        say("\nstopping: finishing in-flight requests, stopping the customers, the simulators and the webhook worker")
         customers.cancel()
         progress.cancel()
         await customers.value
         await progress.value
         await workers.stop()
         await simulatorServer.stop()
+        await play.stop()
         await webhooks.stop()
         await store.close()
         say("stopped")

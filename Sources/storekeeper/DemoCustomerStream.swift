@@ -5,7 +5,8 @@ import Foundation
 import Synchronization
 
 /// Brings a new demo customer to the store every `arrivalInterval` and lets each live through
-/// its `DemoJourney` concurrently, until cancelled.
+/// its `DemoJourney` concurrently, until cancelled. Every third customer is an Android one
+/// (`DemoAndroidJourney`) when the demo runs the Play simulator.
 ///
 /// A failed step (the simulator refusing an action, Storekeeper answering an error) ends that
 /// customer's journey and is counted and shown in the progress line; the stream goes on.
@@ -17,16 +18,24 @@ struct DemoCustomerStream: Sendable {
     let products: DemoJourney.Products
     let arrivalInterval: Duration
     let registry: DemoRegistry
+    var play: DemoPlayStore? = nil
 
     /// Runs until the task is cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             var number = 0
+            var appStoreCustomers = 0
             while !Task.isCancelled {
                 number += 1
                 let customer = String(format: "user-%04d", number)
-                let journey = DemoJourney.allCases[(number - 1) % DemoJourney.allCases.count]
-                group.addTask { await live(journey, customer: customer) }
+                if let play, number % 3 == 0 {
+                    let journey = DemoAndroidJourney.allCases[(number / 3 - 1) % DemoAndroidJourney.allCases.count]
+                    group.addTask { await live(journey, customer: customer, play: play) }
+                } else {
+                    appStoreCustomers += 1
+                    let journey = DemoJourney.allCases[(appStoreCustomers - 1) % DemoJourney.allCases.count]
+                    group.addTask { await live(journey, customer: customer) }
+                }
                 try? await Task.sleep(for: arrivalInterval)
             }
             group.cancelAll()
@@ -55,6 +64,37 @@ struct DemoCustomerStream: Sendable {
         } catch {
             registry.failed("\(customer) (\(journey.rawValue)): \(error)")
         }
+    }
+
+    private func live(_ journey: DemoAndroidJourney, customer: String, play: DemoPlayStore) async {
+        await simulator.addCustomer(SimulatedCustomer(id: customer, storefront: "USA"))
+        registry.arrived([customer])
+        let registry = self.registry
+        let context = DemoAndroidJourney.Context(
+            play: play, products: products, appStore: simulator,
+            postToken: { [self] customer, token, productId, isProduct in
+                try await postToken(customer: customer, token: token, productId: productId, isProduct: isProduct)
+                registry.posted(customer)
+            },
+            postTransaction: { [self] customer in try await post(customer: customer, productId: nil) })
+        do {
+            try await journey.live(customer: customer, in: context)
+        } catch is CancellationError {
+            return
+        } catch {
+            registry.failed("\(customer) (\(journey.rawValue)): \(error)")
+        }
+    }
+
+    /// What the customer's Android app does after Google Play Billing hands it a purchase:
+    /// posts the purchase token to Storekeeper for its user.
+    private func postToken(customer: String, token: String, productId: String, isProduct: Bool) async throws {
+        try await client.expect(
+            200, "POST", "/v1/apps/\(DemoAppSetup.appId)/customers/\(customer)/purchases/googleplay", key: publicKey,
+            json: [
+                "packageName": DemoPlayStore.packageName, "productId": productId, "purchaseToken": token,
+                "type": isProduct ? "product" : "subscription",
+            ])
     }
 
     /// What the customer's app does after StoreKit hands it a transaction: posts the signed

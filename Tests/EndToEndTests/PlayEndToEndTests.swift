@@ -272,6 +272,74 @@ import Testing
             #expect(Self.entitlement(info, "pro")["isActive"] as? Bool == false)
         }
     }
+
+    /// Issue 15: a Play subscription and a Play purchase through the simulator and the server
+    /// land in the analytics API under `store=googlePlay` at Google's fee (15 % on the
+    /// subscription; 15 % on the product, the first million of the year), apart from the App
+    /// Store's (nothing here) and inside the combined figures; a voided purchase is a refund.
+    @Test func analyticsCountPlayApartAtGooglesFee() async throws {
+        try await Self.run { harness in
+            // Google shows no price in a purchase: the catalog's reference prices count.
+            _ = try harness.expect(
+                200,
+                await harness.request(
+                    "PUT", "/v1/apps/\(harness.appId)/catalog", key: harness.secretKey,
+                    json: [
+                        "products": [
+                            [
+                                "productId": "monthly", "kind": "AUTO_RENEWABLE", "subscriptionGroup": "G1",
+                                "groupLevel": 1, "duration": "P1M", "entitlementIds": ["pro"],
+                                "referencePrice": ["milliunits": 5990, "currency": "USD"],
+                            ],
+                            [
+                                "productId": "coins", "kind": "CONSUMABLE", "entitlementIds": [String](),
+                                "referencePrice": ["milliunits": 990, "currency": "USD"],
+                            ],
+                        ]
+                    ]))
+            let day = String(harness.clock.now.description.prefix(10))
+            let subscription = try await harness.play.purchaseSubscription(
+                packageName: Self.package, productId: "monthly", obfuscatedAccountId: "ann-account")
+            _ = try harness.expect(200, await Self.post(harness, "ann", token: subscription, productId: "monthly"))
+            let coins = try await harness.play.purchaseProduct(
+                packageName: Self.package, productId: "coins", quantity: 2)
+            _ = try harness.expect(
+                200, await Self.post(harness, "ann", token: coins, productId: "coins", type: "product"))
+            try await harness.play.voidProduct(coins)
+
+            func series(_ metric: String, _ store: String?) async throws -> [String: Any] {
+                let filter = store.map { "&store=\($0)" } ?? ""
+                let answer = try harness.expect(
+                    200,
+                    await harness.request(
+                        "GET",
+                        "/v1/apps/\(harness.appId)/analytics/\(metric)?environment=Sandbox&from=\(day)&to=\(day)\(filter)",
+                        key: harness.secretKey))
+                return (answer.json["points"] as? [[String: Any]])?.first ?? [:]
+            }
+            // 5.99 at 15 %: 5.0915 → 5.092; 2 × 0.99 = 1.98 at 15 %: 1.683, refunded in full.
+            let revenue = try await series("revenue", "googlePlay")
+            #expect(
+                (revenue["byCurrency"] as? [NSDictionary]) == [
+                    [
+                        "currency": "USD", "gross": 7970, "proceeds": 6775, "refunded": 1980,
+                        "refundedProceeds": 1683, "net": 5990, "netProceeds": 5092, "transactions": 2,
+                        "refundedOnDate": 1980,
+                    ]
+                ])
+            #expect(NSDictionary(dictionary: try await series("revenue", nil)) == NSDictionary(dictionary: revenue))
+            #expect((try await series("revenue", "appStore")["byCurrency"] as? [Any])?.isEmpty == true)
+            let refunds = try await series("refunds", "googlePlay")
+            #expect(refunds["count"] as? Int == 1)
+            #expect(refunds["partial"] as? Int == 0)
+            #expect(try await series("new-customers", "googlePlay")["count"] as? Int == 1)
+            #expect(try await series("new-customers", "appStore")["count"] as? Int == 0)
+            let bad = try await harness.request(
+                "GET", "/v1/apps/\(harness.appId)/analytics/revenue?store=playStore", key: harness.secretKey)
+            #expect(bad.status == 400)
+            #expect(bad.text.contains("store must be appStore or googlePlay"))
+        }
+    }
 }
 
 /// base64url without padding, for hand-made tokens.

@@ -87,6 +87,38 @@ import Testing
             ])
     }
 
+    /// Issue 15: Play prices (units + nanos) become milliunits exactly, in integers; a price
+    /// finer than a milliunit rounds half away from zero; nanos of the other sign than units,
+    /// or of 10^9 and more, are refused.
+    @Test func pricesConvertExactlyToMilliunits() throws {
+        func price(_ units: String, _ nanos: Int) throws -> Entitlements.Money? {
+            let purchase = try Self.decode(
+                SubscriptionPurchaseV2.self,
+                #"{"subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","lineItems":[{"productId":"m","autoRenewingPlan":{"recurringPrice":{"currencyCode":"USD","units":"\#(units)","nanos":\#(nanos)}}}]}"#
+            )
+            return try PlayFactMapping.subscription(purchase, packageName: "p", purchaseToken: "t", readAt: Self.readAt)
+                .lineItems[0].recurringPrice
+        }
+        #expect(try price("9", 990_000_000) == Entitlements.Money(milliunits: 9990, currency: "USD"))
+        #expect(try price("0", 999_000) == Entitlements.Money(milliunits: 1, currency: "USD"))
+        #expect(try price("1999", 1_000_000) == Entitlements.Money(milliunits: 1_999_001, currency: "USD"))
+        #expect(try price("0", 500_000) == Entitlements.Money(milliunits: 1, currency: "USD"))
+        #expect(try price("0", 499_999) == Entitlements.Money(milliunits: 0, currency: "USD"))
+        #expect(try price("-1", -500_000) == Entitlements.Money(milliunits: -1001, currency: "USD"))
+        #expect(
+            try price("9223372036854775", 807_000_000)
+                == Entitlements.Money(milliunits: 9_223_372_036_854_775_807, currency: "USD"))
+        #expect(throws: IngestionError(.invalidTransaction, "A Google Play price is too large.")) {
+            try price("92233720368547759", 0)
+        }
+        for (units, nanos) in [("1", -1), ("0", 1_000_000_000), ("x", 0)] {
+            #expect(
+                throws: IngestionError(
+                    .invalidTransaction, "A Google Play price has no currency or an unreadable amount.")
+            ) { try price(units, nanos) }
+        }
+    }
+
     @Test func subscriptionRefusesMissingStateAndProduct() throws {
         let noState = try Self.decode(SubscriptionPurchaseV2.self, #"{"lineItems":[{"productId":"m"}]}"#)
         #expect(throws: IngestionError(.invalidTransaction, "The Google Play subscription has no subscriptionState.")) {

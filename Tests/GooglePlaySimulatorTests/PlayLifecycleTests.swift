@@ -138,6 +138,8 @@ struct PlayLifecycleTests {
         try await play.acknowledgeProduct(packageName: Self.package, productId: "coins", token: coins)
         try await play.voidProduct(coins, quantity: 2)
         var purchase = try await play.product(packageName: Self.package, productId: "coins", token: coins)
+        // A license tester's purchase, as the simulator's subscriptions are (the Sandbox).
+        #expect(purchase.purchaseType == .test)
         #expect(purchase.refundableQuantity == 3)
         #expect(purchase.purchaseState == .purchased)
         #expect(purchase.acknowledgementState == .acknowledged)

@@ -13,10 +13,15 @@ final class ChildProcess {
     let stderrURL: URL?
     let terminal: PseudoTerminal?
 
-    init(_ arguments: [String], in directory: URL, terminal: PseudoTerminal? = nil) throws {
+    init(
+        _ arguments: [String], in directory: URL, terminal: PseudoTerminal? = nil, environment: [String: String] = [:]
+    ) throws {
         let process = Process()
         process.executableURL = CLITests.binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let name = UUID().uuidString
         stdoutURL = directory.appendingPathComponent("\(name).out")
         _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)

@@ -7,7 +7,10 @@ import AppStoreModels
 ///
 /// Money comes from `ProceedsCalculator`, activity from `SubscriptionActivity` (the billing
 /// grace period applies to the latest period of a subscription), trial outcomes from
-/// `TrialOutcome` at `now`. Family-shared transactions add only family figures.
+/// `TrialOutcome` at `now`. Family-shared transactions add only family figures. Google Play
+/// purchases (`PlayAnalyticsCharges`, Google's fee from `rule.play`) add to the same figures
+/// under rows and periods of the `googlePlay` store; a customer is new once, on its first
+/// purchase in either store, under that store.
 /// - Note: Stateless; `Sendable`.
 public enum AnalyticsContribution {
     public static func of(
@@ -26,6 +29,7 @@ public enum AnalyticsContribution {
         var latest: [String: TransactionFact] = [:]
         var renewals: [String: RenewalFact] = [:]
         var notifications: [String: NotificationFact] = [:]
+        var playFacts: [Fact] = []
         for fact in facts where fact.environment == environment {
             switch fact {
             case .transaction(let transaction):
@@ -41,8 +45,7 @@ public enum AnalyticsContribution {
             case .notification(let notification):
                 notifications[notification.notificationId] = notification
             case .playSubscription, .playProductPurchase, .playVoidedPurchase:
-                // Google Play's analytics figures are not rolled up yet (issue 15, part 3).
-                continue
+                playFacts.append(fact)
             }
         }
         let transactions = latest.values.sorted {
@@ -84,6 +87,9 @@ public enum AnalyticsContribution {
                         if developerIssue {
                             $0.refundsDeveloperIssue += 1
                             $0.refundedOnDateDeveloperIssue += money.refunded
+                        }
+                        if transaction.revocation?.refundPercentage.map({ $0 < 100_000 }) ?? false {
+                            $0.refundsPartial += 1
                         }
                     }
                 }
@@ -139,8 +145,14 @@ public enum AnalyticsContribution {
                 }
             }
         }
-        if let firstPurchase {
+        let play = Self.addPlay(
+            facts: playFacts, environment: environment, catalog: catalog, rule: rule.play, now: now,
+            result: &result, periods: &periods, originals: &originals)
+        if let firstPurchase, play.first.map({ firstPurchase.purchaseDate <= $0.purchaseDate }) ?? true {
             add(CalendarDay(containing: firstPurchase.purchaseDate), firstPurchase) { $0.newCustomers += 1 }
+        } else if let first = play.first {
+            result[Self.key(first, day: CalendarDay(containing: first.purchaseDate)), default: AnalyticsMeasures()]
+                .newCustomers += 1
         }
         func addKey(_ key: AnalyticsDailyKey, _ change: (inout AnalyticsMeasures) -> Void) {
             change(&result[key, default: AnalyticsMeasures()])
@@ -151,6 +163,12 @@ public enum AnalyticsContribution {
             notifications: Array(notifications.values))
         for run in runs.runs {
             periods[run.carrier].run = run.value
+            if periods[run.carrier].store == .googlePlay {
+                // Google says why in the subscription itself (`canceledStateContext`), not in
+                // App Store notifications.
+                let orderId = periods[run.carrier].transactionId
+                periods[run.carrier].run?.reason = play.churnReasons[orderId] ?? nil
+            }
             let from = firstMidnight(atOrAfter: run.value.start)
             let until = firstMidnight(atOrAfter: periods[run.carrier].end)
             guard from < until else { continue }
@@ -206,13 +224,107 @@ public enum AnalyticsContribution {
         return (result.filter { !$0.value.isZero }, periods)
     }
 
+    /// The daily-row key of a Play charge on `day`.
+    static func key(_ charge: PlayAnalyticsCharges.Charge, day: CalendarDay) -> AnalyticsDailyKey {
+        AnalyticsDailyKey(
+            day: day, productId: charge.productId, subscriptionGroup: charge.subscriptionGroup ?? "",
+            storefront: charge.storefront, currency: charge.currency, store: .googlePlay)
+    }
+
+    /// Adds the customer's Google Play charges to `result` and `periods` as the App Store's
+    /// transactions are added; answers the first charge (for new customers) and why each
+    /// period's access ended (for the runs it carries).
+    static func addPlay(
+        facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: PlayCommissionRule,
+        now: Timestamp, result: inout [AnalyticsDailyKey: AnalyticsMeasures], periods: inout [AnalyticsPeriod],
+        originals: inout [String: String]
+    ) -> (first: PlayAnalyticsCharges.Charge?, churnReasons: [String: ChurnReason?]) {
+        guard !facts.isEmpty else { return (nil, [:]) }
+        let ledger = FactLedger(facts: facts, environment: environment).play
+        let charges = PlayAnalyticsCharges(ledger: ledger, now: now, catalog: catalog, rule: rule).charges.sorted {
+            ($0.purchaseDate, $0.periodId) < ($1.purchaseDate, $1.periodId)
+        }
+        func add(_ charge: PlayAnalyticsCharges.Charge, _ day: CalendarDay, _ change: (inout AnalyticsMeasures) -> Void)
+        {
+            change(&result[key(charge, day: day), default: AnalyticsMeasures()])
+        }
+        var churnReasons: [String: ChurnReason?] = [:]
+        for charge in charges {
+            if charge.isPaid {
+                add(charge, CalendarDay(containing: charge.purchaseDate)) {
+                    $0.transactions += 1
+                    $0.gross += charge.gross
+                    $0.proceeds += charge.proceeds
+                    $0.refunded += charge.refunded
+                    $0.refundedProceeds += charge.refundedProceeds
+                }
+                if let refundedAt = charge.refundedAt {
+                    let developerIssue = charge.refundReason == .developerIssue
+                    add(charge, CalendarDay(containing: refundedAt)) {
+                        $0.refunds += 1
+                        $0.refundedOnDate += charge.refunded
+                        if developerIssue {
+                            $0.refundsDeveloperIssue += 1
+                            $0.refundedOnDateDeveloperIssue += charge.refunded
+                        }
+                        if charge.isPartialRefund { $0.refundsPartial += 1 }
+                    }
+                }
+            }
+            if let active = charge.active {
+                let duration = catalog[charge.productId]?.duration
+                let paid = !charge.isTrial
+                let period = AnalyticsPeriod(
+                    transactionId: charge.periodId, subscription: charge.subscriptionGroup ?? charge.productId,
+                    productId: charge.productId, subscriptionGroup: charge.subscriptionGroup ?? "",
+                    storefront: charge.storefront, currency: charge.currency, activity: paid ? .paid : .trial,
+                    start: active.start, end: active.end,
+                    mrrGross: paid ? duration.map { MonthlyRecurringRevenue.monthly(charge.gross, per: $0) } ?? 0 : 0,
+                    mrrProceeds: paid
+                        ? duration.map { MonthlyRecurringRevenue.monthly(charge.proceeds, per: $0) } ?? 0 : 0,
+                    run: nil, store: .googlePlay)
+                periods.append(period)
+                originals[charge.periodId] = charge.purchaseToken
+                churnReasons[charge.periodId] = charge.churnReason
+                let from = firstMidnight(atOrAfter: active.start)
+                let until = firstMidnight(atOrAfter: active.end)
+                if from < until {
+                    for (day, sign) in [(from, Int64(1)), (until, Int64(-1))] {
+                        add(charge, day) {
+                            if paid {
+                                $0.activePaidDelta += sign
+                                $0.mrrGrossDelta += sign * period.mrrGross
+                                $0.mrrProceedsDelta += sign * period.mrrProceeds
+                            } else {
+                                $0.activeTrialDelta += sign
+                            }
+                        }
+                    }
+                }
+            }
+            if let outcome = charge.trialOutcome {
+                add(charge, CalendarDay(containing: charge.purchaseDate)) {
+                    $0.trialsStarted += 1
+                    switch outcome {
+                    case .converted: $0.trialsConverted += 1
+                    case .pending: $0.trialsPending += 1
+                    case .abandoned: $0.trialsAbandoned += 1
+                    }
+                }
+            }
+        }
+        return (charges.first, churnReasons)
+    }
+
     /// The MRR movement of each subscription and currency between consecutive midnights where
     /// its MRR changes, dated the day the change happened (the day before the midnight) and
     /// keyed by the period in force after it (before it, for churn).
     static func movements(periods: [AnalyticsPeriod], paid: [Int]) -> [(AnalyticsDailyKey, MRRMovement)] {
         var groups: [String: [Int]] = [:]
         for index in paid {
-            groups[periods[index].subscription + "\u{0}" + periods[index].currency, default: []].append(index)
+            let period = periods[index]
+            groups[period.store.rawValue + "\u{0}" + period.subscription + "\u{0}" + period.currency, default: []]
+                .append(index)
         }
         var result: [(AnalyticsDailyKey, MRRMovement)] = []
         for name in groups.keys.sorted() {

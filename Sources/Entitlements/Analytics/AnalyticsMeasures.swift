@@ -15,6 +15,8 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
         // 0015_analytics_cohorts
         "paid_runs_active_delta", "mrr_new", "mrr_expansion", "mrr_contraction", "mrr_churned", "mrr_reactivation",
         "refund_reversals", "consumption_requests", "consumption_requests_granted", "consumption_requests_declined",
+        // 0017_analytics_store
+        "refunds_partial",
     ]
 
     /// By purchase day: paid transactions and their money, and what refunds took back of them.
@@ -58,6 +60,9 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
     public var consumptionRequests: Int64 = 0
     public var consumptionRequestsGranted: Int64 = 0
     public var consumptionRequestsDeclined: Int64 = 0
+    /// By refund day: the refunds that took back part of a purchase (Apple's prorated refunds,
+    /// Google Play's quantity-based partial refunds); `refunds` counts them too.
+    public var refundsPartial: Int64 = 0
 
     public init() {}
 
@@ -69,19 +74,23 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
             activeFamilyDelta, mrrGrossDelta, mrrProceedsDelta, newCustomers, trialsStarted, trialsConverted,
             trialsPending, trialsAbandoned, paidRunsActiveDelta, mrrNew, mrrExpansion, mrrContraction, mrrChurned,
             mrrReactivation, refundReversals, consumptionRequests, consumptionRequestsGranted,
-            consumptionRequestsDeclined,
+            consumptionRequestsDeclined, refundsPartial,
         ]
     }
 
     /// The number of fields before migration 0015 added the churn, MRR movement and refund
     /// request ones: contributions stored before it have this many values.
     public static let columnsBefore0015 = 20
+    /// The number of fields before migration 0017 added `refundsPartial`.
+    public static let columnsBefore0017 = 30
 
     /// From values in `columns` order; `nil` when the count is neither that nor
     /// `columnsBefore0015` (an older stored contribution: its newer fields read as zero, as the
     /// daily rows' new columns do, until a rebuild computes them).
     public init?(values stored: [Int64]) {
-        guard stored.count == Self.columns.count || stored.count == Self.columnsBefore0015 else { return nil }
+        guard [Self.columns.count, Self.columnsBefore0015, Self.columnsBefore0017].contains(stored.count) else {
+            return nil
+        }
         let values = stored + Array(repeating: 0, count: Self.columns.count - stored.count)
         transactions = values[0]
         gross = values[1]
@@ -113,6 +122,7 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
         consumptionRequests = values[27]
         consumptionRequestsGranted = values[28]
         consumptionRequestsDeclined = values[29]
+        refundsPartial = values[30]
     }
 
     public var isZero: Bool { values.allSatisfy { $0 == 0 } }
@@ -127,7 +137,8 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
 }
 
 /// The key of one daily aggregate row (per app and environment besides): day, product,
-/// subscription group, storefront and currency (empty when unknown or none).
+/// subscription group, storefront and currency (empty when unknown or none), and the store
+/// (migration 0017; absent in contributions stored before it: the App Store).
 /// - Note: Immutable value; `Sendable`.
 public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
     public var day: CalendarDay
@@ -135,19 +146,49 @@ public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
     public var subscriptionGroup: String
     public var storefront: String
     public var currency: String
+    public var store: AnalyticsStore
 
-    public init(day: CalendarDay, productId: String, subscriptionGroup: String, storefront: String, currency: String) {
+    public init(
+        day: CalendarDay, productId: String, subscriptionGroup: String, storefront: String, currency: String,
+        store: AnalyticsStore = .appStore
+    ) {
         self.day = day
         self.productId = productId
         self.subscriptionGroup = subscriptionGroup
         self.storefront = storefront
         self.currency = currency
+        self.store = store
+    }
+
+    private enum CodingKeys: String, CodingKey { case day, productId, subscriptionGroup, storefront, currency, store }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        day = try container.decode(CalendarDay.self, forKey: .day)
+        productId = try container.decode(String.self, forKey: .productId)
+        subscriptionGroup = try container.decode(String.self, forKey: .subscriptionGroup)
+        storefront = try container.decode(String.self, forKey: .storefront)
+        currency = try container.decode(String.self, forKey: .currency)
+        store = try container.decodeIfPresent(AnalyticsStore.self, forKey: .store) ?? .appStore
+    }
+
+    /// App Store keys are encoded without `store`, as before 0017, so a stored contribution
+    /// of an App Store customer is unchanged by the migration (no rewrite, no spurious change
+    /// reported by a rebuild).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(day, forKey: .day)
+        try container.encode(productId, forKey: .productId)
+        try container.encode(subscriptionGroup, forKey: .subscriptionGroup)
+        try container.encode(storefront, forKey: .storefront)
+        try container.encode(currency, forKey: .currency)
+        if store != .appStore { try container.encode(store, forKey: .store) }
     }
 
     /// Day first, then the other fields: the order rows are written in, so concurrent writers
     /// lock shared rows in one order and cannot deadlock.
     public static func < (lhs: AnalyticsDailyKey, rhs: AnalyticsDailyKey) -> Bool {
-        (lhs.day, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.currency)
-            < (rhs.day, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.currency)
+        (lhs.day, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.currency, lhs.store)
+            < (rhs.day, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.currency, rhs.store)
     }
 }

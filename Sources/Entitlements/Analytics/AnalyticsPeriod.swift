@@ -40,11 +40,13 @@ public struct AnalyticsPeriod: Sendable, Hashable, Codable {
     public var mrrProceeds: Int64
     /// Set on the paid period that ends a run.
     public var run: Run?
+    /// Which store sold the period (migration 0017).
+    public var store: AnalyticsStore = .appStore
 
     public init(
         transactionId: String, subscription: String, productId: String, subscriptionGroup: String,
         storefront: String, currency: String, activity: SubscriptionActivity, start: Timestamp, end: Timestamp,
-        mrrGross: Int64, mrrProceeds: Int64, run: Run?
+        mrrGross: Int64, mrrProceeds: Int64, run: Run?, store: AnalyticsStore = .appStore
     ) {
         self.transactionId = transactionId
         self.subscription = subscription
@@ -58,12 +60,13 @@ public struct AnalyticsPeriod: Sendable, Hashable, Codable {
         self.mrrGross = mrrGross
         self.mrrProceeds = mrrProceeds
         self.run = run
+        self.store = store
     }
 
     /// The daily-row key of this period.
     public func key(day: CalendarDay) -> AnalyticsDailyKey {
         AnalyticsDailyKey(
             day: day, productId: productId, subscriptionGroup: subscriptionGroup, storefront: storefront,
-            currency: currency)
+            currency: currency, store: store)
     }
 }

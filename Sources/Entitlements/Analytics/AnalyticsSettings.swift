@@ -1,5 +1,6 @@
 /// An app's analytics terms, set through the admin API: the reporting currency and its rate
-/// table, the Small Business Program periods and the commission rates per storefront.
+/// table, the Small Business Program periods, the commission rates per storefront, and Google
+/// Play's service-fee terms (`googlePlay`: `PlayCommissionRule`).
 ///
 /// `validationFailure` names the first field out of bounds; the edge refuses such settings.
 /// - Note: Immutable value; `Sendable`.
@@ -10,6 +11,7 @@ public struct AnalyticsSettings: Sendable, Hashable, Codable {
     public var defaultRates: CommissionRates
     public var ratesByStorefront: [String: CommissionRates]
     public var exchangeRates: [ExchangeRate]
+    public var googlePlay: PlayCommissionRule
 
     public static let maximumPeriods = 100
     public static let maximumStorefronts = 300
@@ -18,17 +20,18 @@ public struct AnalyticsSettings: Sendable, Hashable, Codable {
     public init(
         reportingCurrency: String? = nil, smallBusinessProgram: [SmallBusinessProgramPeriod] = [],
         defaultRates: CommissionRates = .apple, ratesByStorefront: [String: CommissionRates] = [:],
-        exchangeRates: [ExchangeRate] = []
+        exchangeRates: [ExchangeRate] = [], googlePlay: PlayCommissionRule = PlayCommissionRule()
     ) {
         self.reportingCurrency = reportingCurrency
         self.smallBusinessProgram = smallBusinessProgram
         self.defaultRates = defaultRates
         self.ratesByStorefront = ratesByStorefront
         self.exchangeRates = exchangeRates
+        self.googlePlay = googlePlay
     }
 
     private enum CodingKeys: String, CodingKey {
-        case reportingCurrency, smallBusinessProgram, commissionRates, exchangeRates
+        case reportingCurrency, smallBusinessProgram, commissionRates, exchangeRates, googlePlay
     }
 
     private enum RateKeys: String, CodingKey { case `default`, byStorefront }
@@ -40,6 +43,7 @@ public struct AnalyticsSettings: Sendable, Hashable, Codable {
         smallBusinessProgram =
             try container.decodeIfPresent([SmallBusinessProgramPeriod].self, forKey: .smallBusinessProgram) ?? []
         exchangeRates = try container.decodeIfPresent([ExchangeRate].self, forKey: .exchangeRates) ?? []
+        googlePlay = try container.decodeIfPresent(PlayCommissionRule.self, forKey: .googlePlay) ?? PlayCommissionRule()
         if container.contains(.commissionRates) {
             let rates = try container.nestedContainer(keyedBy: RateKeys.self, forKey: .commissionRates)
             defaultRates = try rates.decodeIfPresent(CommissionRates.self, forKey: .default) ?? .apple
@@ -62,13 +66,15 @@ public struct AnalyticsSettings: Sendable, Hashable, Codable {
         try rates.encode(defaultRates, forKey: .default)
         try rates.encode(ratesByStorefront, forKey: .byStorefront)
         try container.encode(exchangeRates, forKey: .exchangeRates)
+        try container.encode(googlePlay, forKey: .googlePlay)
     }
 
     /// The commission terms alone: what proceeds (and so the stored aggregates) depend on.
     public var commissionRule: CommissionRule {
         CommissionRule(
-            defaultRates: defaultRates, ratesByStorefront: ratesByStorefront, smallBusinessProgram: smallBusinessProgram
-        )
+            defaultRates: defaultRates, ratesByStorefront: ratesByStorefront,
+            smallBusinessProgram: smallBusinessProgram,
+            play: googlePlay)
     }
 
     /// The rate table, `nil` without a reporting currency.
@@ -105,6 +111,6 @@ public struct AnalyticsSettings: Sendable, Hashable, Codable {
         if Set(exchangeRates.map { "\($0.currency)/\($0.from)" }).count != exchangeRates.count {
             return "exchangeRates has two entries for one currency and day"
         }
-        return nil
+        return googlePlay.validationFailure
     }
 }

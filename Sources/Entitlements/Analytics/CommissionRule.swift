@@ -28,14 +28,17 @@ public struct CommissionRule: Sendable, Hashable, Codable {
     /// Rates of storefronts that differ from the default, by Apple's alpha-3 code (`KOR`).
     public var ratesByStorefront: [String: CommissionRates]
     public var smallBusinessProgram: [SmallBusinessProgramPeriod]
+    /// Google Play's service fee, for Play purchases (`PlayCommissionRule`).
+    public var play: PlayCommissionRule
 
     public init(
         defaultRates: CommissionRates = .apple, ratesByStorefront: [String: CommissionRates] = [:],
-        smallBusinessProgram: [SmallBusinessProgramPeriod] = []
+        smallBusinessProgram: [SmallBusinessProgramPeriod] = [], play: PlayCommissionRule = PlayCommissionRule()
     ) {
         self.defaultRates = defaultRates
         self.ratesByStorefront = ratesByStorefront
         self.smallBusinessProgram = smallBusinessProgram
+        self.play = play
     }
 
     public func rates(storefront: String?) -> CommissionRates {

@@ -26,7 +26,12 @@ struct PaidRuns: Sendable {
         notifications: [NotificationFact]
     ) {
         var bySubscription: [String: [Int]] = [:]
-        for index in paid { bySubscription[periods[index].subscription, default: []].append(index) }
+        // Per store too: a customer paying on both stores has two subscriptions, each churning
+        // on its own (so the per-store figures add up to the combined ones).
+        for index in paid {
+            bySubscription[periods[index].store.rawValue + "\u{0}" + periods[index].subscription, default: []]
+                .append(index)
+        }
         for subscription in bySubscription.keys.sorted() {
             let members = bySubscription[subscription]!.sorted {
                 (periods[$0].start, periods[$0].transactionId) < (periods[$1].start, periods[$1].transactionId)

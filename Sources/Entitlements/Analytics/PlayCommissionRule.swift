@@ -4,7 +4,8 @@ import AppStoreModels
 ///
 /// Auto-renewing subscriptions (installment plans included) pay 15 % from the first day.
 /// Everything else (one-time products, prepaid plans) pays 15 % on the developer's first
-/// 1M USD of earnings in a calendar year (enrolled developers) and 30 % above it.
+/// 1M USD of earnings in a calendar year (developers enrolled in Google's 15 % tier,
+/// `isEnrolled`) and 30 % above it; a developer not enrolled pays 30 % on them throughout.
 ///
 /// The simplification: the threshold is reached by the developer's earnings across all
 /// customers and apps, which no single customer's facts can tell, so the operator names the
@@ -18,6 +19,7 @@ public struct PlayCommissionRule: Sendable, Hashable, Codable {
         case autoRenewingSubscription = "AUTO_RENEWING_SUBSCRIPTION"
         case firstMillionOfTheYear = "FIRST_MILLION_OF_THE_YEAR"
         case aboveMillionOfTheYear = "ABOVE_MILLION_OF_THE_YEAR"
+        case notEnrolled = "NOT_ENROLLED"
         case nothingPaid = "NOTHING_PAID"
     }
 
@@ -30,16 +32,44 @@ public struct PlayCommissionRule: Sendable, Hashable, Codable {
     public static let reducedBasisPoints = 1500
     public static let standardBasisPoints = 3000
 
+    public static let maximumThresholdCrossings = 100
+
+    /// Whether the developer enrolled in Google's 15 % service-fee tier (the default, as
+    /// nearly every developer is).
+    public var isEnrolled: Bool
     /// The day each year's earnings passed 1M USD; at most one per year.
     public var thresholdCrossings: [CalendarDay]
 
-    public init(thresholdCrossings: [CalendarDay] = []) {
+    public init(isEnrolled: Bool = true, thresholdCrossings: [CalendarDay] = []) {
+        self.isEnrolled = isEnrolled
         self.thresholdCrossings = thresholdCrossings
+    }
+
+    private enum CodingKeys: String, CodingKey { case isEnrolled, thresholdCrossings }
+
+    /// The admin API's shape (`googlePlay` in the analytics settings): absent members take
+    /// their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        isEnrolled = try container.decodeIfPresent(Bool.self, forKey: .isEnrolled) ?? true
+        thresholdCrossings = try container.decodeIfPresent([CalendarDay].self, forKey: .thresholdCrossings) ?? []
+    }
+
+    /// The first field out of bounds, `nil` when valid.
+    public var validationFailure: String? {
+        if thresholdCrossings.count > Self.maximumThresholdCrossings {
+            return "googlePlay.thresholdCrossings has too many days"
+        }
+        if Set(thresholdCrossings.map(\.year)).count != thresholdCrossings.count {
+            return "googlePlay.thresholdCrossings has two days in one year"
+        }
+        return nil
     }
 
     public func decision(isAutoRenewing: Bool, purchaseDate: Timestamp, isPaid: Bool) -> Decision {
         guard isPaid else { return Decision(basisPoints: 0, reason: .nothingPaid) }
         if isAutoRenewing { return Decision(basisPoints: Self.reducedBasisPoints, reason: .autoRenewingSubscription) }
+        guard isEnrolled else { return Decision(basisPoints: Self.standardBasisPoints, reason: .notEnrolled) }
         let day = CalendarDay(containing: purchaseDate)
         if thresholdCrossings.contains(where: { $0.year == day.year && $0 <= day }) {
             return Decision(basisPoints: Self.standardBasisPoints, reason: .aboveMillionOfTheYear)

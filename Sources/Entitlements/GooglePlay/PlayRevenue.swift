@@ -30,6 +30,7 @@ enum PlayRevenue {
         case .autoRenewingSubscription: reason += "; 15 % service fee: auto-renewing subscription"
         case .firstMillionOfTheYear: reason += "; 15 % service fee: within the first 1M USD of the year"
         case .aboveMillionOfTheYear: reason += "; 30 % service fee: above 1M USD this year"
+        case .notEnrolled: reason += "; 30 % service fee: not enrolled in the 15 % tier"
         case .nothingPaid: break
         }
         let proceeds = price.map { $0.scaled(by: Int64(10_000 - decision.basisPoints), over: 10_000) }

@@ -26,7 +26,8 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
             to: CalendarDay(containing: query.to.adding(milliseconds: -86_400_000)), resolution: .day,
             environment: query.environment,
             filter: AnalyticsFilter(
-                productId: query.productId, storefront: query.storefront, subscriptionGroup: query.subscriptionGroup))
+                productId: query.productId, storefront: query.storefront, subscriptionGroup: query.subscriptionGroup,
+                store: query.store))
     }
 
     func overview(_ query: DashboardOverviewQuery) async throws -> DashboardOverview {

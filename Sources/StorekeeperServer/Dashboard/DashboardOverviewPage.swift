@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 import Foundation
 import HTTPServer
 import StorekeeperIngestion
@@ -28,12 +29,19 @@ extension DashboardController {
             }
             return value
         }
+        var store: AnalyticsStore?
+        if let text = try filter("store") {
+            guard let parsed = AnalyticsStore(rawValue: text) else {
+                throw DashboardFailure(status: .badRequest, message: "store must be appStore or googlePlay.")
+            }
+            store = parsed
+        }
         let today = clock.now().millisecondsSince1970 / 86_400_000
         let end = Timestamp(millisecondsSince1970: (today + 1) * 86_400_000)
         return DashboardOverviewQuery(
             appId: app.id, environment: try Self.environment(request, app: app),
             from: end.adding(milliseconds: -Int64(days) * 86_400_000), to: end, productId: try filter("productId"),
-            storefront: try filter("storefront"), subscriptionGroup: try filter("subscriptionGroup"))
+            storefront: try filter("storefront"), subscriptionGroup: try filter("subscriptionGroup"), store: store)
     }
 
     @Sendable func overview(_ request: HTTPRequest, _ session: DashboardSession, _ app: AppRuntime) async throws
@@ -112,6 +120,12 @@ extension DashboardController {
                 ? "<option value=\"\(days)\" selected>Last \(days) days</option>"
                 : "<option value=\"\(days)\">Last \(days) days</option>"
         }
+        let stores = [("", "Both stores"), ("appStore", "App Store"), ("googlePlay", "Google Play")].map {
+            value, label -> HTML in
+            value == (query.store?.rawValue ?? "")
+                ? "<option value=\"\(value)\" selected>\(label)</option>"
+                : "<option value=\"\(value)\">\(label)</option>"
+        }
         let environments = app.record.environments.map { option -> HTML in
             option == query.environment
                 ? "<option selected>\(option.rawValue)</option>" : "<option>\(option.rawValue)</option>"
@@ -121,7 +135,7 @@ extension DashboardController {
             [
                 ("period", String(query.days)), ("environment", query.environment.rawValue),
                 ("productId", query.productId), ("storefront", query.storefront),
-                ("subscriptionGroup", query.subscriptionGroup),
+                ("subscriptionGroup", query.subscriptionGroup), ("store", query.store?.rawValue),
             ])
         let notes = overview.notes.map { note -> HTML in "<li>\(note)</li>" }
         return DashboardPages.layout(
@@ -132,6 +146,7 @@ extension DashboardController {
                 <label for="period">Period<select id="period" name="period">\(periods)</select></label>\
                 <label for="environment">Environment<select id="environment" name="environment">\(environments)\
                 </select></label>\
+                <label for="store">Store<select id="store" name="store">\(stores)</select></label>\
                 <label for="productId">Product id<input id="productId" name="productId" maxlength="200" \
                 value="\(query.productId)"></label>\
                 <label for="storefront">Storefront<input id="storefront" name="storefront" maxlength="200" \

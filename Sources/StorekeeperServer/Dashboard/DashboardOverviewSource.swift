@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 import Foundation
 import Storage
 
@@ -15,6 +16,8 @@ struct DashboardOverviewQuery: Sendable, Hashable {
     var productId: String?
     var storefront: String?
     var subscriptionGroup: String?
+    /// One store's figures; `nil`: both.
+    var store: AnalyticsStore? = nil
 
     var days: Int { Int((to.millisecondsSince1970 - from.millisecondsSince1970) / 86_400_000) }
 
