@@ -10,9 +10,9 @@ extension Migration {
     /// is already unique across stores). The contributions need nothing: their JSON keys read
     /// an absent store as the App Store.
     static let analyticsStore = Migration(
-        identifier: "0017_analytics_store",
+        identifier: "0016_analytics_store",
         sqlite: """
-            ALTER TABLE analytics_daily RENAME TO analytics_daily_before_0017;
+            ALTER TABLE analytics_daily RENAME TO analytics_daily_before_0016;
             CREATE TABLE analytics_daily (
                 app_id TEXT NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
                 environment TEXT NOT NULL,
@@ -30,8 +30,8 @@ extension Migration {
                                          currency, \(measureNamesAfter0015))
             SELECT app_id, environment, day, product_id, subscription_group, storefront, currency,
                    \(measureNamesAfter0015)
-            FROM analytics_daily_before_0017;
-            DROP TABLE analytics_daily_before_0017;
+            FROM analytics_daily_before_0016;
+            DROP TABLE analytics_daily_before_0016;
             ALTER TABLE analytics_periods ADD COLUMN store TEXT NOT NULL DEFAULT 'appStore';
             """,
         postgres: """

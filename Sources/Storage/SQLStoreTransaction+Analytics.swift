@@ -2,7 +2,7 @@ import AppStoreModels
 import Entitlements
 
 /// Analytics: settings, per-customer contributions and the daily aggregates (migrations 0012,
-/// 0015, 0017).
+/// 0015, 0016).
 extension SQLStoreTransaction {
     /// One entry of a stored contribution: the key and the values in `AnalyticsMeasures.columns`
     /// order.

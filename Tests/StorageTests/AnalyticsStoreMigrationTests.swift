@@ -8,13 +8,13 @@ import Testing
 
 private typealias F = IngestionFixture
 
-/// Migration `0017_analytics_store` on aggregates stored before it: every daily row, period and
+/// Migration `0016_analytics_store` on aggregates stored before it: every daily row, period and
 /// contribution is kept, as the App Store's (`refunds_partial` 0); a Google Play row of the
 /// same day, product, storefront and currency is then a row of its own; and the rows still equal
 /// the sum of the contributions (a reconciliation changes nothing).
-@Suite("Migration 0017: analytics store")
+@Suite("Migration 0016: analytics store")
 struct AnalyticsStoreMigrationTests {
-    static let identifier = "0017_analytics_store"
+    static let identifier = "0016_analytics_store"
     static let previous = Array(Migration.all.prefix { $0.identifier != identifier })
 
     @Test("rows, periods and contributions stored before are the App Store's", arguments: Backend.enabled)
@@ -24,7 +24,7 @@ struct AnalyticsStoreMigrationTests {
         let connection = try PerAppKeysMigrationTests.connect(database)
         try Migrator.migrate(connection, migrations: Self.previous, apply: true)
         let day = CalendarDay(containing: F.at(10))
-        // What the binary before 0017 stored: 30 measures, keys without a store.
+        // What the binary before 0016 stored: 30 measures, keys without a store.
         let old = Array(1...30).map(Int64.init)
         let key = AnalyticsDailyKey(
             day: day, productId: "monthly", subscriptionGroup: "premium", storefront: "USA", currency: "USD")

@@ -15,7 +15,7 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
         // 0015_analytics_cohorts
         "paid_runs_active_delta", "mrr_new", "mrr_expansion", "mrr_contraction", "mrr_churned", "mrr_reactivation",
         "refund_reversals", "consumption_requests", "consumption_requests_granted", "consumption_requests_declined",
-        // 0017_analytics_store
+        // 0016_analytics_store
         "refunds_partial",
     ]
 
@@ -81,14 +81,14 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
     /// The number of fields before migration 0015 added the churn, MRR movement and refund
     /// request ones: contributions stored before it have this many values.
     public static let columnsBefore0015 = 20
-    /// The number of fields before migration 0017 added `refundsPartial`.
-    public static let columnsBefore0017 = 30
+    /// The number of fields before migration 0016 added `refundsPartial`.
+    public static let columnsBefore0016 = 30
 
     /// From values in `columns` order; `nil` when the count is neither that nor
     /// `columnsBefore0015` (an older stored contribution: its newer fields read as zero, as the
     /// daily rows' new columns do, until a rebuild computes them).
     public init?(values stored: [Int64]) {
-        guard [Self.columns.count, Self.columnsBefore0015, Self.columnsBefore0017].contains(stored.count) else {
+        guard [Self.columns.count, Self.columnsBefore0015, Self.columnsBefore0016].contains(stored.count) else {
             return nil
         }
         let values = stored + Array(repeating: 0, count: Self.columns.count - stored.count)
@@ -138,7 +138,7 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
 
 /// The key of one daily aggregate row (per app and environment besides): day, product,
 /// subscription group, storefront and currency (empty when unknown or none), and the store
-/// (migration 0017; absent in contributions stored before it: the App Store).
+/// (migration 0016; absent in contributions stored before it: the App Store).
 /// - Note: Immutable value; `Sendable`.
 public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
     public var day: CalendarDay
@@ -172,7 +172,7 @@ public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
         store = try container.decodeIfPresent(AnalyticsStore.self, forKey: .store) ?? .appStore
     }
 
-    /// App Store keys are encoded without `store`, as before 0017, so a stored contribution
+    /// App Store keys are encoded without `store`, as before 0016, so a stored contribution
     /// of an App Store customer is unchanged by the migration (no rewrite, no spurious change
     /// reported by a rebuild).
     public func encode(to encoder: any Encoder) throws {

@@ -40,7 +40,7 @@ public struct AnalyticsPeriod: Sendable, Hashable, Codable {
     public var mrrProceeds: Int64
     /// Set on the paid period that ends a run.
     public var run: Run?
-    /// Which store sold the period (migration 0017).
+    /// Which store sold the period (migration 0016).
     public var store: AnalyticsStore = .appStore
 
     public init(
