@@ -118,8 +118,13 @@ public enum EntitlementEngine {
                 var played = grant(subscription, accessEnd: accessEnd)
                 played.store = .playStore
                 grants.append(played)
-                if let kept = subscriptions[subscription.productId], !ranksBelow(kept, subscription) { continue }
-                subscriptions[subscription.productId] = subscription
+                // A product id the App Store also sold this customer keeps its App Store entry
+                // under the plain id (App Store output is unchanged) and this one beside it: one
+                // key for both hid one of the two subscriptions.
+                var key = subscription.productId
+                if let other = subscriptions[key], other.store != .playStore { key = Self.playSubscriptionKey(key) }
+                if let kept = subscriptions[key], !ranksBelow(kept, subscription) { continue }
+                subscriptions[key] = subscription
             }
             for purchase in playProducts.purchases {
                 nonSubscriptionPurchases.append(purchase)
@@ -220,6 +225,12 @@ public enum EntitlementEngine {
 
     /// Which of two subscriptions of the same product (bought and family-shared, say) the
     /// customer's `subscriptions` shows: the one giving access, then the later one.
+    /// The `subscriptions` key of a Google Play subscription whose product id the App Store
+    /// side of the same customer also holds: `play_store:<productId>`.
+    public static func playSubscriptionKey(_ productId: String) -> String {
+        "play_store:" + productId
+    }
+
     private static func ranksBelow(_ lhs: SubscriptionInfo, _ rhs: SubscriptionInfo) -> Bool {
         if lhs.isActive != rhs.isActive { return rhs.isActive }
         let l = lhs.expiresDate ?? lhs.purchaseDate

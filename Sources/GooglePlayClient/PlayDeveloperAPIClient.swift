@@ -166,10 +166,16 @@ public struct PlayDeveloperAPIClient: Sendable {
         return parts.joined(separator: "/") + (action.map { ":" + $0 } ?? "")
     }
 
-    /// Purchase tokens are about 150 characters; 1000 bounds what is sent.
+    /// Purchase tokens are about 150 characters; 1000 bounds what is sent. `.` and `..` are
+    /// refused: they are unreserved characters, so they go out as they are, and a URL resolver
+    /// (ours, a proxy's, Google's front end) reads them as "this" and "the parent" segment,
+    /// sending the call to another resource than the one named.
     static func encodeSegment(_ value: String, name: String) throws(GooglePlayClientError) -> String {
         guard !value.isEmpty, value.utf8.count <= 1000 else {
             throw GooglePlayClientError(.invalidRequest, "\(name) is empty or longer than 1000 bytes")
+        }
+        guard value != ".", value != ".." else {
+            throw GooglePlayClientError(.invalidRequest, "\(name) must not be \".\" or \"..\"")
         }
         return FormEncoding.encode(value)
     }

@@ -576,10 +576,20 @@ public actor PlaySimulator {
     /// The OIDC token Pub/Sub would attach: RS256 by the current key, Google's issuer, the
     /// configured audience and service account, valid one hour.
     public func pushToken() throws(GooglePlayTrustError) -> String {
+        try pushToken(claims: pushClaims())
+    }
+
+    /// The claims `pushToken()` signs now.
+    public func pushClaims() -> OIDCTokenClaims {
         let issuedAt = now / 1000
-        let claims = OIDCTokenClaims(
+        return OIDCTokenClaims(
             iss: Self.issuer, aud: [push.audience], azp: "simulator-push", sub: "simulator-push",
             email: push.serviceAccountEmail, emailVerified: true, iat: issuedAt, exp: issuedAt + 3600)
+    }
+
+    /// A push token of `claims` signed by the current key, as Pub/Sub would sign a token with
+    /// other claims: tests of the receiver's refusals (audience, issuer, email, lifetime).
+    public func pushToken(claims: OIDCTokenClaims) throws(GooglePlayTrustError) -> String {
         let signer = signingKeys.last!
         return try RS256JWTSigner.sign(claims: claims, key: signer.key, kid: signer.kid)
     }

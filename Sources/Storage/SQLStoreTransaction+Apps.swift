@@ -74,6 +74,12 @@ extension SQLStoreTransaction {
             .text(app.id), .text(app.bundleId), SQLValue(app.appAppleId),
             .text(app.environments.map(\.rawValue).joined(separator: ",")), SQLValue(app.sharedSecret),
             Self.json(app.settings), SQLValue(at))
+        // The app's Play package is claimed in the app's environments: they may have changed
+        // (claims made for the old ones went stale: a new environment's purchases were refused
+        // and a dropped one stayed blocked for other apps).
+        if let play = try playAppSettings(appId: app.id) {
+            try claimPlayPackage(play.packageName, appId: app.id, environments: app.environments)
+        }
         return try Self.returnedVersion(saved, of: "apps")
     }
 

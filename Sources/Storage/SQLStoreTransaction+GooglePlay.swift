@@ -32,23 +32,7 @@ extension SQLStoreTransaction {
     func savePlayAppSettings(_ settings: PlayAppSettings, environments: [AppStoreEnvironment], at: Timestamp) throws
         -> Int64
     {
-        // The package is claimed per environment first: a claim another app holds is a conflict
-        // (checked after `DO NOTHING`, since a failed statement would end a PostgreSQL transaction).
-        try execute("DELETE FROM play_package_names WHERE app_id = $1", .text(settings.appId))
-        for environment in Set(environments).sorted(by: { $0.rawValue < $1.rawValue }) {
-            try execute(
-                """
-                INSERT INTO play_package_names (package_name, environment, app_id) VALUES ($1, $2, $3)
-                ON CONFLICT (package_name, environment) DO NOTHING
-                """, .text(settings.packageName), .text(environment.rawValue), .text(settings.appId))
-            let owner = try appId(playPackageName: settings.packageName, environment: environment)
-            guard owner == settings.appId else {
-                throw StoreError(
-                    .duplicate,
-                    "the package name \(settings.packageName) already belongs to another app in \(environment.rawValue)"
-                )
-            }
-        }
+        try claimPlayPackage(settings.packageName, appId: settings.appId, environments: environments)
         let saved = try rows(
             """
             INSERT INTO play_app_settings (app_id, package_name, service_account_key, rtdn_audience,
@@ -65,6 +49,27 @@ extension SQLStoreTransaction {
             SQLValue(settings.rtdnAudience), SQLValue(settings.pushServiceAccountEmail),
             SQLValue(settings.acknowledgePurchases), SQLValue(at))
         return try Self.returnedVersion(saved, of: "play_app_settings")
+    }
+
+    /// Claims `packageName` for the app in exactly `environments`, giving up its other claims.
+    /// The package is claimed per environment: a claim another app holds is a conflict
+    /// (`duplicate`, checked after `DO NOTHING`, since a failed statement would end a PostgreSQL
+    /// transaction).
+    func claimPlayPackage(_ packageName: String, appId: String, environments: [AppStoreEnvironment]) throws {
+        try execute("DELETE FROM play_package_names WHERE app_id = $1", .text(appId))
+        for environment in Set(environments).sorted(by: { $0.rawValue < $1.rawValue }) {
+            try execute(
+                """
+                INSERT INTO play_package_names (package_name, environment, app_id) VALUES ($1, $2, $3)
+                ON CONFLICT (package_name, environment) DO NOTHING
+                """, .text(packageName), .text(environment.rawValue), .text(appId))
+            let owner = try self.appId(playPackageName: packageName, environment: environment)
+            guard owner == appId else {
+                throw StoreError(
+                    .duplicate,
+                    "the package name \(packageName) already belongs to another app in \(environment.rawValue)")
+            }
+        }
     }
 
     // MARK: Facts
@@ -110,6 +115,7 @@ extension SQLStoreTransaction {
             productId = value.lineItems.map(\.productId).sorted().joined(separator: ",")
             linked = value.linkedPurchaseToken
             acknowledged = value.isAcknowledged
+            try watchPlaySubscription(appId: fact.appId, fact: value)
         case .playProductPurchase(let value):
             productId = value.productId
             linked = nil

@@ -182,6 +182,18 @@ public protocol StoreReader {
     /// A stored RTDN push by its Pub/Sub `messageId`.
     func playNotification(appId: String, messageId: String) throws -> PlayNotificationRecord?
 
+    // Google Play recovery (0016).
+    /// The app's voided-purchases cursor; `nil` before its first run.
+    func playVoidedCursor(appId: String) throws -> PlayVoidedCursor?
+    /// Every voided-purchases cursor, by app (metrics: how old each cursor is).
+    func playVoidedCursors() throws -> [PlayVoidedCursor]
+    /// Whether a Play fact of `kind` is stored for the token at `readAt` (a voided purchase: its
+    /// voided time).
+    func playSnapshotExists(appId: String, kind: PlayFactKind, purchaseToken: String, readAt: Timestamp) throws
+        -> Bool
+    /// What the re-read worker knows of a subscription token; `nil` when it is not watched.
+    func playSubscriptionWatch(appId: String, purchaseToken: String) throws -> PlaySubscriptionWatch?
+
     // Receipt backfill (0013).
     /// Whether the export line with this SHA-256 (hex) was imported for the app.
     func backfillLineImported(appId: String, lineDigest: String) throws -> Bool
@@ -231,7 +243,8 @@ public protocol StoreTransaction: StoreReader {
     // Apps and configuration. Each save of an app, a catalog or an endpoint returns the row's
     // new version (1 when created, one more on every save). A read-modify-write locks the row
     // first (`lockApp`, `lockWebhookEndpoint`) so that a concurrent one cannot slip in between.
-    /// Creates or replaces the app; returns its new version.
+    /// Creates or replaces the app; returns its new version. An app with a Play side claims its
+    /// package name in the app's (new) environments: `duplicate` when another app holds it in one.
     @discardableResult
     func saveApp(_ app: AppRecord, at: Timestamp) throws -> Int64
     /// Creates the app (version 1) unless its id exists: `false` then, and nothing changes.
@@ -417,6 +430,29 @@ public protocol StoreTransaction: StoreReader {
     func finishSubscriptionPoll(
         appId: String, environment: AppStoreEnvironment, originalTransactionId: String, owner: String,
         polledAt: Timestamp?, retryAt: Timestamp?
+    ) throws -> Bool
+
+    // Google Play recovery (0016).
+    /// Leases the app's voided-purchases cursor to `owner` until `now + leaseMilliseconds`
+    /// (creating it, without a position, on first use); `nil` while another owner's lease runs.
+    func leasePlayVoidedCursor(appId: String, owner: String, now: Timestamp, leaseMilliseconds: Int64) throws
+        -> PlayVoidedCursor?
+    /// Moves the cursor forward to `cursor` (never back) and extends the lease; `false` when
+    /// `owner`'s lease is gone.
+    func advancePlayVoidedCursor(
+        appId: String, owner: String, to cursor: Timestamp, now: Timestamp, leaseMilliseconds: Int64
+    ) throws -> Bool
+    /// Ends `owner`'s lease, recording why the run stopped early (`nil`: it completed).
+    func releasePlayVoidedCursor(appId: String, owner: String, error: String?, now: Timestamp) throws -> Bool
+    /// Leases up to `limit` of the app's watched subscription tokens that `rules` say are due
+    /// for a re-read; on PostgreSQL rows locked by another claimer are skipped.
+    func claimPlayRereads(
+        appId: String, rules: PlayRereadRules, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int
+    ) throws -> [PlaySubscriptionWatch]
+    /// Ends a re-read: `rereadAt` records it and frees the row; `nil` keeps the lease until
+    /// `retryAt` (the re-read failed). `false` when the lease was lost.
+    func finishPlayReread(
+        appId: String, purchaseToken: String, owner: String, rereadAt: Timestamp?, retryAt: Timestamp?
     ) throws -> Bool
 
     // Analytics (0012).

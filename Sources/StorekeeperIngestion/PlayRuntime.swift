@@ -111,6 +111,18 @@ public final class PlayRuntime: Sendable {
             fact: .playProductPurchase(fact), raw: String(decoding: answer.body, as: UTF8.self))
     }
 
+    /// One page of `purchases.voidedpurchases.list` for the app's package.
+    public func listVoidedPurchases(_ query: VoidedPurchasesQuery) async throws(IngestionError)
+        -> VoidedPurchasesListResponse
+    {
+        let client = try requireClient()
+        do {
+            return try await client.voidedPurchases(packageName: settings.packageName, query: query)
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
     private func requireClient() throws(IngestionError) -> PlayDeveloperAPIClient {
         guard let client else {
             throw IngestionError(.googlePlayNotConfigured, "The app's Google Play side has no serviceAccountKey.")

@@ -33,6 +33,10 @@ public struct StorekeeperApplication: Sendable {
     public let historyReplayWorker: HistoryReplayWorker
     /// Polls subscription statuses that went quiet (`configuration.statusPolling`).
     public let statusPollingWorker: StatusPollingWorker
+    /// Lists each Play app's voided purchases from its cursor (`configuration.playVoidedPolling`).
+    public let playVoidedPollingWorker: PlayVoidedPollingWorker
+    /// Re-reads Play subscriptions that went quiet (`configuration.playReread`).
+    public let playRereadWorker: PlayRereadWorker
     public let openAPIDocument: JSONValue
 
     /// - Parameters:
@@ -158,6 +162,20 @@ public struct StorekeeperApplication: Sendable {
                     billingRetryIntervalMilliseconds: Int64(configuration.statusPollingBillingRetrySeconds) * 1000,
                     staleAfterMilliseconds: Int64(configuration.statusPollingStaleSeconds) * 1000),
                 leaseMilliseconds: Int64(configuration.statusPollingLeaseSeconds) * 1000))
+        playVoidedPollingWorker = PlayVoidedPollingWorker(
+            ingestion: ingestion, metrics: metrics,
+            settings: PlayVoidedPollingWorker.Settings(
+                interval: .seconds(configuration.playVoidedPollingIntervalSeconds),
+                polling: PlayVoidedPurchasesPolling.Settings(
+                    overlapMilliseconds: Int64(configuration.playVoidedPollingOverlapSeconds) * 1000,
+                    leaseMilliseconds: Int64(configuration.historyReplayLeaseSeconds) * 1000)))
+        playRereadWorker = PlayRereadWorker(
+            ingestion: ingestion, metrics: metrics,
+            settings: PlayRereadWorker.Settings(
+                interval: .seconds(configuration.playRereadIntervalSeconds),
+                rules: PlayRereadRules(
+                    expiryDelayMilliseconds: Int64(configuration.playRereadExpiryDelaySeconds) * 1000,
+                    pendingIntervalMilliseconds: Int64(configuration.playRereadPendingSeconds) * 1000)))
     }
 
     /// Starts serving `responder` with `httpConfiguration()`, and exports the server's

@@ -68,6 +68,10 @@ struct AppsController: Sendable {
             var historyReplay: Bool
             var statusPolling: Bool
             var onDemandSync: Bool
+            /// The Play workers' switches (on unless turned off); they run while the app's
+            /// Play side has a service-account key.
+            var playVoidedPolling: Bool
+            var playReread: Bool
         }
 
         struct ConnectView: Encodable {
@@ -101,7 +105,9 @@ struct AppsController: Sendable {
             version = app.version
             recovery = RecoveryView(
                 historyReplay: settings.runs(.historyReplay), statusPolling: settings.runs(.statusPolling),
-                onDemandSync: settings.runs(.onDemandSync))
+                onDemandSync: settings.runs(.onDemandSync),
+                playVoidedPolling: settings.runs(.playVoidedPolling, hasPlaySide: true),
+                playReread: settings.runs(.playReread, hasPlaySide: true))
             consumption = settings.consumption ?? ConsumptionPolicy()
         }
     }
@@ -233,7 +239,14 @@ struct AppsController: Sendable {
             }
             try precondition.check(current: existing.version, resource: "app")
             var app = try Self.apply(input, to: existing, id: appId)
-            app.version = try transaction.saveApp(try apps.sealed(app), at: now)
+            do {
+                app.version = try transaction.saveApp(try apps.sealed(app), at: now)
+            } catch let error as StoreError where error.code == .duplicate {
+                // The app's Play package follows its environments: another app holds it in a new one.
+                throw HTTPError(
+                    status: .conflict, code: "package_name_taken",
+                    message: "Another app holds this app's Google Play package name in one of the environments.")
+            }
             try transaction.appendAudit(NewAuditEntry(at: now, actor: actor, action: "app.update", appId: appId))
             return app
         }
@@ -405,6 +418,8 @@ struct AppsController: Sendable {
             if let flag = switches.historyReplay { merged.historyReplay = flag }
             if let flag = switches.statusPolling { merged.statusPolling = flag }
             if let flag = switches.onDemandSync { merged.onDemandSync = flag }
+            if let flag = switches.playVoidedPolling { merged.playVoidedPolling = flag }
+            if let flag = switches.playReread { merged.playReread = flag }
             settings.recovery = merged
         }
         if let policy = input.consumption { settings.consumption = policy }

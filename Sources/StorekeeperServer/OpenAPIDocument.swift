@@ -249,7 +249,8 @@ public enum OpenAPIDocument {
                 "onlineVerification": {"type": "boolean"}, "verifyReceiptProductionURL": {"type": "string"},
                 "verifyReceiptSandboxURL": {"type": "string"},
                 "recovery": {"type": "object", "properties": {"historyReplay": {"type": "boolean"},
-                  "statusPolling": {"type": "boolean"}, "onDemandSync": {"type": "boolean"}}},
+                  "statusPolling": {"type": "boolean"}, "onDemandSync": {"type": "boolean"},
+                  "playVoidedPolling": {"type": "boolean"}, "playReread": {"type": "boolean"}}},
                 "consumption": {"$ref": "#/components/schemas/ConsumptionPolicy"}}},
               "ConsumptionPolicy": {"type": "object", "properties": {
                 "refundPreference": {"type": "string", "enum": ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]},
@@ -278,9 +279,11 @@ public enum OpenAPIDocument {
                   "transferPolicy": {"type": "string"}, "legacyReceiptFlow": {"type": "boolean"},
                   "answerConsumptionRequests": {"type": "boolean"}, "onlineVerification": {"type": "boolean"},
                   "version": {"type": "integer", "minimum": 1, "description": "1 when created, one more on every change; the ETag is this number in quotes."},
-                  "recovery": {"type": "object", "required": ["historyReplay", "statusPolling", "onDemandSync"],
+                  "recovery": {"type": "object", "required": ["historyReplay", "statusPolling", "onDemandSync",
+                      "playVoidedPolling", "playReread"],
                     "properties": {"historyReplay": {"type": "boolean"}, "statusPolling": {"type": "boolean"},
-                      "onDemandSync": {"type": "boolean"}}},
+                      "onDemandSync": {"type": "boolean"}, "playVoidedPolling": {"type": "boolean"},
+                      "playReread": {"type": "boolean"}}},
                   "consumption": {"$ref": "#/components/schemas/ConsumptionPolicy"}}},
               "GooglePlaySettingsInput": {"type": "object", "properties": {
                 "packageName": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$", "maxLength": 255},

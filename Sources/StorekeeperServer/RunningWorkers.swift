@@ -2,7 +2,7 @@
 /// `StorekeeperApplication.startWorkers()` and stopped together by `stop()`.
 ///
 /// Order: the webhook deliverer starts first, so the first events the others commit find it
-/// running; then the access scheduler, the job queue, history replay and status polling. They
+/// running; then the access scheduler, the job queue, history replay, status polling and the Play workers. They
 /// stop the other way round: the producers are cancelled before the deliverer, then every
 /// worker is awaited, each giving back what it leased, so the caller may close the store once
 /// `stop()` returns.
@@ -33,6 +33,8 @@ extension StorekeeperApplication {
             ("jobWorker", configuration.jobWorker, jobWorker),
             ("historyReplay", configuration.historyReplay, historyReplayWorker),
             ("statusPolling", configuration.statusPolling, statusPollingWorker),
+            ("playVoidedPolling", configuration.playVoidedPolling, playVoidedPollingWorker),
+            ("playReread", configuration.playReread, playRereadWorker),
         ]
         return all.filter(\.enabled).map { ($0.name, $0.worker) }
     }

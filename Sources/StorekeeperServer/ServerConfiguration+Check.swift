@@ -111,6 +111,13 @@ extension ServerConfiguration {
         case "dashboardSessionSeconds": return String(dashboardSessionSeconds)
         case "playApiBaseURL": return optional(playApiBaseURL)
         case "playPushKeySet": return optional(playPushKeySet)
+        case "playVoidedPolling": return String(playVoidedPolling)
+        case "playVoidedPollingIntervalSeconds": return String(playVoidedPollingIntervalSeconds)
+        case "playVoidedPollingOverlapSeconds": return String(playVoidedPollingOverlapSeconds)
+        case "playReread": return String(playReread)
+        case "playRereadIntervalSeconds": return String(playRereadIntervalSeconds)
+        case "playRereadExpiryDelaySeconds": return String(playRereadExpiryDelaySeconds)
+        case "playRereadPendingSeconds": return String(playRereadPendingSeconds)
         // A key added to `keys` without a line here shows as unknown rather than crash; the
         // check test fails on it.
         default: return "?"

@@ -103,6 +103,21 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// How long a claimed batch of polls stays leased: what another instance waits, at most,
     /// after a server died mid-batch. A claim takes what the app's rate can poll in half of it.
     public var statusPollingLeaseSeconds = 300
+    /// Run the Google Play voided-purchases polling worker in this process (docs/recovery.md).
+    public var playVoidedPolling = true
+    /// How often each app's voided purchases are listed from its cursor.
+    public var playVoidedPollingIntervalSeconds = 3600
+    /// How far before the cursor a voided-purchases run starts.
+    public var playVoidedPollingOverlapSeconds = 3600
+    /// Run the Google Play subscription re-read worker in this process.
+    public var playReread = true
+    /// How often the re-read worker looks for subscription tokens due for a re-read.
+    public var playRereadIntervalSeconds = 60
+    /// A Play subscription read with access is re-read this long after its expiry when nothing
+    /// was read since: the bound on how long a lost renewal, hold or expiry push goes unseen.
+    public var playRereadExpiryDelaySeconds = 3600
+    /// A Play subscription in grace, on hold or paused is re-read this often while nothing is read.
+    public var playRereadPendingSeconds = 86_400
     /// One customer may be synced on demand at most once per this many seconds (0: no limit).
     public var customerSyncIntervalSeconds = 60
     /// The percentage of Apple's documented per-app rate limits this process may use (lower it
@@ -179,7 +194,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         "statusPollingBillingRetrySeconds", "statusPollingStaleSeconds", "statusPollingLeaseSeconds",
         "customerSyncIntervalSeconds",
         "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds", "playApiBaseURL",
-        "playPushKeySet",
+        "playPushKeySet", "playVoidedPolling", "playVoidedPollingIntervalSeconds", "playVoidedPollingOverlapSeconds",
+        "playReread", "playRereadIntervalSeconds", "playRereadExpiryDelaySeconds", "playRereadPendingSeconds",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -371,6 +387,13 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "statusPollingStaleSeconds": statusPollingStaleSeconds = try integer(3600...(365 * 86_400))
         case "statusPollingLeaseSeconds": statusPollingLeaseSeconds = try integer(2...86_400)
         case "customerSyncIntervalSeconds": customerSyncIntervalSeconds = try integer(0...86_400)
+        case "playVoidedPolling": playVoidedPolling = try boolean()
+        case "playVoidedPollingIntervalSeconds": playVoidedPollingIntervalSeconds = try integer(60...86_400)
+        case "playVoidedPollingOverlapSeconds": playVoidedPollingOverlapSeconds = try integer(0...(7 * 86_400))
+        case "playReread": playReread = try boolean()
+        case "playRereadIntervalSeconds": playRereadIntervalSeconds = try integer(1...86_400)
+        case "playRereadExpiryDelaySeconds": playRereadExpiryDelaySeconds = try integer(0...(30 * 86_400))
+        case "playRereadPendingSeconds": playRereadPendingSeconds = try integer(60...(30 * 86_400))
         case "appStoreRatePercent": appStoreRatePercent = try integer(1...100)
         case "dashboardSecureCookies": dashboardSecureCookies = try boolean()
         case "dashboardSessionSeconds": dashboardSessionSeconds = try integer(300...(7 * 86_400))

@@ -46,6 +46,12 @@ public final class ServerMetrics: IngestionMetrics {
         var historyRuns: [String: Int] = [:]
         var historyCursors: [[String]: Timestamp?] = [:]
         var statusPolls: [String: Int] = [:]
+        var playVoidedListed: [String: Int] = [:]
+        var playVoidedNew: [String: Int] = [:]
+        var playVoidedSkipped: [String: Int] = [:]
+        var playVoidedRuns: [String: Int] = [:]
+        var playVoidedCursors: [String: Timestamp?] = [:]
+        var playRereads: [String: Int] = [:]
         var customerSyncs: [String: Int] = [:]
         var consumptionAnswers: [String: Int] = [:]
         var consumptionOutcomes: [String: Int] = [:]
@@ -82,6 +88,28 @@ public final class ServerMetrics: IngestionMetrics {
     /// One status poll's outcome (`applied`, `unclaimed`, `recorded`, `failed`).
     public func recordStatusPoll(outcome: String) {
         state.withLock { $0.statusPolls[outcome, default: 0] += 1 }
+    }
+
+    /// One voided-purchases polling run of an app: entries Google listed, how many were new,
+    /// how many were skipped, and how the run ended (`completed`, `partial`, `skipped`, `failed`).
+    public func recordPlayVoidedRun(appId: String, listed: Int, newVoided: Int, skipped: Int, outcome: String) {
+        state.withLock {
+            $0.playVoidedListed[appId, default: 0] += listed
+            $0.playVoidedNew[appId, default: 0] += newVoided
+            $0.playVoidedSkipped[appId, default: 0] += skipped
+            $0.playVoidedRuns[outcome, default: 0] += 1
+        }
+    }
+
+    /// Where an app's voided-purchases cursor stands (`nil`: no complete run yet).
+    public func recordPlayVoidedCursor(appId: String, at cursor: Timestamp?) {
+        state.withLock { $0.playVoidedCursors[appId] = .some(cursor) }
+    }
+
+    /// One Play subscription re-read's outcome (`applied`, `unclaimed`, `recorded`, `not_found`,
+    /// `refused`, `failed`, `store_error`).
+    public func recordPlayReread(outcome: String) {
+        state.withLock { $0.playRereads[outcome, default: 0] += 1 }
     }
 
     public func recordConsumption(outcome: String) {
@@ -239,6 +267,41 @@ public final class ServerMetrics: IngestionMetrics {
         header("storekeeper_status_polls_total", "counter", "Subscription status polls by outcome.")
         for (outcome, value) in state.statusPolls.sorted(by: { $0.key < $1.key }) {
             out += "storekeeper_status_polls_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header(
+            "storekeeper_play_voided_listed_total", "counter",
+            "Voided purchases listed by Google Play's voided-purchases polling, by app.")
+        for (app, value) in state.playVoidedListed.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_play_voided_listed_total\(labels([("app", app)])) \(value)\n"
+        }
+        header(
+            "storekeeper_play_voided_new_total", "counter",
+            "Polled voided purchases that had not been received before (lost pushes), by app.")
+        for (app, value) in state.playVoidedNew.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_play_voided_new_total\(labels([("app", app)])) \(value)\n"
+        }
+        header(
+            "storekeeper_play_voided_skipped_total", "counter",
+            "Polled voided purchases not ingested (unknown token, malformed, environment not accepted), by app.")
+        for (app, value) in state.playVoidedSkipped.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_play_voided_skipped_total\(labels([("app", app)])) \(value)\n"
+        }
+        header("storekeeper_play_voided_runs_total", "counter", "Voided-purchases polling runs by outcome.")
+        for (outcome, value) in state.playVoidedRuns.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_play_voided_runs_total\(labels([("outcome", outcome)])) \(value)\n"
+        }
+        header(
+            "storekeeper_play_voided_cursor_age_seconds", "gauge",
+            "How far behind now each voided-purchases cursor is (-1: no complete run yet), by app.")
+        let voidedInstant = now()
+        for (app, cursor) in state.playVoidedCursors.sorted(by: { $0.key < $1.key }) {
+            let age =
+                cursor.map { Double(voidedInstant.millisecondsSince1970 - $0.millisecondsSince1970) / 1000 } ?? -1
+            out += "storekeeper_play_voided_cursor_age_seconds\(labels([("app", app)])) \(format(age))\n"
+        }
+        header("storekeeper_play_rereads_total", "counter", "Google Play subscription re-reads by outcome.")
+        for (outcome, value) in state.playRereads.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_play_rereads_total\(labels([("outcome", outcome)])) \(value)\n"
         }
         header("storekeeper_customer_syncs_total", "counter", "On-demand customer syncs by outcome.")
         for (outcome, value) in state.customerSyncs.sorted(by: { $0.key < $1.key }) {

@@ -109,7 +109,7 @@ import Testing
                     "reason": "active until \(until); renews", "status": "ACTIVE", "store": "play_store",
                     "subscriptionGroup": "G1", "transactionId": order, "willRenew": true,
                 ])
-            #expect(posted.json["eventIds"] as? [String] == ["INITIAL_PURCHASE/\(order)"])
+            #expect(posted.json["eventIds"] as? [String] == ["INITIAL_PURCHASE/\(order)/monthly"])
 
             // The acknowledgement job acknowledges the purchase with Google.
             #expect(await harness.play.subscription(token)?.acknowledged == false)

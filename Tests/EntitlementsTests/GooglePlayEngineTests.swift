@@ -35,7 +35,7 @@ import Testing
         #expect(
             entitlements(evaluation.customerInfo) == ["pro active monthly until=d30 NORMAL renews store=play_store"])
         #expect(subscriptions(evaluation.customerInfo) == ["monthly ACTIVE tx=GPA.1 active=true store=play_store"])
-        #expect(events(evaluation) == ["INITIAL_PURCHASE/GPA.1@d0 proceeds=8492"])
+        #expect(events(evaluation) == ["INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492"])
         #expect(evaluation.customerInfo.revenue.map(Rendering.revenue) == ["GPA.1 price=9990 fee=15% proceeds=8492"])
         #expect(evaluation.customerInfo.revenue.map(\.store) == [.playStore])
         #expect(evaluation.customerInfo.subscriptions["monthly"]?.originalTransactionId == "tok1")
@@ -93,13 +93,15 @@ import Testing
         #expect(
             entitlements(evaluation.customerInfo) == ["pro active monthly until=d60 NORMAL renews store=play_store"])
         #expect(
-            events(evaluation) == ["INITIAL_PURCHASE/GPA.1@d0 proceeds=8492", "RENEWAL/GPA.1..0@d30 proceeds=8492"])
+            events(evaluation) == [
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492", "RENEWAL/GPA.1..0/monthly@d30 proceeds=8492",
+            ])
         // Between the expiry and the read of the renewal, time alone ends access.
         let beforeRead = F.evaluate(facts, at: 30.25)
-        #expect(events(beforeRead).last == "EXPIRATION/GPA.1@d30 UNKNOWN")
+        #expect(events(beforeRead).last == "EXPIRATION/GPA.1/monthly@d30 UNKNOWN")
         #expect(evaluation.retractedEventIds == [])
         let after = F.evaluate(facts, at: 31, previous: beforeRead.customerInfo)
-        #expect(after.retractedEventIds == ["EXPIRATION/GPA.1"])
+        #expect(after.retractedEventIds == ["EXPIRATION/GPA.1/monthly"])
     }
 
     @Test func graceKeepsAccessHoldEndsItAndRecoveryRenews() {
@@ -116,8 +118,8 @@ import Testing
             subscriptions(inGrace.customerInfo) == ["monthly IN_GRACE_PERIOD tx=GPA.1 active=true store=play_store"])
         #expect(
             events(inGrace) == [
-                "INITIAL_PURCHASE/GPA.1@d0 proceeds=8492", "BILLING_ISSUE/GPA.1@d30.5",
-                "GRACE_PERIOD_STARTED/GPA.1@d30.5",
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492", "BILLING_ISSUE/GPA.1/monthly@d30.5",
+                "GRACE_PERIOD_STARTED/GPA.1/monthly@d30.5",
             ])
 
         let hold = grace + [P.sub(read: 37.5, state: .onHold, expiry: 37, order: "GPA.1")]
@@ -130,7 +132,7 @@ import Testing
             subscriptions(onHold.customerInfo) == [
                 "monthly IN_BILLING_RETRY tx=GPA.1 active=false store=play_store"
             ])
-        #expect(onHold.newEvents.map(Rendering.event) == ["EXPIRATION/GPA.1@d37 BILLING_ERROR"])
+        #expect(onHold.newEvents.map(Rendering.event) == ["EXPIRATION/GPA.1/monthly@d37 BILLING_ERROR"])
 
         let recovered = hold + [P.sub(read: 40.5, state: .active, expiry: 70.5, order: "GPA.1..0")]
         let recovery = F.evaluate(recovered, at: 41, previous: onHold.customerInfo)
@@ -138,7 +140,7 @@ import Testing
             entitlements(recovery.customerInfo) == ["pro active monthly until=d70.5 NORMAL renews store=play_store"])
         #expect(
             recovery.newEvents.map(Rendering.event) == [
-                "BILLING_RECOVERED/GPA.1..0@d40.5", "RENEWAL/GPA.1..0@d40.5 proceeds=8492",
+                "BILLING_RECOVERED/GPA.1..0/monthly@d40.5", "RENEWAL/GPA.1..0/monthly@d40.5 proceeds=8492",
             ])
     }
 
@@ -153,14 +155,14 @@ import Testing
         #expect(subscriptions(evaluation.customerInfo) == ["monthly PAUSED tx=GPA.1 active=false store=play_store"])
         #expect(
             events(evaluation) == [
-                "INITIAL_PURCHASE/GPA.1@d0 proceeds=8492", "EXPIRATION/GPA.1@d30 PAUSED",
-                "SUBSCRIPTION_PAUSED/GPA.1@d30.5",
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492", "EXPIRATION/GPA.1/monthly@d30 PAUSED",
+                "SUBSCRIPTION_PAUSED/GPA.1/monthly@d30.5",
             ])
         let resumed = paused + [P.sub(read: 60.5, state: .active, expiry: 90, order: "GPA.1..0")]
         let resumption = F.evaluate(resumed, at: 61, previous: evaluation.customerInfo)
         #expect(
             entitlements(resumption.customerInfo) == ["pro active monthly until=d90 NORMAL renews store=play_store"])
-        #expect(resumption.newEvents.map(Rendering.event) == ["RENEWAL/GPA.1..0@d60.5 proceeds=8492"])
+        #expect(resumption.newEvents.map(Rendering.event) == ["RENEWAL/GPA.1..0/monthly@d60.5 proceeds=8492"])
     }
 
     @Test func cancelKeepsAccessUntilTheExpiryThenExpires() {
@@ -177,11 +179,11 @@ import Testing
             ])
         #expect(
             events(evaluation) == [
-                "INITIAL_PURCHASE/GPA.1@d0 proceeds=8492", "CANCELLATION/GPA.1/\(P.ms(10))@d10",
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492", "CANCELLATION/GPA.1/monthly/\(P.ms(10))@d10",
             ])
         // Time alone ends it at the expiry; the EXPIRED read afterwards adds nothing.
         let byTime = F.evaluate(canceled, at: 30.25, previous: evaluation.customerInfo)
-        #expect(byTime.newEvents.map(Rendering.event) == ["EXPIRATION/GPA.1@d30 CUSTOMER_CANCELLED"])
+        #expect(byTime.newEvents.map(Rendering.event) == ["EXPIRATION/GPA.1/monthly@d30 CUSTOMER_CANCELLED"])
         let expired =
             canceled + [
                 P.sub(
@@ -214,13 +216,119 @@ import Testing
             ])
         #expect(
             events(evaluation) == [
-                "INITIAL_PURCHASE/GPA.1@d0 proceeds=8492",
-                "REFUND/GPA.1/\(P.ms(5))@d5 DEVELOPER_ISSUE proceeds=-8492",
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492",
+                "REFUND/GPA.1/monthly@d5 DEVELOPER_ISSUE proceeds=-8492",
             ])
         #expect(
             evaluation.customerInfo.revenue.map(Rendering.revenue) == [
                 "GPA.1 price=9990 fee=15% proceeds=8492 refunded=9990 net=0"
             ])
+    }
+
+    /// Review finding: the line items of one purchase share its orders, and events were keyed
+    /// by the order alone: the second line item's INITIAL_PURCHASE had the first one's id and
+    /// was dropped as a duplicate. The product id follows the order in each key.
+    @Test func eachLineItemOfOnePurchaseHasItsOwnEvents() {
+        let read = Fact.playSubscription(
+            PlaySubscriptionFact(
+                packageName: P.package, purchaseToken: "tok1", readAt: Fixture.day(0.5), state: RawEnum(.active),
+                startTime: Fixture.day(0),
+                lineItems: ["monthly", "monthly_alt"].map {
+                    PlaySubscriptionLineItem(
+                        productId: $0, expiryTime: Fixture.day(30), autoRenewEnabled: true,
+                        latestSuccessfulOrderId: "GPA.1")
+                }, isAcknowledged: true))
+        let evaluation = F.evaluate([read], at: 1)
+        #expect(
+            events(evaluation) == [
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492",
+                "INITIAL_PURCHASE/GPA.1/monthly_alt@d0 proceeds=8492",
+            ])
+        let expired = F.evaluate([read], at: 31)
+        #expect(
+            events(expired).filter { $0.hasPrefix("EXPIRATION/") } == [
+                "EXPIRATION/GPA.1/monthly@d30 UNKNOWN", "EXPIRATION/GPA.1/monthly_alt@d30 UNKNOWN",
+            ])
+    }
+
+    /// Review finding: a SUBSCRIPTION_REVOKED notification (a full refund at the event time,
+    /// no reason) and the voided-purchases record of the same order (its own voided time and
+    /// reason) were two REFUND events taking the money back twice. One refund per order.
+    @Test func aRevocationAndItsVoidedRecordAreOneRefund() {
+        let facts = [
+            P.sub(read: 0.5, state: .active, expiry: 30, order: "GPA.1"),
+            P.voided(order: "GPA.1", at: 5, refund: .full),
+            P.voided(order: "GPA.1", at: 5.25, refund: nil, reason: 1),
+            P.sub(read: 5.5, state: .expired, expiry: 5, order: "GPA.1", autoRenew: false, cancel: .developer),
+        ]
+        let evaluation = F.evaluate(facts, at: 6)
+        #expect(
+            events(evaluation) == [
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492", "REFUND/GPA.1/monthly@d5 OTHER proceeds=-8492",
+            ])
+        #expect(
+            evaluation.customerInfo.revenue.map(Rendering.revenue) == [
+                "GPA.1 price=9990 fee=15% proceeds=8492 refunded=9990 net=0"
+            ])
+    }
+
+    /// Review finding: an order's refunded figure was its largest partial refund while the
+    /// REFUND events each took their own share (two one-unit refunds of three units: the events
+    /// took two thirds, the revenue one). The figure is now the sum, and each event carries the
+    /// difference of the order's refunded amount before and after it, so they agree exactly.
+    @Test func partialRefundsAddUpInRevenueAndEvents() {
+        let bought = P.product(
+            "tok-coins", "coins_100", order: "GPA.8", bought: 2, read: 2.5, state: .purchased, quantity: 3)
+        let partial = [
+            P.voided("tok-coins", order: "GPA.8", at: 4, refund: .quantityBasedPartial, quantity: 1, type: .oneTime),
+            P.voided("tok-coins", order: "GPA.8", at: 5, refund: .quantityBasedPartial, quantity: 1, type: .oneTime),
+        ]
+        let twice = F.evaluate([bought] + partial, at: 6)
+        #expect(
+            events(twice) == [
+                "CONSUMABLE_PURCHASE/GPA.8@d2 proceeds=2525", "REFUND/GPA.8/\(P.ms(4))@d4 UNKNOWN proceeds=-842",
+                "REFUND/GPA.8/\(P.ms(5))@d5 UNKNOWN proceeds=-841",
+            ])
+        #expect(
+            twice.customerInfo.revenue.map(Rendering.revenue) == [
+                "GPA.8 price=2970 fee=15% proceeds=2525 refunded=1980 net=842"
+            ])
+        // A full refund after them takes what is left; a later record of it changes nothing.
+        let full = [
+            P.voided("tok-coins", order: "GPA.8", at: 6, refund: .full, type: .oneTime),
+            P.voided("tok-coins", order: "GPA.8", at: 7, refund: .quantityBasedPartial, quantity: 1, type: .oneTime),
+        ]
+        let all = F.evaluate([bought] + partial + full, at: 8)
+        #expect(
+            events(all) == [
+                "CONSUMABLE_PURCHASE/GPA.8@d2 proceeds=2525", "REFUND/GPA.8/\(P.ms(4))@d4 UNKNOWN proceeds=-842",
+                "REFUND/GPA.8/\(P.ms(5))@d5 UNKNOWN proceeds=-841", "REFUND/GPA.8@d6 UNKNOWN proceeds=-842",
+            ])
+        #expect(
+            all.customerInfo.revenue.map(Rendering.revenue) == [
+                "GPA.8 price=2970 fee=15% proceeds=2525 refunded=2970 net=0"
+            ])
+        let refunded = all.allEvents.filter { $0.type == .refund }
+        #expect(refunded.compactMap(\.proceeds?.milliunits).reduce(0, +) == -2525)
+        #expect(refunded.compactMap(\.price?.milliunits).reduce(0, +) == -2970)
+    }
+
+    /// Review finding: `subscriptions` is keyed by product id, and a customer subscribed to the
+    /// same product id in both stores saw only one of the two. The App Store one keeps the plain
+    /// key; the Play one is beside it under `play_store:<productId>`.
+    @Test func theSameProductInBothStoresShowsBothSubscriptions() {
+        let facts: [Fact] = [
+            F.tx("t1", "monthly", 0, 30),
+            P.sub("tok1", "monthly", read: 5.5, state: .active, expiry: 35, order: "GPA.1", start: 5),
+        ]
+        let info = F.evaluate(facts, at: 20).customerInfo
+        #expect(info.subscriptions.keys.sorted() == ["monthly", "play_store:monthly"])
+        #expect(info.subscriptions["monthly"].map(Rendering.subscription) == "monthly ACTIVE tx=t1")
+        #expect(info.subscriptions["play_store:monthly"].map(Rendering.subscription) == "monthly ACTIVE tx=GPA.1")
+        #expect(info.subscriptions["play_store:monthly"]?.store == .playStore)
+        // Play alone keeps the plain key.
+        let playOnly = F.evaluate(Array(facts.dropFirst()), at: 20).customerInfo
+        #expect(playOnly.subscriptions.keys.sorted() == ["monthly"])
     }
 
     @Test func voidedOneTimePurchasesFullAndPartial() {
@@ -248,7 +356,7 @@ import Testing
         #expect(
             events(evaluation) == [
                 "NON_CONSUMABLE_PURCHASE/GPA.7@d1 proceeds=127492", "CONSUMABLE_PURCHASE/GPA.8@d2 proceeds=2525",
-                "REFUND/GPA.7/\(P.ms(4))@d4 OTHER proceeds=-127492", "REFUND/GPA.8/\(P.ms(5))@d5 OTHER proceeds=-842",
+                "REFUND/GPA.7@d4 OTHER proceeds=-127492", "REFUND/GPA.8/\(P.ms(5))@d5 OTHER proceeds=-842",
             ])
         #expect(
             evaluation.customerInfo.revenue.map(Rendering.revenue) == [
@@ -280,8 +388,8 @@ import Testing
             ])
         #expect(
             events(evaluation) == [
-                "INITIAL_PURCHASE/GPA.1@d0 proceeds=8492",
-                "PRODUCT_CHANGE/GPA.2@d10 UPGRADE/IMMEDIATE proceeds=12742",
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492",
+                "PRODUCT_CHANGE/GPA.2/plus_monthly@d10 UPGRADE/IMMEDIATE proceeds=12742",
             ])
     }
 
@@ -295,7 +403,8 @@ import Testing
             entitlements(evaluation.customerInfo) == ["pro active monthly until=d45 NORMAL renews store=play_store"])
         #expect(
             events(evaluation) == [
-                "INITIAL_PURCHASE/GPA.1@d0 proceeds=8492", "SUBSCRIPTION_EXTENDED/GPA.1/\(P.ms(45))@d20.5",
+                "INITIAL_PURCHASE/GPA.1/monthly@d0 proceeds=8492",
+                "SUBSCRIPTION_EXTENDED/GPA.1/monthly/\(P.ms(45))@d20.5",
             ])
     }
 
@@ -306,7 +415,7 @@ import Testing
         #expect(waiting.customerInfo.activeEntitlementIds == [])
         #expect(events(waiting) == [])
         let paid = pending + [P.sub(read: 1.5, state: .active, expiry: 31, order: "GPA.1", start: 1.25)]
-        #expect(events(F.evaluate(paid, at: 2)) == ["INITIAL_PURCHASE/GPA.1@d1.25 proceeds=8492"])
+        #expect(events(F.evaluate(paid, at: 2)) == ["INITIAL_PURCHASE/GPA.1/monthly@d1.25 proceeds=8492"])
     }
 
     @Test func appStoreAndPlayToOneEntitlementLastUntilBothEnd() {
@@ -335,9 +444,9 @@ import Testing
         #expect(bothEnded.customerInfo.activeEntitlementIds == [])
         #expect(
             events(bothEnded) == [
-                "INITIAL_PURCHASE/t1@d0 proceeds=6993 store=-", "INITIAL_PURCHASE/GPA.1@d5 proceeds=8492",
-                "CANCELLATION/GPA.1/\(P.ms(6))@d6", "CANCELLATION/t1/\(P.ms(10))@d10 store=-",
-                "EXPIRATION/t1@d30 CUSTOMER_CANCELLED store=-", "EXPIRATION/GPA.1@d35 CUSTOMER_CANCELLED",
+                "INITIAL_PURCHASE/t1@d0 proceeds=6993 store=-", "INITIAL_PURCHASE/GPA.1/monthly_alt@d5 proceeds=8492",
+                "CANCELLATION/GPA.1/monthly_alt/\(P.ms(6))@d6", "CANCELLATION/t1/\(P.ms(10))@d10 store=-",
+                "EXPIRATION/t1@d30 CUSTOMER_CANCELLED store=-", "EXPIRATION/GPA.1/monthly_alt@d35 CUSTOMER_CANCELLED",
             ])
         // The App Store grant lasting longer is the one shown, with no `store` (the App Store).
         let longerApple = F.evaluate([F.tx("t1", "monthly", 0, 40)] + facts.dropFirst(2), at: 20)

@@ -61,6 +61,35 @@ struct PlayDeveloperAPIClientTests {
         #expect(sent[0].header("Content-Type") == "application/x-www-form-urlencoded")
     }
 
+    /// `.` and `..` are unreserved, so they went out unencoded and a resolver read them as
+    /// dot segments: `tokens/..` named the collection, `products/../tokens/t` another product's
+    /// path. Each is refused before anything is sent (the access token is not even fetched).
+    @Test func dotSegmentsAreRefusedBeforeAnythingIsSent() async throws {
+        let transport = ScriptedTransport([
+            .respond(200, Self.tokenOK), .respond(200, "{}"), .respond(200, "{}"), .respond(200, ""),
+        ])
+        let client = Self.client(transport, clock: SteppedClock())
+        for token in [".", ".."] {
+            let error = await #expect(throws: GooglePlayClientError.self) {
+                _ = try await client.subscriptionV2(packageName: "com.app", token: token)
+            }
+            #expect(error?.code == .invalidRequest)
+            #expect(error?.detail == #"path parameter must not be "." or "..""#)
+        }
+        await #expect(throws: GooglePlayClientError.self) {
+            _ = try await client.product(packageName: "com.app", productId: "..", token: "t1")
+        }
+        await #expect(throws: GooglePlayClientError.self) {
+            try await client.acknowledgeSubscription(packageName: "..", subscriptionId: "premium", token: "t1")
+        }
+        #expect(transport.sent.isEmpty)
+        // A token that merely contains dots is an ordinary segment.
+        _ = try await client.subscriptionV2(packageName: "com.app", token: "a..b")
+        #expect(
+            transport.sent.last?.url.absoluteString
+                == "https://play.test/androidpublisher/v3/applications/com.app/purchases/subscriptionsv2/tokens/a..b")
+    }
+
     @Test func retriesOn503And429HonouringRetryAfter() async throws {
         let clock = SteppedClock()
         let transport = ScriptedTransport([

@@ -77,7 +77,7 @@ private typealias F = IngestionWorkload
             #expect(commit.outcome == .applied)
             #expect(commit.customerInfo?.activeEntitlementIds == ["pro"])
             #expect(commit.customerInfo?.entitlements["pro"]?.store == .playStore)
-            #expect(try await Self.eventTypes(store, appUserId: "alice") == ["INITIAL_PURCHASE/GPA.1"])
+            #expect(try await Self.eventTypes(store, appUserId: "alice") == ["INITIAL_PURCHASE/GPA.1/monthly"])
             try await store.read { (reader) throws in
                 let token = try reader.playPurchaseToken(appId: F.appId, purchaseToken: "tok-1")
                 #expect(token?.latestRaw == snapshot.raw)
@@ -146,7 +146,8 @@ private typealias F = IngestionWorkload
                 ).outcome == .unclaimed)
             #expect(
                 try await Self.eventTypes(store, appUserId: "alice") == [
-                    "INITIAL_PURCHASE/GPA.1", "RENEWAL/GPA.1..0", "INITIAL_PURCHASE/GPA.2", "PRODUCT_CHANGE/GPA.3",
+                    "INITIAL_PURCHASE/GPA.1/monthly", "RENEWAL/GPA.1..0/monthly", "INITIAL_PURCHASE/GPA.2/monthly",
+                    "PRODUCT_CHANGE/GPA.3/plus",
                 ])
             try await store.read { (reader) throws in
                 #expect(try reader.count("play_notifications") == 4)

@@ -81,6 +81,44 @@ extension StoreConformanceTests {
         }
     }
 
+    /// Review finding: the package was claimed in the environments the app had when its Play
+    /// side was saved, so a Sandbox added later refused every test purchase and a dropped
+    /// Production stayed blocked for other apps. Saving the app re-claims it.
+    @Test("the Play package follows the app's environments", arguments: Backend.enabled)
+    func playPackageFollowsEnvironments(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            let package = "com.example.play"
+            try await store.write { (tx) throws in
+                _ = try tx.insertApp(Self.playApp(F.appId, environments: [.production]), at: F.at(0))
+                _ = try tx.insertApp(Self.playApp("app-2", environments: [.production]), at: F.at(0))
+                _ = try tx.savePlayAppSettings(
+                    PlayAppSettings(appId: F.appId, packageName: package), environments: [.production], at: F.at(1))
+                try tx.saveApp(Self.playApp(F.appId, environments: [.production, .sandbox]), at: F.at(2))
+            }
+            try await store.read { (reader) throws in
+                #expect(try reader.appId(playPackageName: package, environment: .production) == F.appId)
+                #expect(try reader.appId(playPackageName: package, environment: .sandbox) == F.appId)
+            }
+            // Production dropped: another app may take the package there.
+            try await store.write { (tx) throws in
+                try tx.saveApp(Self.playApp(F.appId, environments: [.sandbox]), at: F.at(3))
+                _ = try tx.savePlayAppSettings(
+                    PlayAppSettings(appId: "app-2", packageName: package), environments: [.production], at: F.at(4))
+            }
+            // Taking Production back is a conflict now, and changes nothing.
+            await #expect(throws: StoreError.self) {
+                try await store.write { (tx) throws in
+                    try tx.saveApp(Self.playApp(F.appId, environments: [.production, .sandbox]), at: F.at(5))
+                }
+            }
+            try await store.read { (reader) throws in
+                #expect(try reader.app(id: F.appId)?.environments == [.sandbox])
+                #expect(try reader.appId(playPackageName: package, environment: .production) == "app-2")
+                #expect(try reader.appId(playPackageName: package, environment: .sandbox) == F.appId)
+            }
+        }
+    }
+
     @Test("Play snapshots verbatim; the latest per token whatever the order", arguments: Backend.enabled)
     func playSnapshots(backend: Backend) async throws {
         try await withStore(backend) { store, _ in

@@ -38,7 +38,10 @@ struct ConfigCheckCLITests {
             ("statusPollingStaleSeconds", "604800"), ("statusPollingLeaseSeconds", "300"),
             ("customerSyncIntervalSeconds", "60"),
             ("appStoreRatePercent", "100"), ("dashboardSecureCookies", "false"), ("dashboardSessionSeconds", "28800"),
-            ("playApiBaseURL", "-"), ("playPushKeySet", "-"),
+            ("playApiBaseURL", "-"), ("playPushKeySet", "-"), ("playVoidedPolling", "true"),
+            ("playVoidedPollingIntervalSeconds", "3600"), ("playVoidedPollingOverlapSeconds", "3600"),
+            ("playReread", "true"), ("playRereadIntervalSeconds", "60"), ("playRereadExpiryDelaySeconds", "3600"),
+            ("playRereadPendingSeconds", "86400"),
         ]
         return defaults.map { key, value in
             if let (changed, source) = changes[key] { return (key, changed, source) }

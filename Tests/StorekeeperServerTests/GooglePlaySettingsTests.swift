@@ -86,4 +86,52 @@ import Testing
         #expect(rotated.version == 3)
         await harness.stop()
     }
+
+    /// Review finding: the package was claimed in the app's environments when its Play side
+    /// was saved and never again. Changing the app's environments re-claims it; an environment
+    /// another app holds the package in is 409 `package_name_taken` and changes nothing.
+    @Test func thePackageFollowsTheAppsEnvironments() async throws {
+        let harness = try await ServerHarness()
+        let admin = ServerHarness.adminKey
+        let app = try await harness.createApp()
+        let other = try await harness.createApp(settings: ["environments": ["Production"], "appAppleId": 2222])
+        #expect(
+            try await harness.request(
+                "PUT", "/v1/admin/apps/\(app.appId)/googleplay", key: admin, json: ["packageName": "com.example.play"]
+            ).status == 200)
+        #expect(
+            try await harness.request(
+                "PUT", "/v1/admin/apps/\(app.appId)", key: admin,
+                json: ["environments": ["Sandbox", "Production"], "appAppleId": 1111]
+            ).status == 200)
+        var owners = try await harness.store.read { reader in
+            try [AppStoreEnvironment.production, .sandbox].map {
+                try reader.appId(playPackageName: "com.example.play", environment: $0)
+            }
+        }
+        #expect(owners == [app.appId, app.appId])
+        // Production dropped: the other app may take the package there; taking it back is refused.
+        #expect(
+            try await harness.request(
+                "PUT", "/v1/admin/apps/\(app.appId)", key: admin, json: ["environments": ["Sandbox"]]
+            ).status == 200)
+        #expect(
+            try await harness.request(
+                "PUT", "/v1/admin/apps/\(other.appId)/googleplay", key: admin, json: ["packageName": "com.example.play"]
+            ).status == 200)
+        let refused = try await harness.request(
+            "PUT", "/v1/admin/apps/\(app.appId)", key: admin,
+            json: ["environments": ["Sandbox", "Production"], "appAppleId": 1111])
+        #expect(refused.status == 409)
+        #expect((refused.json["error"] as? [String: Any])?["code"] as? String == "package_name_taken")
+        let shown = try await harness.request("GET", "/v1/admin/apps/\(app.appId)", key: admin)
+        #expect(shown.json["environments"] as? [String] == ["Sandbox"])
+        owners = try await harness.store.read { reader in
+            try [AppStoreEnvironment.production, .sandbox].map {
+                try reader.appId(playPackageName: "com.example.play", environment: $0)
+            }
+        }
+        #expect(owners == [other.appId, app.appId])
+        await harness.stop()
+    }
 }

@@ -247,7 +247,10 @@ import Testing
         let shown = try await harness.request("GET", "/v1/admin/apps/\(app.appId)", key: ServerHarness.adminKey)
         #expect(
             shown.json["recovery"] as? [String: Bool]
-                == ["historyReplay": false, "statusPolling": false, "onDemandSync": true])
+                == [
+                    "historyReplay": false, "statusPolling": false, "onDemandSync": true, "playVoidedPolling": true,
+                    "playReread": true,
+                ])
         #expect(await harness.application.historyReplayWorker.runOnce().runs.isEmpty)
         #expect(await harness.application.statusPollingWorker.runOnce() == 0)
         #expect(fake.calls.withLock { $0 }.isEmpty)

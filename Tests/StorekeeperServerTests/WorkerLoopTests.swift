@@ -70,6 +70,7 @@ struct WorkerLoopTests {
         #expect(
             all.application.configuredWorkers.map(\.name) == [
                 "webhookDeliverer", "accessScheduler", "jobWorker", "historyReplay", "statusPolling",
+                "playVoidedPolling", "playReread",
             ])
         let running = all.application.startWorkers()
         #expect(running.names == all.application.configuredWorkers.map(\.name))
@@ -83,6 +84,8 @@ struct WorkerLoopTests {
             configuration.jobWorker = false
             configuration.historyReplay = false
             configuration.webhookWorker = false
+            configuration.playVoidedPolling = false
+            configuration.playReread = false
         })
         #expect(some.application.configuredWorkers.map(\.name) == ["accessScheduler", "statusPolling"])
         await some.application.startWorkers().stop()

@@ -30,8 +30,8 @@ struct PlayProductPurchases {
                 kind = .nonConsumable
             }
             let state = latest.purchaseState.value
-            var refundShare: Int32?
-            for fact in voided { refundShare = max(refundShare ?? 0, fact.share(of: latest.quantity) ?? 0) }
+            let refunds = PlayOrderRefunds(voided: voided, quantity: latest.quantity) { _ in key }
+            let refundShare = refunds.shares[key]
             let figures = PlayRevenue.figures(
                 orderId: key, productId: latest.productId, purchaseDate: latest.purchaseTime,
                 shownPrice: latest.price, quantity: latest.quantity, isAutoRenewing: false, isTrial: false,
@@ -92,16 +92,18 @@ struct PlayProductPurchases {
                     eventType, key: key, at: latest.purchaseTime, productId: latest.productId, orderId: latest.orderId,
                     purchaseToken: token, periodType: nil, figures: figures, money: .charged,
                     summary: "bought \(latest.productId) on Google Play"))
-            for fact in voided {
+            for refund in refunds.refunds {
+                let fact = refund.fact
                 var event = builder.playEvent(
-                    .refund, key: "\(key)/\(fact.voidedAt.millisecondsSince1970)", at: fact.voidedAt,
+                    .refund, key: refund.key, at: fact.voidedAt,
                     productId: latest.productId, orderId: latest.orderId, purchaseToken: token, periodType: nil,
-                    figures: figures, money: fact.share(of: latest.quantity).map { .refunded($0) } ?? .none,
+                    figures: figures, money: refund.share.map { .refunded($0) } ?? .none,
                     summary: fact.isFull
                         ? "refunded in full on Google Play"
                         : "refunded \(fact.voidedQuantity.map(String.init) ?? "some") of \(latest.quantity) unit(s) on Google Play"
                 )
-                event.refundReason = fact.refundReason
+                event.refundReason = refund.refundReason
+                PlayOrderRefunds.apply(refund, of: figures, to: &event)
                 events.append(event)
             }
         }

@@ -84,14 +84,10 @@ struct PlaySubscriptions {
 
         // Money: one entry per charged order; a voided fact names its order, or the latest.
         let lastOrderId = orders.last(where: { $0.orderId != nil })?.orderId
-        var refundShares: [String: Int32] = [:]
-        for fact in voided {
-            guard
-                let orderId = fact.orderId.flatMap({ id in orders.contains { $0.orderId == id } ? id : nil })
-                    ?? lastOrderId
-            else { continue }
-            refundShares[orderId] = max(refundShares[orderId] ?? 0, fact.share(of: 1) ?? 0)
+        let refunds = PlayOrderRefunds(voided: voided, quantity: 1) { fact in
+            fact.orderId.flatMap { id in orders.contains { $0.orderId == id } ? id : nil } ?? lastOrderId ?? token
         }
+        let refundShares = refunds.shares
         var figuresByOrder: [String: TransactionRevenue] = [:]
         for (index, order) in orders.enumerated() {
             guard let orderId = order.orderId else { continue }
@@ -117,20 +113,23 @@ struct PlaySubscriptions {
         events += orderEvents(
             token: token, history: history, figures: figuresByOrder, replacedAt: replacedAt, fullVoid: fullVoid,
             linked: linked, predecessorProducts: predecessorProducts, now: now, catalog: catalog, builder: builder)
-        for fact in voided {
-            let orderId = fact.orderId.flatMap { id in orders.contains { $0.orderId == id } ? id : nil } ?? lastOrderId
-            let share = fact.share(of: 1)
+        for refund in refunds.refunds {
+            let fact = refund.fact
+            let orderId = figuresByOrder[refund.orderKey] != nil ? refund.orderKey : nil
             let revocation = Revocation(
-                kind: .refund, revokedAt: fact.voidedAt, refundReason: fact.refundReason,
-                refundPercentage: fact.isFull ? nil : share)
+                kind: .refund, revokedAt: fact.voidedAt, refundReason: refund.refundReason,
+                refundPercentage: fact.isFull ? nil : refund.share)
             var event = builder.playEvent(
-                .refund, key: "\(orderId ?? token)/\(fact.voidedAt.millisecondsSince1970)", at: fact.voidedAt,
-                productId: productId, orderId: orderId, purchaseToken: token, periodType: nil,
-                figures: orderId.flatMap { figuresByOrder[$0] }, money: share.map { .refunded($0) } ?? .none,
+                .refund, key: Self.key(refund.key, productId: productId), at: fact.voidedAt, productId: productId,
+                orderId: orderId, purchaseToken: token, periodType: nil,
+                figures: orderId.flatMap { figuresByOrder[$0] }, money: refund.share.map { .refunded($0) } ?? .none,
                 summary: fact.isFull
                     ? "refunded in full on Google Play: \(revocation.text)"
                     : "refunded in part on Google Play (\(fact.voidedQuantity.map(String.init) ?? "some") unit(s))")
-            event.refundReason = fact.refundReason
+            event.refundReason = refund.refundReason
+            if let figures = orderId.flatMap({ figuresByOrder[$0] }) {
+                PlayOrderRefunds.apply(refund, of: figures, to: &event)
+            }
             events.append(event)
         }
 
@@ -279,6 +278,14 @@ struct PlaySubscriptions {
 
     // MARK: - Events
 
+    /// An event key with the line item's product after its cause (`<orderId>/<productId>[/…]`):
+    /// the line items of one purchase share their orders, so an order alone named two events
+    /// with one id and the second was dropped. The cause stays first: retraction reads it there.
+    static func key(_ key: String, productId: String) -> String {
+        guard let slash = key.firstIndex(of: "/") else { return key + "/" + productId }
+        return key[..<slash] + "/" + productId + key[slash...]
+    }
+
     private func orderEvents(
         token: String, history: PlayOrderHistory, figures: [String: TransactionRevenue], replacedAt: Timestamp?,
         fullVoid: PlayVoidedPurchaseFact?, linked: String?, predecessorProducts: [String]?, now: Timestamp,
@@ -292,7 +299,8 @@ struct PlaySubscriptions {
             money: LifecycleEventBuilder.MoneySign = .none, summary: String
         ) -> LifecycleEvent {
             builder.playEvent(
-                type, key: key, at: at, productId: productId, orderId: order.orderId, purchaseToken: token,
+                type, key: Self.key(key, productId: productId), at: at, productId: productId, orderId: order.orderId,
+                purchaseToken: token,
                 periodType: order.periodType, figures: order.orderId.flatMap { figures[$0] }, money: money,
                 summary: summary)
         }
