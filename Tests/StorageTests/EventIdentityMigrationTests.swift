@@ -52,7 +52,7 @@ struct EventIdentityMigrationTests {
         try connection.executeScript("BEGIN")
         let customerId = try { () throws -> Int64 in
             let tx = SQLStoreTransaction(connection: connection)
-            try tx.saveApp(F.app, at: F.at(0))
+            _ = try tx.insertApp(F.app, at: F.at(0))
             let ann = try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now)
             for event in legacy {
                 // As the binary before 0008 wrote them (no `retracted_at` yet).

@@ -58,42 +58,16 @@ import Testing
         var workers: RunningWorkers?
         var failure: (any Error)?
         do {
-            let apiKey = try PrivateKey.generateP256()
-            let app = try await harness.createApp(settings: [
-                "answerConsumptionRequests": true,
-                "appStoreConnect": [
-                    "keyId": Self.keyId, "issuerId": Self.issuerId, "privateKeyPEM": apiKey.pkcs8PEM,
-                    "baseURL": simulatorServer.baseURL.absoluteString,
-                ],
-            ])
-            try await simulator.addApp(
-                SimulatedApp(
-                    bundleId: app.bundleId, appAppleId: 1_234_567_890,
-                    products: [
-                        SimulatedProduct(
-                            productId: "com.example.monthly", kind: .autoRenewable, groupId: "group",
-                            period: .month, prices: [Price(storefront: "USA", currency: "USD", price: 9990)])
-                    ],
-                    apiKeys: [
-                        SimulatedApp.APIKey(
-                            keyId: Self.keyId, issuerId: Self.issuerId, publicKeyPEM: apiKey.publicKey.pem)
-                    ]))
+            let app = try await Self.connectApp(
+                harness, simulator, simulatorServer, settings: ["answerConsumptionRequests": true])
             // Each customer buys, the app posts the purchase and the customer's consent; then asks
             // Apple for a refund. Every notification is lost: only the history has them.
             var transactions: [String] = []
             for index in 0..<Self.customers {
                 let customer = "kill-\(index)"
-                await simulator.addCustomer(SimulatedCustomer(id: customer))
-                let bought = try await simulator.perform(
-                    SimulatorAction.make([
-                        "action": "purchase", "customer": customer, "productId": "com.example.monthly",
-                    ]))
-                transactions.append(try #require(bought.transactionId))
-                let signed = try #require(try await simulator.signedTransactions(customer: customer).last)
-                let posted = try await harness.request(
-                    "POST", "/v1/apps/\(app.appId)/customers/\(customer)/transactions", key: app.publicKey,
-                    json: ["signedTransaction": signed])
-                #expect(posted.status == 200, "\(posted.text)")
+                let signed = try await Self.buyAndPost(customer, harness, simulator, app)
+                transactions.append(
+                    try #require(UnverifiedJWS.payload(signed, as: JWSTransactionDecodedPayload.self)?.transactionId))
                 let consent = try await harness.request(
                     "PUT", "/v1/apps/\(app.appId)/customers/\(customer)/consumption-consent", key: app.publicKey,
                     json: ["consented": true])
@@ -227,40 +201,13 @@ import Testing
         var workers: RunningWorkers?
         var failure: (any Error)?
         do {
-            let apiKey = try PrivateKey.generateP256()
-            let app = try await harness.createApp(settings: [
-                "appStoreConnect": [
-                    "keyId": Self.keyId, "issuerId": Self.issuerId, "privateKeyPEM": apiKey.pkcs8PEM,
-                    "baseURL": simulatorServer.baseURL.absoluteString,
-                ]
-            ])
-            try await simulator.addApp(
-                SimulatedApp(
-                    bundleId: app.bundleId, appAppleId: 1_234_567_890,
-                    products: [
-                        SimulatedProduct(
-                            productId: "com.example.monthly", kind: .autoRenewable, groupId: "group",
-                            period: .month, prices: [Price(storefront: "USA", currency: "USD", price: 9990)])
-                    ],
-                    apiKeys: [
-                        SimulatedApp.APIKey(
-                            keyId: Self.keyId, issuerId: Self.issuerId, publicKeyPEM: apiKey.publicKey.pem)
-                    ]))
+            let app = try await Self.connectApp(harness, simulator, simulatorServer, settings: [:])
             // Each customer buys, the app posts the purchase, the customer turns auto-renew off;
             // the expiry's notification is lost.
             var originals: [String] = []
             for index in 0..<Self.customers {
                 let customer = "poll-kill-\(index)"
-                await simulator.addCustomer(SimulatedCustomer(id: customer))
-                _ = try await simulator.perform(
-                    SimulatorAction.make([
-                        "action": "purchase", "customer": customer, "productId": "com.example.monthly",
-                    ]))
-                let signed = try #require(try await simulator.signedTransactions(customer: customer).last)
-                let posted = try await harness.request(
-                    "POST", "/v1/apps/\(app.appId)/customers/\(customer)/transactions", key: app.publicKey,
-                    json: ["signedTransaction": signed])
-                #expect(posted.status == 200, "\(posted.text)")
+                let signed = try await Self.buyAndPost(customer, harness, simulator, app)
                 originals.append(
                     try #require(
                         UnverifiedJWS.payload(signed, as: JWSTransactionDecodedPayload.self)?.originalTransactionId))
@@ -390,6 +337,47 @@ import Testing
             counts[try row.text(0), default: 0] += 1
         }
         return counts
+    }
+
+    /// Creates the harness's app with an App Store Connect key pointing at the simulator, and
+    /// the same app (the monthly product, the key) in the simulator.
+    static func connectApp(
+        _ harness: ServerHarness, _ simulator: AppStoreSimulator, _ simulatorServer: SimulatorServer,
+        settings: [String: Any]
+    ) async throws -> ServerHarness.AppKeys {
+        let apiKey = try PrivateKey.generateP256()
+        var appSettings = settings
+        appSettings["appStoreConnect"] = [
+            "keyId": keyId, "issuerId": issuerId, "privateKeyPEM": apiKey.pkcs8PEM,
+            "baseURL": simulatorServer.baseURL.absoluteString,
+        ]
+        let app = try await harness.createApp(settings: appSettings)
+        try await simulator.addApp(
+            SimulatedApp(
+                bundleId: app.bundleId, appAppleId: 1_234_567_890,
+                products: [
+                    SimulatedProduct(
+                        productId: "com.example.monthly", kind: .autoRenewable, groupId: "group",
+                        period: .month, prices: [Price(storefront: "USA", currency: "USD", price: 9990)])
+                ],
+                apiKeys: [SimulatedApp.APIKey(keyId: keyId, issuerId: issuerId, publicKeyPEM: apiKey.publicKey.pem)]))
+        return app
+    }
+
+    /// A new customer buys the monthly product in the simulator and the app posts the signed
+    /// transaction; returns it.
+    static func buyAndPost(
+        _ customer: String, _ harness: ServerHarness, _ simulator: AppStoreSimulator, _ app: ServerHarness.AppKeys
+    ) async throws -> String {
+        await simulator.addCustomer(SimulatedCustomer(id: customer))
+        _ = try await simulator.perform(
+            SimulatorAction.make(["action": "purchase", "customer": customer, "productId": "com.example.monthly"]))
+        let signed = try #require(try await simulator.signedTransactions(customer: customer).last)
+        let posted = try await harness.request(
+            "POST", "/v1/apps/\(app.appId)/customers/\(customer)/transactions", key: app.publicKey,
+            json: ["signedTransaction": signed])
+        #expect(posted.status == 200, "\(posted.text)")
+        return signed
     }
 
     /// Send Consumption Information calls the simulator answered, by transaction.
