@@ -160,6 +160,21 @@ public protocol StoreReader {
     ) throws -> [AnalyticsRunEnd]
     /// The ids of the app's customers, ascending.
     func customerIds(appId: String) throws -> [Int64]
+    // Retention cohorts and realized LTV (0016).
+    /// Retention rows of the cohort months `fromMonth` through `throughMonth` (first days)
+    /// matching `filter`, per cohort month, product and paid renewals, in that order.
+    func analyticsRetention(
+        appId: String, environment: AppStoreEnvironment, fromMonth: CalendarDay, throughMonth: CalendarDay,
+        filter: AnalyticsFilter
+    ) throws -> [RetentionCohortTotal]
+    /// LTV rows of the cohort months `fromMonth` through `throughMonth` matching `filter` (on the
+    /// first purchase), per cohort month, purchase day and currency, in that order.
+    func analyticsLTV(
+        appId: String, environment: AppStoreEnvironment, fromMonth: CalendarDay, throughMonth: CalendarDay,
+        filter: AnalyticsFilter
+    ) throws -> [LTVCohortTotal]
+    /// Every non-zero retention and LTV row of the app, in key order.
+    func analyticsCohortRows(appId: String) throws -> AnalyticsCohortRows
 
     // Consumption answers (0011).
     /// Whether the customer consented to sharing consumption data; `nil` when the app never said.
@@ -440,6 +455,16 @@ public protocol StoreTransaction: StoreReader {
     /// locking the rows first (PostgreSQL) so a concurrent ingestion adds its difference after;
     /// returns how many rows differed from the sum (a rebuild's last step).
     func reconcileAnalyticsDaily(appId: String) throws -> Int
+    /// Replaces what the customer's facts add to the retention and LTV rows of `environment`
+    /// with `contribution`, adding the difference to the rows (written before commit, sorted,
+    /// like the daily rows); `true` when the stored contribution differed.
+    @discardableResult
+    func applyAnalyticsCohorts(
+        customerId: Int64, appId: String, environment: AppStoreEnvironment, _ contribution: CohortContribution
+    ) throws -> Bool
+    /// Sets the app's retention and LTV rows to the sums of the stored cohort contributions
+    /// (locked first on PostgreSQL, like `reconcileAnalyticsDaily`); returns how many differed.
+    func reconcileAnalyticsCohorts(appId: String) throws -> Int
 
     // Consumption answers (0011).
     /// Records (or replaces) the customer's consent to sharing consumption data.
