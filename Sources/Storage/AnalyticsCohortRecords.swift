@@ -19,7 +19,8 @@ public struct RetentionCohortTotal: Sendable, Hashable {
 }
 
 /// LTV rows summed over the first purchase's product, group and storefront (those matching a
-/// filter), per cohort month, purchase day and currency.
+/// filter), per cohort month, currency and span of purchase days (`day`: the span's last day
+/// with rows; a single purchase day when spans are days).
 /// - Note: Immutable value; `Sendable`.
 public struct LTVCohortTotal: Sendable, Hashable {
     public var cohortMonth: CalendarDay

@@ -301,28 +301,42 @@ extension SQLStoreTransaction {
 
     func analyticsLTV(
         appId: String, environment: AppStoreEnvironment, fromMonth: CalendarDay, throughMonth: CalendarDay,
-        filter: AnalyticsFilter
+        filter: AnalyticsFilter, dayBoundaries: [CalendarDay]?
     ) throws -> [LTVCohortTotal] {
         try flushAnalyticsDaily()
         let (conditions, arguments) = Self.analyticsFilterClause(filter, firstParameter: 5)
+        // The days are grouped into the spans between boundaries (each boundary starts a span);
+        // `nil`: one group per day; none: one group for all.
+        let span: String
+        var spanArguments: [SQLValue] = []
+        switch dayBoundaries {
+        case nil: span = "day"
+        case let boundaries? where boundaries.isEmpty: span = "cohort_month"
+        case let boundaries?:
+            let first = 5 + arguments.count
+            let sorted = Array(Set(boundaries)).sorted()
+            let cases = sorted.enumerated().map { index, _ in "WHEN day < $\(first + index) THEN \(index)" }
+            span = "CASE \(cases.joined(separator: " ")) ELSE \(sorted.count) END"
+            spanArguments = sorted.map { .integer($0.daysSince1970) }
+        }
         return try connection.query(
             """
-            SELECT cohort_month, day, currency, SUM(customers), SUM(d7), SUM(d30), SUM(d90), SUM(d365)
+            SELECT cohort_month, \(span), currency, MAX(day), SUM(customers), SUM(d7), SUM(d30), SUM(d90), SUM(d365)
             FROM analytics_ltv
             WHERE app_id = $1 AND environment = $2 AND cohort_month >= $3 AND cohort_month <= $4\(conditions)
-            GROUP BY cohort_month, day, currency
-            ORDER BY cohort_month, day, currency
+            GROUP BY cohort_month, \(span), currency
+            ORDER BY cohort_month, 4, currency
             """,
             [
                 .text(appId), .text(environment.rawValue), .integer(fromMonth.daysSince1970),
                 .integer(throughMonth.daysSince1970),
-            ] + arguments
+            ] + arguments + spanArguments
         ).compactMap { row throws(StoreError) -> LTVCohortTotal? in
-            let measures = try Self.ltvMeasures(row, from: 3)
+            let measures = try Self.ltvMeasures(row, from: 4)
             guard !measures.isZero else { return nil }
             return LTVCohortTotal(
                 cohortMonth: CalendarDay(daysSince1970: try row.integer(0)),
-                day: CalendarDay(daysSince1970: try row.integer(1)), currency: try row.text(2), measures: measures)
+                day: CalendarDay(daysSince1970: try row.integer(3)), currency: try row.text(2), measures: measures)
         }
     }
 }

@@ -168,10 +168,13 @@ public protocol StoreReader {
         filter: AnalyticsFilter
     ) throws -> [RetentionCohortTotal]
     /// LTV rows of the cohort months `fromMonth` through `throughMonth` matching `filter` (on the
-    /// first purchase), per cohort month, purchase day and currency, in that order.
+    /// first purchase), summed per cohort month, currency and span of purchase days, each dated
+    /// its span's last day that has rows, in cohort month, day, currency order. The spans run
+    /// between `dayBoundaries` (each starts one; empty: one span), so an answer converting at
+    /// rates that change only on those days reads a few rows per cohort; `nil`: a span per day.
     func analyticsLTV(
         appId: String, environment: AppStoreEnvironment, fromMonth: CalendarDay, throughMonth: CalendarDay,
-        filter: AnalyticsFilter
+        filter: AnalyticsFilter, dayBoundaries: [CalendarDay]?
     ) throws -> [LTVCohortTotal]
     /// Every non-zero retention and LTV row of the app, in key order.
     func analyticsCohortRows(appId: String) throws -> AnalyticsCohortRows

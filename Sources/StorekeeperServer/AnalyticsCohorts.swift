@@ -30,6 +30,19 @@ enum AnalyticsCohorts {
             : CalendarDay(year: month.year, month: month.month + 1, day: 1)
     }
 
+    /// Rate tables with more distinct `from` days than this are read a day at a time.
+    static let maximumRateBoundaries = 64
+
+    /// The days LTV rows are summed between before converting: every day a rate of the table
+    /// starts (within a span every currency has one rate, so converting the span's sum at its
+    /// last day's rate is converting each day at its own); none without a reporting currency
+    /// (nothing to convert); `nil` (a sum per day) when the table has too many.
+    static func rateBoundaries(_ table: ExchangeRateTable?) -> [CalendarDay]? {
+        guard let table else { return [] }
+        let days = Set(table.rates.map(\.from))
+        return days.count > maximumRateBoundaries ? nil : days.sorted()
+    }
+
     /// `"2026-01"`.
     static func label(_ month: CalendarDay) -> String { String(month.iso8601.prefix(7)) }
 

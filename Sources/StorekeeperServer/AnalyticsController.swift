@@ -129,10 +129,12 @@ struct AnalyticsController: Sendable {
             return (AnalyticsCohorts.retention(totals), settings)
         case .ltv:
             let (settings, totals) = try await apps.read { reader in
-                (
-                    try reader.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings(),
+                let settings = try reader.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings()
+                return (
+                    settings,
                     try reader.analyticsLTV(
-                        appId: appId, environment: environment, fromMonth: from, throughMonth: through, filter: filter)
+                        appId: appId, environment: environment, fromMonth: from, throughMonth: through, filter: filter,
+                        dayBoundaries: AnalyticsCohorts.rateBoundaries(settings.exchangeRateTable))
                 )
             }
             return (AnalyticsCohorts.ltv(totals, table: settings.exchangeRateTable, now: now), settings)

@@ -18,7 +18,7 @@ extension AnalyticsIndependentComputationTests {
                     filter: AnalyticsFilter()),
                 try reader.analyticsLTV(
                     appId: Self.appId, environment: .production, fromMonth: firstMonth, throughMonth: lastMonth,
-                    filter: AnalyticsFilter()),
+                    filter: AnalyticsFilter(), dayBoundaries: nil),
                 try IndependentSQL.retention(reader: reader, postgres: postgres),
                 try IndependentSQL.ltv(reader: reader, postgres: postgres),
                 try IndependentSQL.cohortCustomers(reader: reader, postgres: postgres)
@@ -43,6 +43,26 @@ extension AnalyticsIndependentComputationTests {
                 .map { $0 + $1 }
         }
         keptLTV = keptLTV.filter { $0.value.contains { $0 != 0 } }
+        // Summed over spans of days (as an answer converting at monthly rates reads them), or
+        // over all days, the same totals.
+        for boundaries in [[], (1...12).map { CalendarDay(year: 2026, month: $0, day: 1) }] {
+            let spans = try await store.read { reader in
+                try reader.analyticsLTV(
+                    appId: Self.appId, environment: .production, fromMonth: firstMonth, throughMonth: lastMonth,
+                    filter: AnalyticsFilter(), dayBoundaries: boundaries)
+            }
+            #expect(spans.count < ltv.count)
+            var summed: [String: [Int64]] = [:]
+            for total in spans {
+                let key = "\(label(total.cohortMonth))/\(total.currency)"
+                let sums = summed[key] ?? [0, 0, 0, 0]
+                summed[key] = zip(
+                    sums, [total.measures.d7, total.measures.d30, total.measures.d90, total.measures.d365]
+                )
+                .map { $0 + $1 }
+            }
+            #expect(summed.filter { $0.value.contains { $0 != 0 } } == keptLTV, "spans \(boundaries.count)")
+        }
         #expect(keptLTV.count > 15)
         #expect(keptLTV == expectedLTV)
         #expect(keptCustomers.values.reduce(0, +) == Int64(Self.customers))

@@ -187,8 +187,14 @@ import Testing
         let app = try await harness.createApp()
         let fixture = Fixture(harness: harness, app: app, signer: AppStoreSigner(ca: harness.ca))
         let saved = try await harness.request(
-            "PUT", "\(fixture.base)/analytics-settings", key: ServerHarness.adminKey, json: ["reportingCurrency": "USD"]
-        )
+            "PUT", "\(fixture.base)/analytics-settings", key: ServerHarness.adminKey,
+            json: [
+                "reportingCurrency": "USD",
+                "exchangeRates": [
+                    ["currency": "EUR", "from": "2025-11-01", "rate": "1.0842"],
+                    ["currency": "EUR", "from": "2026-03-01", "rate": "1.2"],
+                ],
+            ])
         #expect(saved.status == 200, "\(saved.text)")
         let ann = uniqueDigits()
         let bob = uniqueDigits()
@@ -213,6 +219,16 @@ import Testing
         var family = fixture.payment(eve, eve, Self.at(1, 12))
         family.inAppOwnershipType = RawEnum(.familyShared)
         try await fixture.post("eve", family)
+
+        // Fay, in February: 8.99 EUR on February 3 and March 10 (after her first 30 days),
+        // converted at the rate of each purchase day (1.0842, then 1.2 from March 1).
+        let fay = uniqueDigits()
+        for (index, day) in [Self.at(2, 3), Self.at(3, 10)].enumerated() {
+            var euro = fixture.payment(index == 0 ? fay : fay + "1", fay, day, price: 8990)
+            euro.currency = "EUR"
+            euro.storefront = "DEU"
+            try await fixture.post("fay", euro)
+        }
 
         // Before the refund: (9990 + 9990 + 0 + 49990) / 4 = 17492.5 → 17493.
         let before = try await fixture.get("ltv", "from=2026-01-01&to=2026-01-31")
@@ -249,6 +265,24 @@ import Testing
         // On February 15 only d7 is reached (February 8); d30 is on March 3.
         try await expectLTV(now: Self.at(2, 15), ["d7": 4995, "d30": nil, "d90": nil, "d365": nil])
         try await expectLTV(now: Self.at(3, 3, hour: 0), ["d7": 4995, "d30": 4995, "d90": nil, "d365": nil])
+        harness.clock.set(Self.at(5, 15))
+
+        // February at June 1: d90 reached (May 30), d365 not.
+        harness.clock.set(Self.at(6, 1))
+        let february = try await fixture.get("ltv", "from=2026-02-01&to=2026-02-28")
+        #expect(february.cohorts.map { $0["cohort"] as? String } == ["2026-02"])
+        #expect(february.cohorts.first?["customers"] as? Int == 1)
+        let euro = (february.cohorts.first?["byCurrency"] as? [[String: Any]]) ?? []
+        #expect(euro.map { $0["currency"] as? String } == ["EUR"])
+        #expect(euro.first?["d30"] as? Int == 8990)
+        #expect(euro.first?["d90"] as? Int == 17980)
+        #expect(euro.first?["d365"] is NSNull)
+        // 8990 × 1.0842 = 9746.958 → 9747; + 8990 × 1.2 = 10788.
+        let converted = february.cohorts.first?["reporting"] as? [String: Any] ?? [:]
+        #expect(converted["d7"] as? Int == 9747)
+        #expect(converted["d30"] as? Int == 9747)
+        #expect(converted["d90"] as? Int == 20535)
+        #expect(converted["d365"] is NSNull)
         harness.clock.set(Self.at(5, 15))
 
         let yearly = try await fixture.get("ltv", "from=2026-01-01&to=2026-01-31&productId=com.example.yearly")
