@@ -13,6 +13,9 @@ extension Migration {
     /// first purchase) and the net revenue within 7 / 30 / 90 / 365 days of it. Kept per purchase
     /// day so the reporting currency converts at each purchase day's rate when answering.
     ///
+    /// On SQLite both are `WITHOUT ROWID`, clustered by their key: a request reads one contiguous
+    /// range of cohort months (the LTV read went from 100 to … ms over 56,000 rows).
+    ///
     /// Both tables are kept in the transaction that commits the facts; a request reads one
     /// cohort-month range of a primary key. Customers stored before this migration contribute
     /// nothing until `storekeeper analytics rebuild` (or their next fact) computes them.
@@ -37,7 +40,7 @@ extension Migration {
                 paid_renewals BIGINT NOT NULL,
                 subscriptions BIGINT NOT NULL,
                 PRIMARY KEY (app_id, environment, cohort_month, product_id, subscription_group, storefront, paid_renewals)
-            );
+            ) WITHOUT ROWID;
             CREATE TABLE analytics_ltv (
                 app_id TEXT NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
                 environment TEXT NOT NULL,
@@ -53,7 +56,7 @@ extension Migration {
                 d90 BIGINT NOT NULL,
                 d365 BIGINT NOT NULL,
                 PRIMARY KEY (app_id, environment, cohort_month, product_id, subscription_group, storefront, day, currency)
-            );
+            ) WITHOUT ROWID;
             """,
         postgres: """
             CREATE TABLE analytics_cohort_contributions (
