@@ -1,6 +1,6 @@
 import AppStoreModels
 
-/// The voided-purchases polling cursor of one app (migration `0016_play_recovery`).
+/// The voided-purchases polling cursor of one app (migration `0017_play_recovery`).
 /// - Note: Immutable value; `Sendable`.
 public struct PlayVoidedCursor: Sendable, Hashable {
     public var appId: String

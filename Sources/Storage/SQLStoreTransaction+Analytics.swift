@@ -155,7 +155,8 @@ extension SQLStoreTransaction {
     func flushAnalyticsDaily() throws {
         let rows = pendingAnalyticsDaily.filter { !$0.value.isZero }.sorted { $0.key < $1.key }
         pendingAnalyticsDaily = [:]
-        guard !rows.isEmpty else { return }
+        // The cohort rows after the daily ones: every transaction takes them in that order.
+        guard !rows.isEmpty else { return try flushAnalyticsCohorts() }
         let width = 8 + AnalyticsMeasures.columns.count
         let updates = AnalyticsMeasures.columns.map { "\($0) = analytics_daily.\($0) + excluded.\($0)" }
         _ = try insertRows(
@@ -175,6 +176,7 @@ extension SQLStoreTransaction {
                     .text(row.key.currency), .text(row.key.store.rawValue),
                 ] + measures.values.map { SQLValue.integer($0) }
             })
+        try flushAnalyticsCohorts()
     }
 
     /// A daily row of any app, as gathered before it is written; sorted by app, environment,

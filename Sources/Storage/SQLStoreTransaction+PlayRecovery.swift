@@ -1,7 +1,7 @@
 import AppStoreModels
 import Entitlements
 
-/// The Google Play recovery workers' state (migration `0016_play_recovery`): the voided-purchases
+/// The Google Play recovery workers' state (migration `0017_play_recovery`): the voided-purchases
 /// cursor of each app and the watch of each subscription token.
 extension SQLStoreTransaction {
     // MARK: Voided-purchases cursors

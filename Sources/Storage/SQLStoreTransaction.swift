@@ -17,6 +17,9 @@ final class SQLStoreTransaction: StoreTransaction {
     /// Daily analytics differences gathered by `applyAnalyticsContribution`, written by
     /// `flushAnalyticsDaily` before the transaction commits.
     var pendingAnalyticsDaily: [PendingAnalyticsRow: AnalyticsMeasures] = [:]
+    /// Retention and LTV differences gathered by `applyAnalyticsCohorts`, written with the
+    /// daily ones (after them) by `flushAnalyticsDaily`.
+    var pendingAnalyticsCohorts = PendingCohortRows()
 
     init(connection: any SQLConnection) { self.connection = connection }
 
@@ -118,12 +121,14 @@ final class SQLStoreTransaction: StoreTransaction {
         let name = "storekeeper_savepoint_\(savepoints)"
         try connection.executeScript("SAVEPOINT \(name)")
         let pendingBefore = pendingAnalyticsDaily
+        let pendingCohortsBefore = pendingAnalyticsCohorts
         let result: R
         do {
             result = try body()
         } catch {
             // What the body gathered for the daily rows goes with its writes.
             pendingAnalyticsDaily = pendingBefore
+            pendingAnalyticsCohorts = pendingCohortsBefore
             // Undo the body's writes (on PostgreSQL this also clears an aborted state), then
             // drop the savepoint; a failure here leaves the transaction unusable and is thrown.
             try connection.executeScript("ROLLBACK TO SAVEPOINT \(name)")

@@ -160,6 +160,24 @@ public protocol StoreReader {
     ) throws -> [AnalyticsRunEnd]
     /// The ids of the app's customers, ascending.
     func customerIds(appId: String) throws -> [Int64]
+    // Retention cohorts and realized LTV (0018).
+    /// Retention rows of the cohort months `fromMonth` through `throughMonth` (first days)
+    /// matching `filter`, per cohort month, product and paid renewals, in that order.
+    func analyticsRetention(
+        appId: String, environment: AppStoreEnvironment, fromMonth: CalendarDay, throughMonth: CalendarDay,
+        filter: AnalyticsFilter
+    ) throws -> [RetentionCohortTotal]
+    /// LTV rows of the cohort months `fromMonth` through `throughMonth` matching `filter` (on the
+    /// first purchase), summed per cohort month, currency and span of purchase days, each dated
+    /// its span's last day that has rows, in cohort month, day, currency order. The spans run
+    /// between `dayBoundaries` (each starts one; empty: one span), so an answer converting at
+    /// rates that change only on those days reads a few rows per cohort; `nil`: a span per day.
+    func analyticsLTV(
+        appId: String, environment: AppStoreEnvironment, fromMonth: CalendarDay, throughMonth: CalendarDay,
+        filter: AnalyticsFilter, dayBoundaries: [CalendarDay]?
+    ) throws -> [LTVCohortTotal]
+    /// Every non-zero retention and LTV row of the app, in key order.
+    func analyticsCohortRows(appId: String) throws -> AnalyticsCohortRows
 
     // Consumption answers (0011).
     /// Whether the customer consented to sharing consumption data; `nil` when the app never said.
@@ -182,7 +200,7 @@ public protocol StoreReader {
     /// A stored RTDN push by its Pub/Sub `messageId`.
     func playNotification(appId: String, messageId: String) throws -> PlayNotificationRecord?
 
-    // Google Play recovery (0016).
+    // Google Play recovery (0017).
     /// The app's voided-purchases cursor; `nil` before its first run.
     func playVoidedCursor(appId: String) throws -> PlayVoidedCursor?
     /// Every voided-purchases cursor, by app (metrics: how old each cursor is).
@@ -432,7 +450,7 @@ public protocol StoreTransaction: StoreReader {
         polledAt: Timestamp?, retryAt: Timestamp?
     ) throws -> Bool
 
-    // Google Play recovery (0016).
+    // Google Play recovery (0017).
     /// Leases the app's voided-purchases cursor to `owner` until `now + leaseMilliseconds`
     /// (creating it, without a position, on first use); `nil` while another owner's lease runs.
     func leasePlayVoidedCursor(appId: String, owner: String, now: Timestamp, leaseMilliseconds: Int64) throws
@@ -476,6 +494,16 @@ public protocol StoreTransaction: StoreReader {
     /// locking the rows first (PostgreSQL) so a concurrent ingestion adds its difference after;
     /// returns how many rows differed from the sum (a rebuild's last step).
     func reconcileAnalyticsDaily(appId: String) throws -> Int
+    /// Replaces what the customer's facts add to the retention and LTV rows of `environment`
+    /// with `contribution`, adding the difference to the rows (written before commit, sorted,
+    /// like the daily rows); `true` when the stored contribution differed.
+    @discardableResult
+    func applyAnalyticsCohorts(
+        customerId: Int64, appId: String, environment: AppStoreEnvironment, _ contribution: CohortContribution
+    ) throws -> Bool
+    /// Sets the app's retention and LTV rows to the sums of the stored cohort contributions
+    /// (locked first on PostgreSQL, like `reconcileAnalyticsDaily`); returns how many differed.
+    func reconcileAnalyticsCohorts(appId: String) throws -> Int
 
     // Consumption answers (0011).
     /// Records (or replaces) the customer's consent to sharing consumption data.

@@ -59,26 +59,36 @@ enum AnalyticsBenchmark {
             while next < customers {
                 let batch = next..<min(customers, next + 1000)
                 let contributions = batch.map { customer in
-                    AnalyticsContribution.figures(
-                        facts: facts(customer: customer, random: &random), environment: .production, catalog: catalog,
-                        rule: CommissionRule(), now: now)
+                    let customerFacts = facts(customer: customer, random: &random)
+                    return (
+                        AnalyticsContribution.figures(
+                            facts: customerFacts, environment: .production, catalog: catalog, rule: CommissionRule(),
+                            now: now),
+                        CohortContribution.of(
+                            facts: customerFacts, environment: .production, catalog: catalog, rule: CommissionRule())
+                    )
                 }
                 try await store.write { tx in
-                    for (offset, contribution) in contributions.enumerated() {
+                    for (offset, (contribution, cohorts)) in contributions.enumerated() {
                         let customer = try tx.ensureCustomer(
                             appId: appId, appUserId: "user-\(batch.lowerBound + offset)", at: now)
                         try tx.applyAnalyticsContribution(
                             customerId: customer.id, appId: appId, environment: .production, contribution.daily)
                         try tx.applyAnalyticsPeriods(
                             customerId: customer.id, appId: appId, environment: .production, contribution.periods)
+                        try tx.applyAnalyticsCohorts(
+                            customerId: customer.id, appId: appId, environment: .production, cohorts)
                     }
                 }
                 next = batch.upperBound
             }
         }
-        let rows = try await store.read { try $0.analyticsRows(appId: appId).count }
+        let (rows, cohortRows) = try await store.read {
+            (try $0.analyticsRows(appId: appId).count, try $0.analyticsCohortRows(appId: appId))
+        }
         print(
             "\(label): \(customers) customers, \(customers * 10) transactions -> \(rows) daily rows, "
+                + "\(cohortRows.retention.count) retention and \(cohortRows.ltv.count) LTV rows, "
                 + "filled in \(String(format: "%.1f", fill)) s")
         let end = CalendarDay(containing: now)
         for (name, days, filter) in [
@@ -125,6 +135,41 @@ enum AnalyticsBenchmark {
             print(
                 "  analytics request reads, \(name): median \(String(format: "%.1f", samples[10] * 1000)) ms, "
                     + "max \(String(format: "%.1f", samples[19] * 1000)) ms (target < 200 ms)")
+        }
+        // Retention and LTV: one read of the cohort months' rows each (the answer's whole work
+        // but the JSON), over the last 12 and the last 36 cohort months. LTV as for a reporting
+        // currency with EUR and GBP rates changing on the first of every month for two years.
+        let rateDays = (0..<24).map { CalendarDay(year: 2024 + $0 / 12, month: $0 % 12 + 1, day: 1) }
+        for (name, months, filter) in [
+            ("12 months", 12, AnalyticsFilter()), ("36 months", 36, AnalyticsFilter()),
+            ("12 months, storefront DEU", 12, AnalyticsFilter(storefront: "DEU")),
+        ] {
+            let last = CalendarDay(year: end.year, month: end.month, day: 1)
+            let index = end.year * 12 + end.month - 1 - (months - 1)
+            let first = CalendarDay(year: index / 12, month: index % 12 + 1, day: 1)
+            for metric in ["retention", "ltv"] {
+                var samples: [Double] = []
+                for _ in 0..<20 {
+                    samples.append(
+                        try await timed {
+                            _ = try await store.read { reader in
+                                metric == "retention"
+                                    ? try reader.analyticsRetention(
+                                        appId: appId, environment: .production, fromMonth: first, throughMonth: last,
+                                        filter: filter
+                                    ).count
+                                    : try reader.analyticsLTV(
+                                        appId: appId, environment: .production, fromMonth: first, throughMonth: last,
+                                        filter: filter, dayBoundaries: rateDays
+                                    ).count
+                            }
+                        })
+                }
+                samples.sort()
+                print(
+                    "  \(metric) request reads, \(name): median \(String(format: "%.1f", samples[10] * 1000)) ms, "
+                        + "max \(String(format: "%.1f", samples[19] * 1000)) ms (target < 200 ms)")
+            }
         }
     }
 

@@ -28,6 +28,10 @@ public enum AnalyticsAggregation {
             customerId: customer.id, appId: customer.appId, environment: environment, figures.daily)
         try transaction.applyAnalyticsPeriods(
             customerId: customer.id, appId: customer.appId, environment: environment, figures.periods)
+        try transaction.applyAnalyticsCohorts(
+            customerId: customer.id, appId: customer.appId, environment: environment,
+            CohortContribution.of(
+                facts: facts, environment: environment, catalog: catalog, rule: settings.commissionRule))
     }
 
     /// What a rebuild found.
@@ -39,7 +43,8 @@ public enum AnalyticsAggregation {
         public var rowsAfter: Int
         /// Customers whose stored contribution differed from the one their facts give.
         public var contributionsChanged: Int
-        /// Daily rows that differed from the sum of the stored contributions (set to it).
+        /// Daily, retention and LTV rows that differed from the sum of the stored contributions
+        /// (set to it).
         public var rowsRepaired: Int
         /// Whether `shouldStop` ended the rebuild before every customer and the last step: what
         /// was done is consistent per customer; a new rebuild completes it.
@@ -96,7 +101,11 @@ public enum AnalyticsAggregation {
             await progress(result.customers, customers.count)
         }
         let (repaired, after) = try await store.write(retries: 3) { transaction in
-            (try transaction.reconcileAnalyticsDaily(appId: appId), try transaction.analyticsRows(appId: appId).count)
+            (
+                try transaction.reconcileAnalyticsDaily(appId: appId)
+                    + transaction.reconcileAnalyticsCohorts(appId: appId),
+                try transaction.analyticsRows(appId: appId).count
+            )
         }
         result.rowsRepaired = repaired
         result.rowsAfter = after
@@ -126,6 +135,13 @@ public enum AnalyticsAggregation {
                 }
                 if try transaction.applyAnalyticsPeriods(
                     customerId: customer.id, appId: appId, environment: environment, figures.periods)
+                {
+                    differed = true
+                }
+                let cohorts = CohortContribution.of(
+                    facts: facts, environment: environment, catalog: catalog, rule: rule)
+                if try transaction.applyAnalyticsCohorts(
+                    customerId: customer.id, appId: appId, environment: environment, cohorts)
                 {
                     differed = true
                 }

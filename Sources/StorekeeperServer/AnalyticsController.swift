@@ -49,10 +49,13 @@ struct AnalyticsController: Sendable {
 
     @Sendable func metric(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let name = try context.parameter("metric")
+        if let cohortMetric = AnalyticsCohortMetric(rawValue: name) {
+            return try await cohorts(cohortMetric, request, context)
+        }
         guard let metric = AnalyticsMetric(rawValue: name) else {
+            let names = AnalyticsMetric.allCases.map(\.rawValue) + AnalyticsCohortMetric.allCases.map(\.rawValue)
             throw HTTPError.badRequest(
-                "metric must be one of overview, \(AnalyticsMetric.allCases.map(\.rawValue).joined(separator: ", ")).",
-                code: "invalid_analytics_query")
+                "metric must be one of overview, \(names.joined(separator: ", ")).", code: "invalid_analytics_query")
         }
         let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()))
         let app = try await apps.app(context)
@@ -77,6 +80,67 @@ struct AnalyticsController: Sendable {
             "points": .array(points),
         ])
         return JSONResponse.make(body)
+    }
+
+    /// Retention or LTV: cohort months from the month of `from` (default: 11 months before the
+    /// month of `to`) through the month of `to`; `resolution` is always `month`.
+    func cohorts(_ metric: AnalyticsCohortMetric, _ request: HTTPRequest, _ context: RequestContext) async throws
+        -> HTTPResponse
+    {
+        let now = clock.now()
+        var query = try AnalyticsQuery(request, today: CalendarDay(containing: now))
+        if request.queryValue("from") == nil {
+            let last = AnalyticsCohorts.months(query).through
+            let months = last.year * 12 + last.month - 1 - 11
+            query.from = CalendarDay(year: months / 12, month: months % 12 + 1, day: 1)
+        }
+        let app = try await apps.app(context)
+        let (cohorts, settings) = try await Self.cohorts(metric, appId: app.id, query: query, apps: apps, now: now)
+        if query.format == .csv { return AnalyticsCohorts.csv(metric: metric, cohorts: cohorts) }
+        return JSONResponse.make(
+            JSONValue.object([
+                "appId": .string(app.id), "metric": .string(metric.rawValue),
+                "environment": .string(query.environment.rawValue), "from": .string(query.from.iso8601),
+                "to": .string(query.to.iso8601), "resolution": .string("month"),
+                "filters": .object([
+                    "productId": query.filter.productId.map { .string($0) } ?? .null,
+                    "storefront": query.filter.storefront.map { .string($0) } ?? .null,
+                    "subscriptionGroup": query.filter.subscriptionGroup.map { .string($0) } ?? .null,
+                ]),
+                "reportingCurrency": settings.reportingCurrency.map { .string($0) } ?? .null,
+                "cohorts": .array(cohorts),
+            ]))
+    }
+
+    /// The cohorts of `metric` for `query`'s months; the dashboard calls it in process.
+    static func cohorts(
+        _ metric: AnalyticsCohortMetric, appId: String, query: AnalyticsQuery, apps: AppDirectory, now: Timestamp
+    ) async throws -> ([JSONValue], AnalyticsSettings) {
+        let (from, through) = AnalyticsCohorts.months(query)
+        let environment = query.environment
+        let filter = query.filter
+        switch metric {
+        case .retention:
+            let (settings, totals) = try await apps.read { reader in
+                (
+                    try reader.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings(),
+                    try reader.analyticsRetention(
+                        appId: appId, environment: environment, fromMonth: from, throughMonth: through, filter: filter)
+                )
+            }
+            return (AnalyticsCohorts.retention(totals), settings)
+        case .ltv:
+            let (settings, totals) = try await apps.read { reader in
+                let settings = try reader.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings()
+                return (
+                    settings,
+                    try reader.analyticsLTV(
+                        appId: appId, environment: environment, fromMonth: from, throughMonth: through, filter: filter,
+                        dayBoundaries: AnalyticsCohorts.rateBoundaries(settings.exchangeRateTable))
+                )
+            }
+            return (AnalyticsCohorts.ltv(totals, table: settings.exchangeRateTable, now: now), settings)
+        }
     }
 
     /// Reads the totals the buckets need and builds the series.

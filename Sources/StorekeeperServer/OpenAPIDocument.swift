@@ -23,7 +23,13 @@ public enum OpenAPIDocument {
                     "type": .string("string"), "minLength": .integer(1), "maxLength": .integer(256),
                 ]
                 // The analytics metrics served (docs/analytics.md); another name is a 400.
-                if name == "metric" { schema["enum"] = .array(AnalyticsMetric.allCases.map { .string($0.rawValue) }) }
+                if name == "metric" {
+                    schema["enum"] = .array(
+                        (AnalyticsMetric.allCases.map(\.rawValue) + AnalyticsCohortMetric.allCases.map(\.rawValue)).map
+                        {
+                            .string($0)
+                        })
+                }
                 parameters.append(
                     .object([
                         "name": .string(name), "in": .string("path"), "required": .bool(true),
@@ -311,7 +317,8 @@ public enum OpenAPIDocument {
                   "referencePrice": {"type": "object", "required": ["milliunits", "currency"], "properties": {"milliunits": {"type": "integer"}, "currency": {"type": "string"}}}}}},
                 "isSmallBusinessProgram": {"type": "boolean"},
                 "version": {"type": "integer", "minimum": 0, "description": "In answers: 0 while none is stored, then one more on every PUT (the ETag). Ignored in a PUT: send If-Match."}}},
-              "AnalyticsSeries": {"type": "object", "required": ["appId", "metric", "environment", "from", "to", "resolution", "filters", "points"],
+              "AnalyticsSeries": {"type": "object", "required": ["appId", "metric", "environment", "from", "to", "resolution", "filters"],
+                "description": "A time series (points) for every metric but retention and ltv, which answer cohorts instead.",
                 "properties": {"appId": {"type": "string"}, "metric": {"type": "string"}, "environment": {"type": "string", "enum": ["Production", "Sandbox"]},
                   "from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"},
                   "resolution": {"type": "string", "enum": ["day", "week", "month", "quarter", "year"]},
@@ -332,7 +339,18 @@ public enum OpenAPIDocument {
                       "partial": {"type": "integer", "minimum": 0},
                       "consumptionRequests": {"type": "object", "required": ["count", "granted", "declined", "noOutcome"], "properties": {
                         "count": {"type": "integer"}, "granted": {"type": "integer"}, "declined": {"type": "integer"}, "noOutcome": {"type": "integer"}}}},
-                    "description": "Fields by metric: docs/analytics.md. Money in milliunits."}}}},
+                    "description": "Fields by metric: docs/analytics.md. Money in milliunits."}},
+                  "cohorts": {"type": "array", "description": "retention and ltv only: one entry per cohort month (and product, for retention).",
+                    "items": {"type": "object", "required": ["cohort"], "properties": {
+                      "cohort": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"}, "productId": {"type": "string"},
+                      "size": {"type": "integer", "minimum": 0}, "stillPaying": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                      "customers": {"type": "integer", "minimum": 0},
+                      "byCurrency": {"type": "array", "items": {"type": "object", "required": ["currency", "d7", "d30", "d90", "d365"], "properties": {
+                        "currency": {"type": "string"}, "d7": {"type": ["integer", "null"]}, "d30": {"type": ["integer", "null"]},
+                        "d90": {"type": ["integer", "null"]}, "d365": {"type": ["integer", "null"]}}}},
+                      "reporting": {"type": ["object", "null"], "properties": {"currency": {"type": "string"},
+                        "d7": {"type": ["integer", "null"]}, "d30": {"type": ["integer", "null"]}, "d90": {"type": ["integer", "null"]},
+                        "d365": {"type": ["integer", "null"]}, "unconverted": {"type": "array", "items": {"type": "string"}}}}}}}}},
               "AnalyticsOverview": {"type": "object", "required": ["appId", "environment", "from", "to", "previousFrom", "previousTo", "cards"],
                 "properties": {"appId": {"type": "string"}, "environment": {"type": "string"},
                   "from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date"},

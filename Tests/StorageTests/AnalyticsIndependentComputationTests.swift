@@ -234,6 +234,8 @@ import Testing
                 moved += kept.count
             }
             #expect(moved > 50)
+
+            try await Self.expectCohortsAgree(store: store, postgres: backend == .postgres)
         }
     }
 }

@@ -57,7 +57,7 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
         if query.productId != nil || query.storefront != nil || query.subscriptionGroup != nil {
             notes.append("Filtered by product, storefront or subscription group; notifications are not filtered.")
         }
-        notes.append("Retention cohorts and LTV are not served by the analytics module yet.")
+        notes.append("Retention cohorts and LTV per customer are on the Cohorts page.")
         func points(_ metric: AnalyticsMetric) -> [JSONValue] { series.points(metric) }
         let active = points(.activeSubscriptions)
         let trials = points(.activeTrials)

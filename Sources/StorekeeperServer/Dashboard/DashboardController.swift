@@ -56,6 +56,7 @@ struct DashboardController: Sendable {
             (.get, "/dashboard/apps", appList),
             (.get, "/dashboard/apps/{appId}", appPage(overview)),
             (.get, "/dashboard/apps/{appId}/overview.csv", appPage(overviewCSV)),
+            (.get, "/dashboard/apps/{appId}/cohorts", appPage(cohorts)),
             (.get, "/dashboard/apps/{appId}/customers", appPage(customers)),
             (.post, "/dashboard/apps/{appId}/customers/sync", appAction(syncCustomer)),
             (.get, "/dashboard/apps/{appId}/operations", appPage(operations)),

@@ -8,7 +8,7 @@ import Storage
 /// - Note: Immutable value; `Sendable`.
 struct DashboardPageContext: Sendable {
     enum Section: String, Sendable {
-        case apps, overview, customers, operations
+        case apps, overview, cohorts, customers, operations
     }
 
     var session: DashboardSession
@@ -30,6 +30,7 @@ enum DashboardPages {
             if let appId = context.appId {
                 let base = "/dashboard/apps/" + DashboardHTTP.encode(appId)
                 links.append(link(base, "Overview", current: context.section == .overview))
+                links.append(link(base + "/cohorts", "Cohorts", current: context.section == .cohorts))
                 links.append(link(base + "/customers", "Customers", current: context.section == .customers))
                 links.append(link(base + "/operations", "Operations", current: context.section == .operations))
             }

@@ -1,0 +1,214 @@
+import AppStoreModels
+
+/// One retention cohort row: the subscriptions whose first full-price payment fell in
+/// `cohortMonth` (its first day) on this product, group and storefront, and that have paid
+/// `paidRenewals` renewals since.
+/// - Note: Immutable value; `Sendable`.
+public struct RetentionCohortKey: Sendable, Hashable, Comparable, Codable {
+    public var cohortMonth: CalendarDay
+    public var productId: String
+    public var subscriptionGroup: String
+    public var storefront: String
+    public var paidRenewals: Int64
+
+    public init(
+        cohortMonth: CalendarDay, productId: String, subscriptionGroup: String, storefront: String, paidRenewals: Int64
+    ) {
+        self.cohortMonth = cohortMonth
+        self.productId = productId
+        self.subscriptionGroup = subscriptionGroup
+        self.storefront = storefront
+        self.paidRenewals = paidRenewals
+    }
+
+    /// The order rows are written in, so concurrent writers lock shared rows in one order.
+    public static func < (lhs: RetentionCohortKey, rhs: RetentionCohortKey) -> Bool {
+        (lhs.cohortMonth, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.paidRenewals)
+            < (rhs.cohortMonth, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.paidRenewals)
+    }
+}
+
+/// One realized-LTV row: the customers first seen in `cohortMonth` through a first purchase of
+/// this product, group and storefront, and their paid transactions purchased on `day` in
+/// `currency`.
+/// - Note: Immutable value; `Sendable`.
+public struct LTVCohortKey: Sendable, Hashable, Comparable, Codable {
+    public var cohortMonth: CalendarDay
+    public var productId: String
+    public var subscriptionGroup: String
+    public var storefront: String
+    /// The purchase day of the money (the day its conversion to the reporting currency uses).
+    public var day: CalendarDay
+    public var currency: String
+
+    public init(
+        cohortMonth: CalendarDay, productId: String, subscriptionGroup: String, storefront: String, day: CalendarDay,
+        currency: String
+    ) {
+        self.cohortMonth = cohortMonth
+        self.productId = productId
+        self.subscriptionGroup = subscriptionGroup
+        self.storefront = storefront
+        self.day = day
+        self.currency = currency
+    }
+
+    public static func < (lhs: LTVCohortKey, rhs: LTVCohortKey) -> Bool {
+        (lhs.cohortMonth, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.day, lhs.currency)
+            < (rhs.cohortMonth, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.day, rhs.currency)
+    }
+}
+
+/// What an `LTVCohortKey` row sums: customers (counted once, on the row of their first
+/// purchase) and net revenue (gross minus what refunds took back) of the transactions purchased
+/// within 7, 30, 90 and 365 days of each customer's first purchase, in milliunits.
+/// - Note: Immutable value; `Sendable`.
+public struct LTVMeasures: Sendable, Hashable, Codable {
+    /// The horizons in days, in the order of `values`' money fields.
+    public static let horizons: [Int64] = [7, 30, 90, 365]
+
+    public var customers: Int64 = 0
+    public var d7: Int64 = 0
+    public var d30: Int64 = 0
+    public var d90: Int64 = 0
+    public var d365: Int64 = 0
+
+    public init(customers: Int64 = 0, d7: Int64 = 0, d30: Int64 = 0, d90: Int64 = 0, d365: Int64 = 0) {
+        self.customers = customers
+        self.d7 = d7
+        self.d30 = d30
+        self.d90 = d90
+        self.d365 = d365
+    }
+
+    /// `[customers, d7, d30, d90, d365]`: the stored column order.
+    public var values: [Int64] { [customers, d7, d30, d90, d365] }
+
+    public init?(values: [Int64]) {
+        guard values.count == 5 else { return nil }
+        self.init(customers: values[0], d7: values[1], d30: values[2], d90: values[3], d365: values[4])
+    }
+
+    /// The net revenue within `horizon` days (one of `horizons`).
+    public func revenue(within horizon: Int64) -> Int64 {
+        switch horizon {
+        case 7: return d7
+        case 30: return d30
+        case 90: return d90
+        default: return d365
+        }
+    }
+
+    public var isZero: Bool { values.allSatisfy { $0 == 0 } }
+
+    public static func + (lhs: LTVMeasures, rhs: LTVMeasures) -> LTVMeasures {
+        LTVMeasures(values: zip(lhs.values, rhs.values).map { $0 + $1 })!
+    }
+
+    public static func - (lhs: LTVMeasures, rhs: LTVMeasures) -> LTVMeasures {
+        LTVMeasures(values: zip(lhs.values, rhs.values).map { $0 - $1 })!
+    }
+}
+
+/// What one customer's facts of one environment add to the retention cohorts and the realized
+/// LTV (docs/analytics.md): the pure half, kept beside `AnalyticsContribution` and applied the
+/// same way (the store keeps the last one and adds the difference to the summed rows).
+///
+/// Retention: each auto-renewable subscription (original transaction) that is not family shared joins the
+/// cohort of its first full-price payment (`PeriodType.normal`, paid, not refunded in full, not
+/// an upgraded-away transaction) with that payment's product; its paid renewals are the later
+/// payments of the same subscription under the same conditions (any paid period type).
+///
+/// LTV: a customer is first seen at their first purchase that is not family shared (a free trial
+/// counts, as for new customers); each paid transaction purchased within 7 / 30 / 90 / 365 days
+/// of it adds its gross minus what a refund took back, dated its purchase day. Every row of the
+/// customer carries the first purchase's product, group and storefront (the filters select
+/// customers by how they were acquired).
+/// - Note: Immutable value; `Sendable`.
+public struct CohortContribution: Sendable, Hashable {
+    public var retention: [RetentionCohortKey: Int64]
+    public var ltv: [LTVCohortKey: LTVMeasures]
+
+    public init(retention: [RetentionCohortKey: Int64] = [:], ltv: [LTVCohortKey: LTVMeasures] = [:]) {
+        self.retention = retention
+        self.ltv = ltv
+    }
+
+    public var isEmpty: Bool { retention.isEmpty && ltv.isEmpty }
+
+    /// The first day of the month containing `instant`.
+    public static func month(containing instant: Timestamp) -> CalendarDay {
+        let day = CalendarDay(containing: instant)
+        return CalendarDay(year: day.year, month: day.month, day: 1)
+    }
+
+    /// An auto-renewable subscription's transaction: by its type, else the catalog, else
+    /// whether it expires (one-time purchases never do).
+    static func isAutoRenewable(_ transaction: TransactionFact?, _ catalog: ProductCatalog) -> Bool {
+        guard let transaction else { return false }
+        if let kind = transaction.productKind ?? catalog[transaction.productId]?.kind { return kind == .autoRenewable }
+        return transaction.expiresDate != nil
+    }
+
+    public static func of(
+        facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule
+    ) -> CohortContribution {
+        var transactions: [TransactionFact] = []
+        var latest: [String: TransactionFact] = [:]
+        for case .transaction(let transaction) in facts where transaction.environment == environment {
+            transactions.append(transaction)
+            if let known = latest[transaction.transactionId], known.signedDate >= transaction.signedDate { continue }
+            latest[transaction.transactionId] = transaction
+        }
+        // In purchase order, from each transaction's latest signed version.
+        let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(of: transactions)
+        var result = CohortContribution()
+
+        var bySubscription: [String: [TransactionProceeds]] = [:]
+        for money in proceeds where !money.isFamilyShared && isAutoRenewable(latest[money.transactionId], catalog) {
+            bySubscription[money.originalTransactionId, default: []].append(money)
+        }
+        for payments in bySubscription.values {
+            let paid = payments.filter { money in
+                guard let transaction = latest[money.transactionId] else { return false }
+                return money.isPaid && money.refunded < money.gross && !transaction.isUpgraded
+            }
+            guard
+                let start = paid.firstIndex(where: { latest[$0.transactionId]?.periodType == .normal })
+            else { continue }
+            let first = paid[start]
+            let key = RetentionCohortKey(
+                cohortMonth: month(containing: first.purchaseDate), productId: first.productId,
+                subscriptionGroup: first.subscriptionGroup ?? "", storefront: first.storefront ?? "",
+                paidRenewals: Int64(paid.count - start - 1))
+            result.retention[key, default: 0] += 1
+        }
+
+        guard let first = proceeds.first(where: { !$0.isFamilyShared }) else { return result }
+        let cohortMonth = month(containing: first.purchaseDate)
+        func key(day: CalendarDay, currency: String) -> LTVCohortKey {
+            LTVCohortKey(
+                cohortMonth: cohortMonth, productId: first.productId, subscriptionGroup: first.subscriptionGroup ?? "",
+                storefront: first.storefront ?? "", day: day, currency: currency)
+        }
+        result.ltv[
+            key(day: CalendarDay(containing: first.purchaseDate), currency: first.currency ?? ""), default: .init()
+        ]
+        .customers += 1
+        let millisecondsPerDay: Int64 = 86_400_000
+        for money in proceeds where money.isPaid {
+            let elapsed = money.purchaseDate.millisecondsSince1970 - first.purchaseDate.millisecondsSince1970
+            guard elapsed < 365 * millisecondsPerDay else { continue }
+            let net = money.gross - money.refunded
+            var measures = LTVMeasures()
+            if elapsed < 7 * millisecondsPerDay { measures.d7 = net }
+            if elapsed < 30 * millisecondsPerDay { measures.d30 = net }
+            if elapsed < 90 * millisecondsPerDay { measures.d90 = net }
+            measures.d365 = net
+            let rowKey = key(day: CalendarDay(containing: money.purchaseDate), currency: money.currency ?? "")
+            result.ltv[rowKey] = (result.ltv[rowKey] ?? LTVMeasures()) + measures
+        }
+        result.ltv = result.ltv.filter { !$0.value.isZero }
+        return result
+    }
+}

@@ -1,0 +1,101 @@
+import AppStoreModels
+import Testing
+
+@testable import Entitlements
+
+/// What one customer's facts add to the retention and LTV rows, by hand.
+@Suite struct CohortContributionTests {
+    typealias F = AnalyticsFixture
+
+    static func noon(_ month: Int, _ day: Int) -> Timestamp {
+        F.day(2026, month, day).adding(milliseconds: 12 * 3_600_000)
+    }
+
+    static let january = CalendarDay(year: 2026, month: 1, day: 1)
+
+    func ltvKey(_ month: Int, _ day: Int, productId: String = "coins", group: String = "") -> LTVCohortKey {
+        LTVCohortKey(
+            cohortMonth: Self.january, productId: productId, subscriptionGroup: group, storefront: "USA",
+            day: CalendarDay(year: 2026, month: month, day: day), currency: "USD")
+    }
+
+    /// Coins on January 5 (first seen), a monthly trial on the 20th converting on the 27th, the
+    /// February renewal refunded, the March one paid, the April one refunded by half; a
+    /// family-shared yearly that counts nowhere.
+    @Test func aCustomersCohortsAndHorizons() {
+        let coins = F.transaction("c", "coins", from: Self.noon(1, 5), to: nil, price: 990, original: "c")
+        let trial = F.transaction(
+            "t0", "monthly", from: Self.noon(1, 20), to: Self.noon(1, 27), price: 0, periodType: .trial, original: "o")
+        let first = F.transaction(
+            "t1", "monthly", from: Self.noon(1, 27), to: Self.noon(2, 27), price: 9990, original: "o")
+        let refunded = F.transaction(
+            "t2", "monthly", from: Self.noon(2, 27), to: Self.noon(3, 27), price: 9990, original: "o",
+            signedDate: Self.noon(3, 1), revokedAt: Self.noon(3, 1), revocationType: .refundFull)
+        let renewal = F.transaction(
+            "t3", "monthly", from: Self.noon(3, 27), to: Self.noon(4, 27), price: 9990, original: "o")
+        let half = F.transaction(
+            "t4", "monthly", from: Self.noon(4, 27), to: Self.noon(5, 27), price: 9990, original: "o",
+            signedDate: Self.noon(5, 1), revokedAt: Self.noon(5, 1), revocationType: .refundProrated,
+            revocationPercentage: 50000)
+        let shared = F.transaction(
+            "f", "yearly", from: Self.noon(1, 2), to: Self.noon(12, 2), price: 49990, ownership: .familyShared,
+            original: "f")
+        let facts: [Fact] = [coins, trial, first, refunded, renewal, half, shared].map { .transaction($0) }
+        let contribution = CohortContribution.of(
+            facts: facts, environment: .production, catalog: F.catalog, rule: CommissionRule())
+
+        // One subscription: its first full-price payment on January 27; the refunded February
+        // renewal is no payment, March counts, and April (refunded by half) is still a payment.
+        #expect(
+            contribution.retention == [
+                RetentionCohortKey(
+                    cohortMonth: Self.january, productId: "monthly", subscriptionGroup: "premium", storefront: "USA",
+                    paidRenewals: 2): 1
+            ])
+        // First seen on January 5 through the coins. Within 7 days: the coins; 30 days
+        // (before February 4): and the first month; 90 days (before April 5): the refunded
+        // renewal adds 0 and March adds 9990; 365: April's 4995 kept after the half refund.
+        #expect(
+            contribution.ltv == [
+                ltvKey(1, 5): LTVMeasures(customers: 1, d7: 990, d30: 990, d90: 990, d365: 990),
+                ltvKey(1, 27): LTVMeasures(d30: 9990, d90: 9990, d365: 9990),
+                ltvKey(3, 27): LTVMeasures(d90: 9990, d365: 9990),
+                ltvKey(4, 27): LTVMeasures(d365: 4995),
+            ])
+        // Sandbox has none of these facts.
+        #expect(
+            CohortContribution.of(facts: facts, environment: .sandbox, catalog: F.catalog, rule: CommissionRule())
+                .isEmpty)
+    }
+
+    /// Only family-shared purchases: no cohort, no customer.
+    @Test func familySharingCountsNowhere() {
+        let shared = F.transaction(
+            "f", "monthly", from: Self.noon(1, 2), to: Self.noon(2, 2), price: 9990, ownership: .familyShared,
+            original: "f")
+        #expect(
+            CohortContribution.of(
+                facts: [.transaction(shared)], environment: .production, catalog: F.catalog, rule: CommissionRule()
+            ).isEmpty)
+    }
+
+    /// A subscription whose only payments are a trial and a paid introductory offer has no
+    /// cohort yet; the customer is still first seen at the trial.
+    @Test func noFullPricePaymentNoCohort() {
+        let trial = F.transaction(
+            "t0", "monthly", from: Self.noon(1, 3), to: Self.noon(1, 10), price: 0, periodType: .trial, original: "o")
+        let intro = F.transaction(
+            "t1", "monthly", from: Self.noon(1, 10), to: Self.noon(2, 10), price: 990, periodType: .intro, original: "o"
+        )
+        let contribution = CohortContribution.of(
+            facts: [.transaction(trial), .transaction(intro)], environment: .production, catalog: F.catalog,
+            rule: CommissionRule())
+        #expect(contribution.retention.isEmpty)
+        #expect(
+            contribution.ltv == [
+                ltvKey(1, 3, productId: "monthly", group: "premium"): LTVMeasures(customers: 1),
+                // Exactly 7 days after the first purchase: past the 7-day horizon.
+                ltvKey(1, 10, productId: "monthly", group: "premium"): LTVMeasures(d30: 990, d90: 990, d365: 990),
+            ])
+    }
+}
