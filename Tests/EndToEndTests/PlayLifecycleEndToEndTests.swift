@@ -188,6 +188,7 @@ import Testing
                     "INITIAL_PURCHASE/\(order)/monthly", "BILLING_ISSUE/\(order)/monthly",
                     "GRACE_PERIOD_STARTED/\(order)/monthly", "EXPIRATION/\(order)/monthly",
                 ])
+            #expect(try await Self.events(harness, "ivan").last?["expirationReason"] as? String == "BILLING_ERROR")
         }
     }
 
@@ -224,6 +225,9 @@ import Testing
                     "INITIAL_PURCHASE/\(order)/monthly", "SUBSCRIPTION_PAUSED/\(order)/monthly",
                     "EXPIRATION/\(order)/monthly", "RENEWAL/\(order)..0/monthly",
                 ])
+            let expiration = try await Self.events(harness, "pia").first { $0["type"] as? String == "EXPIRATION" }
+            #expect(expiration?["expirationReason"] as? String == "PAUSED")
+            #expect((expiration?["occurredAt"] as? NSNumber)?.int64Value == paused)
         }
     }
 
@@ -245,7 +249,12 @@ import Testing
                 events.compactMap { $0["id"] as? String } == [
                     "INITIAL_PURCHASE/\(order)/monthly", "REFUND/\(order)/monthly",
                 ])
-            #expect(events.last?["store"] as? String == "play_store")
+            let refund = try #require(events.last)
+            #expect(refund["store"] as? String == "play_store")
+            #expect(refund["refundReason"] as? String == "UNKNOWN")
+            #expect(
+                refund["summary"] as? String
+                    == "refunded in full on Google Play: refunded \(Self.text(revoked)): reason not given")
         }
     }
 
@@ -273,6 +282,12 @@ import Testing
             #expect(
                 try await Self.eventIds(harness, "dora") == [
                     "INITIAL_PURCHASE/\(order)/yearly", "PRODUCT_CHANGE/\(newOrder)/monthly",
+                ])
+            let change = try await Self.events(harness, "dora").last?["productChange"] as? NSDictionary
+            #expect(
+                change == [
+                    "fromProductId": "yearly", "toProductId": "monthly", "kind": "DOWNGRADE", "timing": "IMMEDIATE",
+                    "effectiveAt": changed,
                 ])
         }
     }
