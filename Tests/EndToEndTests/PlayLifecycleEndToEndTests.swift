@@ -180,8 +180,7 @@ import Testing
                     == Self.grant(
                         token: token, transactionId: order, start: start, purchaseDate: start, expires: held,
                         active: false, willRenew: false,
-                        reason: "inactive: monthly expired \(Self.text(held)), billing error, payment never recovered",
-                        extra: ["billingIssueDetectedAt": declined]))
+                        reason: "inactive: monthly expired \(Self.text(held)), billing error, payment never recovered"))
             #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200, 200, 200])
             #expect(
                 try await Self.eventIds(harness, "ivan") == [
