@@ -16,12 +16,13 @@ import Testing
     static let day: Int64 = 86_400_000
     static let package = EndToEndHarness.playPackage
 
-    /// A harness with the shared catalog's app, its Play side configured, and `body` run on it.
-    static func run(_ body: (EndToEndHarness) async throws -> Void) async throws {
+    /// A harness with the shared catalog's app, its Play side configured (acknowledging
+    /// purchases unless told not to), and `body` run on it.
+    static func run(acknowledgePurchases: Bool = true, _ body: (EndToEndHarness) async throws -> Void) async throws {
         let harness = try await EndToEndHarness(database: .sqlite)
         do {
             try await harness.configure(try EndToEndScenario.load("new-subscription-renewals.json"))
-            try await harness.configurePlay()
+            try await harness.configurePlay(acknowledgePurchases: acknowledgePurchases)
             try await body(harness)
         } catch {
             await harness.stop()
