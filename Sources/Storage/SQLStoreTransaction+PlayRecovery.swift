@@ -107,7 +107,8 @@ extension SQLStoreTransaction {
         appId: String, rules: PlayRereadRules, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int
     ) throws -> [PlaySubscriptionWatch] {
         // Due: read with access (active, canceled, in grace) but past its expiry plus the delay,
-        // with no read and no re-read since the expiry; or read in grace, on hold or paused with
+        // with no read and no re-read since the expiry; or read in grace, on hold or paused, or
+        // still read with access past its expiry (a renewal Google has not charged yet), with
         // nothing read or re-read for the interval. "Heard" is the later of the two.
         let withAccess = PlayRereadStates.withAccess.map { "'\($0)'" }.joined(separator: ", ")
         let pending = PlayRereadStates.pending.map { "'\($0)'" }.joined(separator: ", ")
@@ -117,7 +118,8 @@ extension SQLStoreTransaction {
               AND (
                 (state IN (\(withAccess)) AND expires_at IS NOT NULL AND expires_at <= $5
                  AND last_read_at < expires_at AND (last_reread_at IS NULL OR last_reread_at < expires_at))
-                OR (state IN (\(pending))
+                OR ((state IN (\(pending))
+                     OR (state IN (\(withAccess)) AND expires_at IS NOT NULL AND expires_at <= $5))
                     AND (CASE WHEN last_reread_at IS NULL OR last_read_at > last_reread_at
                          THEN last_read_at ELSE last_reread_at END) <= $6))
             """
@@ -127,7 +129,7 @@ extension SQLStoreTransaction {
             WHERE (app_id, purchase_token) IN (
                 SELECT app_id, purchase_token FROM play_subscription_watch
                 WHERE \(due)
-                ORDER BY expires_at, purchase_token
+                ORDER BY CASE WHEN expires_at IS NULL THEN 1 ELSE 0 END, expires_at, purchase_token
                 LIMIT $7
                 \(lock))
             RETURNING app_id, purchase_token, state, expires_at, last_read_at, last_reread_at

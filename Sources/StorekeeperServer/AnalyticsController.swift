@@ -89,6 +89,13 @@ struct AnalyticsController: Sendable {
     {
         let now = clock.now()
         var query = try AnalyticsQuery(request, today: CalendarDay(containing: now))
+        // Cohorts are kept for App Store subscriptions and customers only (docs/analytics.md):
+        // their tables have no store to filter on.
+        guard query.filter.store == nil else {
+            throw HTTPError.badRequest(
+                "store is not a filter of \(metric.rawValue): its cohorts are the App Store's.",
+                code: "invalid_analytics_query")
+        }
         if request.queryValue("from") == nil {
             let last = AnalyticsCohorts.months(query).through
             let months = last.year * 12 + last.month - 1 - 11

@@ -280,6 +280,18 @@ private typealias F = IngestionWorkload
                         $0.refundedOnDate = 1990
                         $0.refundsPartial = 1
                     })
+            // A second gem refunded on day 64: the shares add up as in the engine's events
+            // (2 × 33.333 % = 66.666 %: 5.97 → 3.980, 5.075 → 3.383); the largest alone
+            // (33.333 %) under-reported it.
+            try await Self.read(
+                ingestor,
+                try Self.voided(
+                    "tok-g", order: "GPA.tok-g", type: .oneTime, at: Self.noon(64), reason: 1,
+                    refund: .quantityBasedPartial, quantity: 1),
+                at: Self.noon(64))
+            let twice = try await Self.day(store, 60, .googlePlay)
+            #expect(twice.refunded == 3980)
+            #expect(twice.refundedProceeds == 3383)
 
             // A subscription revoked on day 72 (SUBSCRIPTION_REVOKED: no order id) and the voided
             // purchase of its order an hour later ("defective": the developer's issue): one

@@ -116,18 +116,26 @@ extension StoreConformanceTests {
                     try tx.finishPlayReread(
                         appId: F.appId, purchaseToken: "tok-active", owner: "a", rereadAt: t1, retryAt: nil)
                 })
-            // Re-read after its expiry: not due again (the grace token is not due yet either).
-            #expect(try await claim("b", at: F.at(31).adding(milliseconds: 7_200_000), on: other) == [])
+            // Re-read after its expiry and still read active past it (a renewal Google has not
+            // charged yet): not due again within the interval (the grace token is not due yet
+            // either), but due once the interval passed — it was never due again, so a lost
+            // renewal push after a late renewal went unseen for ever.
+            #expect(try await claim("b", at: F.at(31), on: other) == [])
             // The grace token: due a day after its read (still in grace), and again once its
             // (grace) expiry passed; a failed re-read keeps the lease until its retry time.
-            #expect(try await claim("b", at: F.at(32), on: other) == ["tok-grace"])
+            #expect(try await claim("b", at: F.at(32), on: other) == ["tok-active", "tok-grace"])
             #expect(
                 try await store.write { tx in
                     try tx.finishPlayReread(
                         appId: F.appId, purchaseToken: "tok-grace", owner: "b", rereadAt: nil, retryAt: F.at(33))
                 })
+            #expect(
+                try await store.write { tx in
+                    try tx.finishPlayReread(
+                        appId: F.appId, purchaseToken: "tok-active", owner: "b", rereadAt: F.at(32), retryAt: nil)
+                })
             #expect(try await claim("a", at: F.at(32).adding(milliseconds: day / 2)) == [])
-            #expect(try await claim("a", at: F.at(33)) == ["tok-grace"])
+            #expect(try await claim("a", at: F.at(33)) == ["tok-active", "tok-grace"])
             await other.close()
             // A newer read replaces the state and expiry (a renewal found by the re-read).
             try await store.write { tx in
@@ -138,7 +146,7 @@ extension StoreConformanceTests {
                 try await store.read { try $0.playSubscriptionWatch(appId: F.appId, purchaseToken: "tok-active") }
                     == PlaySubscriptionWatch(
                         appId: F.appId, purchaseToken: "tok-active", state: "SUBSCRIPTION_STATE_ACTIVE",
-                        expiresAt: F.at(60), lastReadAt: F.at(31), lastRereadAt: t1))
+                        expiresAt: F.at(60), lastReadAt: F.at(31), lastRereadAt: F.at(32)))
         }
     }
 }

@@ -134,6 +134,18 @@ import Testing
             "GET", "\(fixture.base)/analytics/retention?from=2026-01-01&to=2026-03-31", key: app.secretKey)
         #expect(production.json["cohorts"] as? [[String: Any]] != nil)
         #expect((production.json["cohorts"] as? [[String: Any]])?.isEmpty == true)
+        // Cohorts are the App Store's: a store filter is refused, not an error of the database
+        // (their tables have no store column: this was a 500).
+        for metric in ["retention", "ltv"] {
+            let byStore = try await harness.request(
+                "GET", "\(fixture.base)/analytics/\(metric)?environment=Sandbox&store=googlePlay", key: app.secretKey)
+            #expect(byStore.status == 400, "\(byStore.text)")
+            let error = byStore.json["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "invalid_analytics_query")
+            #expect(
+                error?["message"] as? String
+                    == "store is not a filter of \(metric): its cohorts are the App Store's.")
+        }
 
         let csv = try await harness.request(
             "GET", "\(fixture.base)/analytics/retention?environment=Sandbox&from=2026-01-01&to=2026-03-31&format=csv",

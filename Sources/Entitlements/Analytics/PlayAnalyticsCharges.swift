@@ -96,12 +96,14 @@ struct PlayAnalyticsCharges: Sendable {
     }
 
     /// The refund of one order from the voided records naming it: the earliest time, the
-    /// largest share, the first reason Google gave.
+    /// shares added up (all of it once one is full, as the engine's `PlayOrderRefunds`), the
+    /// first reason Google gave.
     private static func refund(_ facts: [PlayVoidedPurchaseFact], quantity: Int) -> (
         at: Timestamp, share: Int32, reason: RefundReason, isPartial: Bool
     )? {
         guard let first = facts.min(by: { $0.voidedAt < $1.voidedAt }) else { return nil }
-        let share = facts.map { $0.share(of: quantity) ?? 0 }.max() ?? 0
+        let summed = facts.reduce(Int64(0)) { $0 + Int64($1.isFull ? 100_000 : $1.share(of: quantity) ?? 0) }
+        let share = Int32(min(summed, 100_000))
         let reason = facts.sorted { $0.voidedAt < $1.voidedAt }.first { $0.voidedReason != nil }?.refundReason
         return (first.voidedAt, share, reason ?? first.refundReason, !facts.contains(where: \.isFull))
     }
