@@ -97,19 +97,26 @@ import Testing
             // The other instance joins: both replay (one cursor lease at a time) and answer.
             let owner = harness.application.jobWorker.owner
             workers = harness.application.startWorkers()
-            // Killed once the whole history is in (every job exists) and answers are under way.
+            // Killed once the whole history is in (every job exists), answers are under way and it
+            // holds jobs it has not recorded as done: read while the process is frozen (SIGSTOP), so
+            // it cannot finish them between the reading and the kill.
+            var heldByKilled: [Job] = []
             let started = try await DeliveryInstances.until(60) {
                 let calls = await Self.consumptionCalls(simulator).values.reduce(0, +)
-                return try Self.jobs(database, app.appId).count == Self.customers && calls >= 3
+                guard try Self.jobs(database, app.appId).count == Self.customers && calls >= 3 else { return false }
+                process.pause()
+                heldByKilled = try Self.jobs(database, app.appId).filter {
+                    $0.owner != nil && $0.owner != owner && !$0.completed
+                }
+                if heldByKilled.isEmpty { process.resume() }
+                return !heldByKilled.isEmpty
             }
-            try #require(started, "the history was not replayed or no answers were sent: \(process.output)")
+            try #require(started, "the history was not replayed or the process held no job: \(process.output)")
+            // A call the process sent just before it froze is counted by the simulator by now.
+            try await Task.sleep(for: .milliseconds(300))
+            let callsAtKill = await Self.consumptionCalls(simulator)
             process.kill()
             #expect(process.process.terminationReason == .uncaughtSignal)
-            let callsAtKill = await Self.consumptionCalls(simulator)
-            let atKill = try Self.jobs(database, app.appId)
-            // What the killed process held and had not recorded as done.
-            let heldByKilled = atKill.filter { $0.owner != nil && $0.owner != owner && !$0.completed }
-            #expect(!heldByKilled.isEmpty, "killed holding no job")
 
             let finished = try await DeliveryInstances.until(60) {
                 try Self.jobs(database, app.appId).allSatisfy(\.completed)
@@ -240,23 +247,31 @@ import Testing
             }
             try #require(claimed, "the process never claimed a poll: \(process.output)")
             workers = harness.application.startWorkers()
-            // Killed while it holds a live lease on polls it has not finished, a few polls in.
+            // Killed while it holds a live lease on polls it has not finished, a few polls in. The
+            // process is frozen (SIGSTOP) while the lease is read, so it cannot finish its batch
+            // between the reading and the kill; a batch found finished is resumed and waited on.
+            var heldByKilled: [Watch] = []
             let holding = try await DeliveryInstances.until(60) {
                 let calls = await polls().values.reduce(0, +)
                 let now = Timestamp.now.millisecondsSince1970
-                return try calls >= 3
-                    && Self.watch(database, app.appId).contains {
-                        $0.owner != nil && $0.owner != owner && ($0.leaseExpiresAt ?? 0) > now + 2_000
-                    }
+                let live = try Self.watch(database, app.appId).contains {
+                    $0.owner != nil && $0.owner != owner && ($0.leaseExpiresAt ?? 0) > now + 2_000
+                }
+                guard calls >= 3 && live else { return false }
+                process.pause()
+                heldByKilled = try Self.watch(database, app.appId).filter {
+                    $0.owner != nil && $0.owner != owner
+                        && ($0.leaseExpiresAt ?? 0) > Timestamp.now.millisecondsSince1970
+                }
+                if heldByKilled.isEmpty { process.resume() }
+                return !heldByKilled.isEmpty
             }
             try #require(holding, "the process held no batch while polls were under way: \(process.output)")
+            // A call the process sent just before it froze is counted by the simulator by now.
+            try await Task.sleep(for: .milliseconds(300))
+            let callsAtKill = await polls()
             process.kill()
             #expect(process.process.terminationReason == .uncaughtSignal)
-            let callsAtKill = await polls()
-            let heldByKilled = try Self.watch(database, app.appId).filter {
-                $0.owner != nil && $0.owner != owner
-            }
-            #expect(!heldByKilled.isEmpty)
 
             // Done: every subscription's poll answer is stored and nothing is leased by the
             // survivor (the dead one's leases, if a poll it committed made its row not due, may

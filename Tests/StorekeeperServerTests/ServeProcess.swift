@@ -41,6 +41,17 @@ final class ServeProcess {
         process.waitUntilExit()
     }
 
+    /// SIGSTOP: the process is frozen where it is (a test reads the database while nothing of
+    /// the process moves, then kills or resumes it).
+    func pause() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGSTOP) }
+    }
+
+    /// SIGCONT after `pause()`.
+    func resume() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGCONT) }
+    }
+
     /// Kills the process if it still runs and removes its log.
     func close() {
         kill()
