@@ -15,14 +15,16 @@ run: deps build-release
 
 # PostgreSQL 15 is started on a free loopback port in a temp dir for the storage and server
 # suites, and stopped whatever the outcome.
-# Tests run serially: the loopback HTTP suites answer from Swift tasks, and CPU-heavy suites
-# running beside them on two cores starve those tasks into client timeouts.
+# Tests run serially within each of two processes run at once, with the interop, schemathesis
+# and browser runs beside them at a lower priority (scripts/test-shards.sh says why): the
+# loopback HTTP suites answer from Swift tasks, and CPU-heavy suites running beside them in one
+# process on two cores starve those tasks into client timeouts.
 test: test-deps lint
 	$(SWIFT) build --build-tests --explicit-target-dependency-import-check=error
 	@url=$$(scripts/postgres-test.sh start) && \
-	  STOREKEEPER_TEST_POSTGRES_URL=$$url $(SWIFT) test --skip-build --no-parallel; \
+	  SWIFT=$(SWIFT) scripts/test-shards.sh $$url -- \
+	    $(MAKE) --no-print-directory interop interop-play schemathesis dashboard-browser STOREKEEPER_BIN=.build/debug/storekeeper; \
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
-	$(MAKE) interop interop-play schemathesis dashboard-browser STOREKEEPER_BIN=.build/debug/storekeeper
 
 # Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.

@@ -51,12 +51,72 @@ enum ReceiptDates {
         }())
 
     static func parse(_ text: String) -> Timestamp? {
+        if let fast = parseUTCSeconds(text) { return fast }
         if let date = plain.withLock({ $0.date(from: text) }) { return Timestamp(date) }
         return fractional.withLock { $0.date(from: text) }.map(Timestamp.init)
     }
 
     static func format(_ timestamp: Timestamp) -> String {
-        plain.withLock { $0.string(from: timestamp.date) }
+        let milliseconds = timestamp.millisecondsSince1970
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let (year, month, day) = civil(fromDays: days)
+        guard (1583...9999).contains(year) else { return plain.withLock { $0.string(from: timestamp.date) } }
+        let time = seconds - days * 86_400
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let paddedYear = String(repeating: "0", count: 4 - String(year).count) + String(year)
+        return "\(paddedYear)-\(two(month))-\(two(day))T\(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60))Z"
+    }
+
+    /// The form Apple's receipts use, `yyyy-MM-ddTHH:mm:ssZ`, read without ICU: the date
+    /// formatter was a twentieth of a backfill's time. Anything else (or an impossible date)
+    /// is left to the formatter, and so are years before 1583: the formatter's calendar is
+    /// Julian before the Gregorian reform, this reading proleptic Gregorian.
+    static func parseUTCSeconds(_ text: String) -> Timestamp? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            bytes[19] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for index in range {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int64(digit)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            year >= 1583, (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60
+        else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        guard civil(fromDays: days) == (year, month, day) else { return nil }
+        return Timestamp(millisecondsSince1970: ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000)
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The date of a day counted from 1970-01-01 (the inverse of `daysFromCivil`).
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 

@@ -9,19 +9,42 @@ import Foundation
 /// of every verification.
 public enum Base64URL {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        // Byte by byte: Foundation's `replacingOccurrences` goes through NSString and was a
-        // seventh of the simulator's signing time.
-        var text = Data(bytes).base64EncodedData()
-        text.removeAll { $0 == UInt8(ascii: "=") }
-        for index in text.indices {
-            switch text[index] {
-            case UInt8(ascii: "+"): text[index] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): text[index] = UInt8(ascii: "_")
-            default: break
+        // Straight from the alphabet, three bytes to four characters: the round trip through
+        // Foundation's base64 and then stripping and replacing was a sixth of the simulator's
+        // signing time.
+        let input = Array(bytes)
+        let full = input.count / 3 * 3
+        let tail = input.count - full
+        let length = input.count / 3 * 4 + (tail == 0 ? 0 : tail + 1)
+        return String(unsafeUninitializedCapacity: length) { output in
+            var out = 0
+            var index = 0
+            while index < full {
+                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                output[out] = alphabet[Int(value >> 18 & 63)]
+                output[out + 1] = alphabet[Int(value >> 12 & 63)]
+                output[out + 2] = alphabet[Int(value >> 6 & 63)]
+                output[out + 3] = alphabet[Int(value & 63)]
+                out += 4
+                index += 3
             }
+            if tail > 0 {
+                let second = tail == 2 ? UInt32(input[index + 1]) : 0
+                let value = UInt32(input[index]) << 16 | second << 8
+                output[out] = alphabet[Int(value >> 18 & 63)]
+                output[out + 1] = alphabet[Int(value >> 12 & 63)]
+                out += 2
+                if tail == 2 {
+                    output[out] = alphabet[Int(value >> 6 & 63)]
+                    out += 1
+                }
+            }
+            return out
         }
-        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public static func decode(_ text: Substring) -> [UInt8]? { decode(bytes: Array(text.utf8)[...]) }
 

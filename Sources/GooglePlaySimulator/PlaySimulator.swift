@@ -58,7 +58,7 @@ public actor PlaySimulator {
     public init(
         packageNames: Set<String>, clock: any SimulatorClock, push: PushConfiguration,
         transport: (any PlayPushTransport)? = URLSessionPlayPushTransport(), gracePeriodMillis: Int64 = 3 * 86_400_000,
-        holdPeriodMillis: Int64 = 30 * 86_400_000
+        holdPeriodMillis: Int64 = 30 * 86_400_000, signingKey: RSAPrivateKey? = nil
     ) throws(GooglePlayTrustError) {
         self.packageNames = packageNames
         self.clock = clock
@@ -66,7 +66,13 @@ public actor PlaySimulator {
         self.transport = transport
         self.gracePeriodMillis = gracePeriodMillis
         self.holdPeriodMillis = holdPeriodMillis
-        signingKeys = [("sim-key-1", try RSAPrivateKey.generate())]
+        // A caller may bring the key: generating RSA-2048 takes a tenth of a second or more, and
+        // suites that start a simulator per test spent most of their time on it.
+        if let signingKey {
+            signingKeys = [("sim-key-1", signingKey)]
+        } else {
+            signingKeys = [("sim-key-1", try RSAPrivateKey.generate())]
+        }
     }
 
     var now: Int64 { clock.now.millisecondsSince1970 }
@@ -93,9 +99,17 @@ public actor PlaySimulator {
     }
 
     /// Generates a service-account key the token endpoint accepts (`tokenURI` is the simulator's
-    /// `/token`).
-    public func createServiceAccount(email: String, tokenURI: URL) throws(GooglePlayTrustError) -> ServiceAccountKey {
-        let key = try RSAPrivateKey.generate()
+    /// `/token`); with `key`, that key rather than a new one.
+    public func createServiceAccount(email: String, tokenURI: URL, key given: RSAPrivateKey? = nil)
+        throws(GooglePlayTrustError)
+        -> ServiceAccountKey
+    {
+        let key: RSAPrivateKey
+        if let given {
+            key = given
+        } else {
+            key = try RSAPrivateKey.generate()
+        }
         let keyId = "sim-sa-\(nextId())"
         serviceAccounts[keyId] = (email, key.publicKey, tokenURI.absoluteString)
         return ServiceAccountKey(

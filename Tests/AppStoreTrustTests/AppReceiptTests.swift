@@ -6,6 +6,34 @@ import Testing
 @testable import AppStoreTrust
 
 struct AppReceiptTests {
+    /// Receipt dates are read and written without ICU in Apple's form; both agree with
+    /// Foundation's ISO 8601 formatter to the second, over four centuries of random instants.
+    @Test func receiptDatesAgreeWithFoundationsFormatter() {
+        let formatter = ISO8601DateFormatter()
+        var generator = SystemRandomNumberGenerator()
+        var seconds: [Int64] = [0, -1, 951_782_400, 951_868_799, 4_107_542_399, -62_135_596_800]
+        for _ in 0..<2_000 { seconds.append(Int64.random(in: -5_000_000_000...8_000_000_000, using: &generator)) }
+        for second in seconds {
+            let date = Date(timeIntervalSince1970: TimeInterval(second))
+            let text = formatter.string(from: date)
+            #expect(ReceiptDates.format(Timestamp(millisecondsSince1970: second * 1000 + 999)) == text)
+            if second >= -12_212_553_600 {  // 1583-01-01: before it, the formatter alone reads (Julian)
+                #expect(
+                    ReceiptDates.parseUTCSeconds(text) == Timestamp(millisecondsSince1970: second * 1000), "\(text)")
+            }
+            #expect(ReceiptDates.parse(text) == Timestamp(date))
+        }
+        // Impossible or other forms are left to the formatter.
+        for text in [
+            "2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01 00:00:00Z",
+            "2026-01-01T00:00:00+01:00", "2026-01-01T00:00:00.500Z", "２026-01-01T00:00:00Z",
+        ] {
+            #expect(ReceiptDates.parseUTCSeconds(text) == nil, "\(text)")
+        }
+        #expect(ReceiptDates.parse("2026-01-01T00:00:00.500Z") == Timestamp(millisecondsSince1970: 1_767_225_600_500))
+        #expect(ReceiptDates.parse("2024-02-29T23:59:59Z") == Timestamp(millisecondsSince1970: 1_709_251_199_000))
+    }
+
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func xcodeReceiptDecodesBERWithNestedOctetStrings() throws {
         let receipt = try AppReceipt(

@@ -80,7 +80,8 @@ final class EndToEndHarness: Sendable {
             configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2),
             tickInterval: nil)
         play = try PlaySimulator(
-            packageNames: [Self.playPackage], clock: clock, push: .init(url: nil, audience: Self.playAudience))
+            packageNames: [Self.playPackage], clock: clock, push: .init(url: nil, audience: Self.playAudience),
+            signingKey: try EndToEndAuthority.playKeys().signing)
         var playRouter = Router()
         PlaySimulatorRoutes.add(play, to: &playRouter)
         playServer = try HTTPServer(
@@ -181,7 +182,7 @@ final class EndToEndHarness: Sendable {
     func configurePlay(acknowledgePurchases: Bool = true) async throws {
         let account = try await play.createServiceAccount(
             email: "storekeeper@e2e.iam.gserviceaccount.com",
-            tokenURI: playServer.baseURL.appendingPathComponent("token"))
+            tokenURI: playServer.baseURL.appendingPathComponent("token"), key: try EndToEndAuthority.playKeys().account)
         try await expect(
             200,
             request(
@@ -232,6 +233,15 @@ enum EndToEndAuthority {
     private static let authority = Result { try TestSigning.authority(name: "E2E App Store Simulator") }
 
     static func shared() throws -> TestCertificateAuthority { try authority.get() }
+
+    /// The Play simulator's push-signing key and the service account's, made once per process:
+    /// RSA-2048 generation was half of the CPU of the scenario suites, which start a harness
+    /// per run.
+    private static let play = Result {
+        (signing: try RSAPrivateKey.generate(), account: try RSAPrivateKey.generate())
+    }
+
+    static func playKeys() throws -> (signing: RSAPrivateKey, account: RSAPrivateKey) { try play.get() }
 }
 
 /// Why a step of an end-to-end run could not go on.

@@ -113,8 +113,10 @@ import Testing
         let interrupted = try ChildProcess(arguments, in: directory)
         // Generous bounds: a shared 2-core machine runs this debug build at about 70 lines a second.
         let deadline = ContinuousClock.now + .seconds(600)
+        // Every 100 ms: each look counts the stored receipts, and a reader held on the database
+        // a hundred times a second keeps the writer's log from being checkpointed.
         while try await imported() < interruptAt, interrupted.process.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
+            try await Task.sleep(for: .milliseconds(100))
         }
         interrupted.signal(SIGINT)
         #expect(try await interrupted.exit(timeout: .seconds(600)) == (130, false), "interrupted at \(interruptAt)")
