@@ -112,7 +112,8 @@ final class EndToEndHarness: Sendable {
 
     /// Creates the app in Storekeeper (through the admin API, as an operator would), its keys,
     /// catalog and webhook endpoint, then gives the simulator the app, its notification URL,
-    /// the In-App Purchase key and the customers.
+    /// the In-App Purchase key and the customers; and the app its Play side when the scenario
+    /// drives the Play simulator.
     func configure(_ scenario: EndToEndScenario) async throws {
         let app = scenario.app
         try await expect(
@@ -150,6 +151,9 @@ final class EndToEndHarness: Sendable {
         ]
         try await simulator.addApp(simulated)
         for customer in scenario.customers { await simulator.addCustomer(customer) }
+        if scenario.usesGooglePlay {
+            try await configurePlay(acknowledgePurchases: scenario.googlePlay?.acknowledgePurchases ?? true)
+        }
     }
 
     /// Storekeeper's catalog for the simulator's products: same ids, kinds, groups, levels and
