@@ -122,7 +122,7 @@ struct EndToEndRunner {
                     "POST", "/v1/apps/\(harness.appId)/customers/\(customer)/purchases/googleplay",
                     key: harness.publicKey,
                     json: [
-                        "packageName": EndToEndHarness.playPackage, "productId": product, "purchaseToken": token,
+                        "packageName": harness.scenarioPlayPackage, "productId": product, "purchaseToken": token,
                         "type": await play.isSubscription(product) ? "subscription" : "product",
                     ]))
             _ = await harness.application.jobWorker.runDue()

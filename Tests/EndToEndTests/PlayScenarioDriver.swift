@@ -68,11 +68,11 @@ actor PlayScenarioDriver {
             let token: String
             if isSubscription(productId) {
                 token = try await play.purchaseSubscription(
-                    packageName: EndToEndHarness.playPackage, productId: productId,
+                    packageName: harness.scenarioPlayPackage, productId: productId,
                     periodMillis: Int64(action.days ?? 30) * Self.day, obfuscatedAccountId: "\(customer)-account")
             } else {
                 token = try await play.purchaseProduct(
-                    packageName: EndToEndHarness.playPackage, productId: productId, quantity: action.quantity ?? 1,
+                    packageName: harness.scenarioPlayPackage, productId: productId, quantity: action.quantity ?? 1,
                     obfuscatedAccountId: "\(customer)-account")
             }
             record(token, customer: customer, productId: productId)
