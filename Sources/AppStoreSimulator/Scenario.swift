@@ -18,6 +18,8 @@ import Foundation
 /// ```
 /// An expected notification without `subtype` expects none; `notifications` lists everything
 /// the step produced, in order. `"error": "simulator.offerNotAvailable"` expects a refusal.
+/// `store` on a customer or step is `app_store` (the default); a `play_store` step is refused
+/// here (`ScenarioStores`).
 /// - Note: Immutable value; `Sendable`.
 public struct Scenario: Sendable, Codable {
     public struct Clock: Sendable, Codable {
@@ -98,10 +100,54 @@ public struct Scenario: Sendable, Codable {
     }
 
     public static func load(_ data: Data) throws(SimulatorError) -> Scenario {
+        // The stores first: a Google Play step must be refused, not run as an App Store action.
+        if let stores = try? JSONDecoder().decode(ScenarioStores.self, from: data) { try stores.check() }
         do {
             return try AppStoreJSON.decode(Scenario.self, from: data)
         } catch {
             throw SimulatorError(.invalidAction, "scenario: \(error.description)")
+        }
+    }
+}
+
+/// The `store` fields of a scenario file shared with the end-to-end tests: `app_store` (the
+/// default) or `play_store`, on a customer (the default of its steps) or on a step. This runner
+/// drives the App Store simulator only, so it refuses a file with a Google Play step.
+struct ScenarioStores: Decodable {
+    struct Entry: Decodable {
+        var id: String?
+        var customer: String?
+        var store: String?
+    }
+    var customers: [Entry]?
+    var steps: [Entry]?
+
+    static let appStore = "app_store"
+    static let playStore = "play_store"
+
+    func check() throws(SimulatorError) {
+        var defaults: [String: String] = [:]
+        for customer in customers ?? [] {
+            guard let store = customer.store else { continue }
+            try Self.known(store, at: "customer \(customer.id ?? "?")")
+            defaults[customer.id ?? ""] = store
+        }
+        for (index, step) in (steps ?? []).enumerated() {
+            let place = "step \(index + 1)"
+            if let store = step.store { try Self.known(store, at: place) }
+            if (step.store ?? step.customer.flatMap { defaults[$0] }) == Self.playStore {
+                throw SimulatorError(
+                    .invalidAction,
+                    "scenario: \(place) is a play_store step: this runner drives the App Store simulator only "
+                        + "(Google Play steps run in the end-to-end scenarios)")
+            }
+        }
+    }
+
+    private static func known(_ store: String, at place: String) throws(SimulatorError) {
+        guard store == appStore || store == playStore else {
+            throw SimulatorError(
+                .invalidAction, "scenario: \(place): store \"\(store.prefix(64))\" is not app_store or play_store")
         }
     }
 }

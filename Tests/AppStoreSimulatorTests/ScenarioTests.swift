@@ -79,6 +79,39 @@ import Testing
         #expect(report.steps[0].problems.first?.contains("got ONE_TIME_CHARGE") == true)
     }
 
+    /// A `store` field names the simulator a step drives: `app_store` steps run here, a
+    /// `play_store` step (its own or its customer's store) is refused rather than run as an App
+    /// Store action, and an unknown store is refused naming the step or customer.
+    @Test func storeFieldRunsAppStoreStepsAndRefusesOthers() throws {
+        func load(customer: String, step: String) -> String? {
+            let json = """
+                {"name": "stores", "app": {"bundleId": "b", "appAppleId": 1, "products": []},
+                 "customers": [{"id": "a"\(customer)}, {"id": "b"}],
+                 "steps": [{"action": "advanceTime", "days": 1},
+                           {"action": "purchase", "customer": "a", "productId": "p"\(step)}]}
+                """
+            do {
+                let scenario = try Scenario.load(Data(json.utf8))
+                return scenario.steps.count == 2 ? nil : "steps lost"
+            } catch {
+                return error.message
+            }
+        }
+        #expect(load(customer: "", step: "") == nil)
+        #expect(load(customer: #", "store": "app_store""#, step: #", "store": "app_store""#) == nil)
+        let play =
+            "scenario: step 2 is a play_store step: this runner drives the App Store simulator only "
+            + "(Google Play steps run in the end-to-end scenarios)"
+        #expect(load(customer: "", step: #", "store": "play_store""#) == play)
+        #expect(load(customer: #", "store": "play_store""#, step: "") == play)
+        #expect(
+            load(customer: "", step: #", "store": "amazon""#)
+                == #"scenario: step 2: store "amazon" is not app_store or play_store"#)
+        #expect(
+            load(customer: #", "store": "googlePlay""#, step: "")
+                == #"scenario: customer a: store "googlePlay" is not app_store or play_store"#)
+    }
+
     @Test func subscriptionLifecycleDatesAndRenewalInfo() async throws {
         let fixture = try await SimulatorFixture()
         let verifier = try fixture.verifier()

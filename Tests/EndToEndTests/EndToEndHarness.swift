@@ -51,7 +51,10 @@ final class EndToEndHarness: Sendable {
     static let playPackage = "com.example.e2e.android"
     static let playAudience = "https://storekeeper.e2e/push"
     /// Unique per run: runs may share one PostgreSQL database.
-    let appId = "e2e-" + UUID().uuidString.prefix(8).lowercased()
+    let appId: String
+    /// The package name scenario runs give the app's Play side (the simulator knows it beside
+    /// `playPackage`): unique per run, as a package name belongs to one app in a database.
+    let scenarioPlayPackage: String
     private let keys = Keys()
     private let cleanup: @Sendable () -> Void
 
@@ -66,6 +69,9 @@ final class EndToEndHarness: Sendable {
 
     init(database: TestDatabase) async throws {
         self.database = database
+        let run = UUID().uuidString.prefix(8).lowercased()
+        appId = "e2e-" + run
+        scenarioPlayPackage = "com.example.e2e.run" + run
         let clock = ManualClock(TestSigning.signedDate)
         self.clock = clock
         authority = try EndToEndAuthority.shared()
@@ -80,8 +86,8 @@ final class EndToEndHarness: Sendable {
             configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0, threadPoolSize: 2),
             tickInterval: nil)
         play = try PlaySimulator(
-            packageNames: [Self.playPackage], clock: clock, push: .init(url: nil, audience: Self.playAudience),
-            signingKey: try EndToEndAuthority.playKeys().signing)
+            packageNames: [Self.playPackage, scenarioPlayPackage], clock: clock,
+            push: .init(url: nil, audience: Self.playAudience), signingKey: try EndToEndAuthority.playKeys().signing)
         var playRouter = Router()
         PlaySimulatorRoutes.add(play, to: &playRouter)
         playServer = try HTTPServer(
@@ -113,7 +119,8 @@ final class EndToEndHarness: Sendable {
 
     /// Creates the app in Storekeeper (through the admin API, as an operator would), its keys,
     /// catalog and webhook endpoint, then gives the simulator the app, its notification URL,
-    /// the In-App Purchase key and the customers.
+    /// the In-App Purchase key and the customers; and the app its Play side when the scenario
+    /// drives the Play simulator.
     func configure(_ scenario: EndToEndScenario) async throws {
         let app = scenario.app
         try await expect(
@@ -151,6 +158,11 @@ final class EndToEndHarness: Sendable {
         ]
         try await simulator.addApp(simulated)
         for customer in scenario.customers { await simulator.addCustomer(customer) }
+        if scenario.usesGooglePlay {
+            try await configurePlay(
+                packageName: scenarioPlayPackage,
+                acknowledgePurchases: scenario.googlePlay?.acknowledgePurchases ?? true)
+        }
     }
 
     /// Storekeeper's catalog for the simulator's products: same ids, kinds, groups, levels and
@@ -179,7 +191,9 @@ final class EndToEndHarness: Sendable {
 
     /// Gives the app its Play side through the admin API (a service account the simulator
     /// issued, the push audience and service account) and points the simulator's pushes at it.
-    func configurePlay(acknowledgePurchases: Bool = true) async throws {
+    func configurePlay(packageName: String = EndToEndHarness.playPackage, acknowledgePurchases: Bool = true)
+        async throws
+    {
         let account = try await play.createServiceAccount(
             email: "storekeeper@e2e.iam.gserviceaccount.com",
             tokenURI: playServer.baseURL.appendingPathComponent("token"), key: try EndToEndAuthority.playKeys().account)
@@ -188,7 +202,7 @@ final class EndToEndHarness: Sendable {
             request(
                 "PUT", "/v1/admin/apps/\(appId)/googleplay", key: Self.adminKey,
                 json: [
-                    "packageName": Self.playPackage, "serviceAccountKey": String(decoding: account.json, as: UTF8.self),
+                    "packageName": packageName, "serviceAccountKey": String(decoding: account.json, as: UTF8.self),
                     "rtdnAudience": Self.playAudience, "pushServiceAccountEmail": await play.push.serviceAccountEmail,
                     "acknowledgePurchases": acknowledgePurchases,
                 ]))

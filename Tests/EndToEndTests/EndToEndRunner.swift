@@ -3,6 +3,7 @@ import AppStoreModels
 import AppStoreSimulator
 import AppStoreTrust
 import Foundation
+import GooglePlaySimulator
 import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
@@ -13,6 +14,13 @@ import Testing
 struct EndToEndRunner {
     let scenario: EndToEndScenario
     let harness: EndToEndHarness
+    let play: PlayScenarioDriver
+
+    init(scenario: EndToEndScenario, harness: EndToEndHarness) {
+        self.scenario = scenario
+        self.harness = harness
+        play = PlayScenarioDriver(harness: harness, products: scenario.app.products)
+    }
 
     static func run(_ file: String, on database: TestDatabase) async throws {
         let scenario = try EndToEndScenario.load(file)
@@ -30,7 +38,11 @@ struct EndToEndRunner {
     func run() async throws {
         for (index, checked) in scenario.steps.enumerated() {
             let label = "\(scenario.name), step \(index + 1)" + (checked.note.map { " (\($0))" } ?? "")
+            let pushed = await harness.play.pushes.count
             try await perform(checked.step, label: label)
+            // The clock is shared: the Play simulator applies what time did during any step.
+            await harness.play.tick()
+            try await checkPlayPushes(since: pushed, step: checked.step, label: label)
             for expectation in checked.check {
                 try await verify(expectation, customer: expectation.customer ?? "", label: label)
             }
@@ -92,6 +104,61 @@ struct EndToEndRunner {
             #expect(replayed > 0, "\(label): the history held no undelivered notification to replay")
         case .dropNotifications(let drop):
             await harness.simulator.setLossPolicy(drop ? NotificationLossPolicy(fraction: 1) : .none)
+        case .play(let action, _):
+            do {
+                try await play.perform(action)
+            } catch {
+                throw EndToEndFailure("\(label): the Play simulator refused \(action.action.rawValue): \(error)")
+            }
+            // A Play step may have travelled the shared clock: the App Store applies it too.
+            await harness.simulator.tick()
+            // Storekeeper's jobs (the acknowledgement of a Play purchase) run as the worker would.
+            _ = await harness.application.jobWorker.runDue()
+        case .postPurchaseToken(let customer, let productId):
+            let (token, product) = try await play.token(of: customer, productId: productId)
+            try harness.expect(
+                200,
+                await harness.request(
+                    "POST", "/v1/apps/\(harness.appId)/customers/\(customer)/purchases/googleplay",
+                    key: harness.publicKey,
+                    json: [
+                        "packageName": harness.scenarioPlayPackage, "productId": product, "purchaseToken": token,
+                        "type": await play.isSubscription(product) ? "subscription" : "product",
+                    ]))
+            _ = await harness.application.jobWorker.runDue()
+        }
+    }
+
+    /// Every Play push since `since` reached Storekeeper's Play route and was answered 200; a
+    /// Play step's `expect` lists them (Google's type names; a voided purchase's refund type as
+    /// the subtype) and the Play simulator's subscription states afterwards.
+    private func checkPlayPushes(since: Int, step: EndToEndScenario.Step, label: String) async throws {
+        let pushes = await harness.play.pushes.dropFirst(since)
+        for push in pushes where push.status != 200 {
+            let kind = PlayScenarioDriver.describe(push.notification).type
+            Issue.record("\(label): the push \(kind) got \(push.status.map(String.init) ?? "no answer"), not 200")
+        }
+        guard case .play(_, let expect) = step else { return }
+        if let expected = expect?.notifications {
+            var produced: [EndToEndScenario.SimulatorExpectation.Notification] = []
+            for push in pushes {
+                let (type, subtype, token) = PlayScenarioDriver.describe(push.notification)
+                produced.append(.init(type: type, subtype: subtype, customer: await play.owner(of: token)))
+            }
+            let comparable = zip(expected, produced).map { want, got in
+                EndToEndScenario.SimulatorExpectation.Notification(
+                    type: got.type, subtype: got.subtype, customer: want.customer == nil ? nil : got.customer)
+            }
+            Self.expect(known: expect?.knownIssue, label: label) {
+                #expect(
+                    expected.count == produced.count && comparable == expected,
+                    "\(label): pushes \(Self.describe(produced)), expected \(Self.describe(expected))")
+            }
+        }
+        for want in expect?.subscriptions ?? [] {
+            let state = try await play.state(of: want.customer, productId: want.productId)
+            #expect(
+                state == want.status, "\(label): \(want.customer) \(want.productId) is \(state ?? "none") on Play")
         }
     }
 
@@ -177,6 +244,17 @@ struct EndToEndRunner {
             }.sorted()
             #expect(
                 actual == active.sorted(), "\(label): \(customer) has active \(actual), expected \(active.sorted())")
+        }
+        let exact = [("entitlements", expectation.entitlements), ("subscriptions", expectation.subscriptions)]
+        for (field, expected) in exact {
+            guard let raw = expected else { continue }
+            let expected = ScenarioJSON.resolve(.object(raw), await play.placeholders())
+            let actual = try JSONDecoder().decode(CustomerInfoFields.self, from: info.body)
+            let shown = (field == "entitlements" ? actual.entitlements : actual.subscriptions) ?? [:]
+            #expect(
+                ScenarioJSON.matches(expected, .object(shown)),
+                "\(label): \(customer) has \(field) \(ScenarioJSON.text(.object(shown))), expected \(ScenarioJSON.text(expected))"
+            )
         }
         if let events = expectation.events {
             let actual = try await self.events(of: customer)

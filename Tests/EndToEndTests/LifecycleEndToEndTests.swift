@@ -22,6 +22,10 @@ import Testing
         "resubscribe-other-product.json", "crossgrade-same-duration.json", "crossgrade-at-renewal.json",
         "downgrade-withdrawn.json", "non-renewing-subscription.json", "refund-declined.json",
         "consumption-request.json",
+        // Google Play, through its pushes (issue 15).
+        "play-renewals-cancellation-expiry.json", "play-grace-hold-recovery.json", "play-pause-resume.json",
+        "play-revoke-and-void.json", "play-upgrade-linked-token.json", "play-unacknowledged-refund.json",
+        "both-stores-same-entitlement.json",
     ]
 
     @Test func everyLifecycleHasAScenario() {
