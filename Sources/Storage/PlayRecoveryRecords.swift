@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 
 /// The voided-purchases polling cursor of one app (migration `0017_play_recovery`).
 /// - Note: Immutable value; `Sendable`.
@@ -14,11 +15,15 @@ public struct PlayVoidedCursor: Sendable, Hashable {
     /// Why the last run stopped early (`nil` when it completed).
     public var lastError: String?
     public var updatedAt: Timestamp
+    /// The window a run left open (migration `0019_play_voided_resume`): listed up to
+    /// `pageToken`, the next page; `nil` when no window is open.
+    public var openWindow: PlayVoidedWindow?
 
     public init(
         appId: String, cursorAt: Timestamp?, leaseOwner: String?, leaseExpiresAt: Timestamp?, lastRunAt: Timestamp?,
-        lastError: String?, updatedAt: Timestamp
+        lastError: String?, updatedAt: Timestamp, openWindow: PlayVoidedWindow? = nil
     ) {
+        self.openWindow = openWindow
         self.appId = appId
         self.cursorAt = cursorAt
         self.leaseOwner = leaseOwner
@@ -26,6 +31,37 @@ public struct PlayVoidedCursor: Sendable, Hashable {
         self.lastRunAt = lastRunAt
         self.lastError = lastError
         self.updatedAt = updatedAt
+    }
+}
+
+/// A voided-purchases window being listed: its bounds (voided times) and Google's page token
+/// of the next page.
+/// - Note: Immutable value; `Sendable`.
+public struct PlayVoidedWindow: Sendable, Hashable {
+    public var start: Timestamp
+    public var end: Timestamp
+    public var pageToken: String
+
+    public init(start: Timestamp, end: Timestamp, pageToken: String) {
+        self.start = start
+        self.end = end
+        self.pageToken = pageToken
+    }
+}
+
+/// A voided purchase kept for a purchase token Storekeeper has not read: it refunds nothing
+/// until the token arrives (posted by the app, or read after a notification), then applies.
+/// - Note: Immutable value; `Sendable`.
+public struct PlayUnmatchedVoided: Sendable, Hashable {
+    public var fact: PlayVoidedPurchaseFact
+    /// `notification` or `voided_poll`.
+    public var source: String
+    public var receivedAt: Timestamp
+
+    public init(fact: PlayVoidedPurchaseFact, source: String, receivedAt: Timestamp) {
+        self.fact = fact
+        self.source = source
+        self.receivedAt = receivedAt
     }
 }
 

@@ -116,10 +116,16 @@ extension SQLStoreTransaction {
             linked = value.linkedPurchaseToken
             acknowledged = value.isAcknowledged
             try watchPlaySubscription(appId: fact.appId, fact: value)
+            try settlePlayVoided(
+                appId: fact.appId, purchaseToken: value.purchaseToken, productType: .subscription,
+                isTestPurchase: value.isTestPurchase)
         case .playProductPurchase(let value):
             productId = value.productId
             linked = nil
             acknowledged = value.isAcknowledged
+            try settlePlayVoided(
+                appId: fact.appId, purchaseToken: value.purchaseToken, productType: .oneTime,
+                isTestPurchase: value.environment == .sandbox)
         default:
             return inserted.map(Insertion.inserted) ?? .duplicate
         }

@@ -35,10 +35,23 @@ extension SQLStoreTransaction {
             """
             UPDATE play_voided_cursors
             SET cursor_at = CASE WHEN cursor_at IS NULL OR cursor_at < $3 THEN $3 ELSE cursor_at END,
-                last_error = NULL, lease_expires_at = $5, updated_at = $4
+                last_error = NULL, lease_expires_at = $5, updated_at = $4,
+                window_start = NULL, window_end = NULL, page_token = NULL
             WHERE app_id = $1 AND lease_owner = $2 AND lease_expires_at > $4
             """, .text(appId), .text(owner), SQLValue(cursor), SQLValue(now),
             SQLValue(now.adding(milliseconds: leaseMilliseconds))) == 1
+    }
+
+    func holdPlayVoidedWindow(
+        appId: String, owner: String, window: PlayVoidedWindow?, now: Timestamp, leaseMilliseconds: Int64
+    ) throws -> Bool {
+        try execute(
+            """
+            UPDATE play_voided_cursors
+            SET window_start = $3, window_end = $4, page_token = $5, lease_expires_at = $7, updated_at = $6
+            WHERE app_id = $1 AND lease_owner = $2 AND lease_expires_at > $6
+            """, .text(appId), .text(owner), SQLValue(window?.start), SQLValue(window?.end),
+            SQLValue(window?.pageToken), SQLValue(now), SQLValue(now.adding(milliseconds: leaseMilliseconds))) == 1
     }
 
     func releasePlayVoidedCursor(appId: String, owner: String, error: String?, now: Timestamp) throws -> Bool {
@@ -60,15 +73,69 @@ extension SQLStoreTransaction {
 
     private func playVoidedCursors(where filter: String, _ arguments: SQLValue...) throws -> [PlayVoidedCursor] {
         let sql = """
-            SELECT app_id, cursor_at, lease_owner, lease_expires_at, last_run_at, last_error, updated_at
+            SELECT app_id, cursor_at, lease_owner, lease_expires_at, last_run_at, last_error, updated_at,
+                   window_start, window_end, page_token
             FROM play_voided_cursors \(filter)
             ORDER BY app_id
             """
         return try connection.query(sql, arguments).map { row throws(StoreError) -> PlayVoidedCursor in
-            PlayVoidedCursor(
+            var window: PlayVoidedWindow?
+            if let start = try row.optionalTimestamp(7), let end = try row.optionalTimestamp(8),
+                let token = try row.optionalText(9)
+            {
+                window = PlayVoidedWindow(start: start, end: end, pageToken: token)
+            }
+            return PlayVoidedCursor(
                 appId: try row.text(0), cursorAt: try row.optionalTimestamp(1), leaseOwner: try row.optionalText(2),
                 leaseExpiresAt: try row.optionalTimestamp(3), lastRunAt: try row.optionalTimestamp(4),
-                lastError: try row.optionalText(5), updatedAt: try row.timestamp(6))
+                lastError: try row.optionalText(5), updatedAt: try row.timestamp(6), openWindow: window)
+        }
+    }
+
+    // MARK: Voided purchases of tokens not read
+
+    /// Voided snapshots with no read of their token (`play_purchase_tokens`), the oldest first.
+    private static let unmatchedVoided = """
+        FROM play_snapshots p
+        WHERE p.app_id = $1 AND p.kind = 'voided'
+          AND NOT EXISTS (
+              SELECT 1 FROM play_purchase_tokens t WHERE t.app_id = p.app_id AND t.purchase_token = p.purchase_token)
+        """
+
+    func playUnmatchedVoided(appId: String, limit: Int) throws -> [PlayUnmatchedVoided] {
+        try rows(
+            "SELECT p.fact_json, p.source, p.received_at \(Self.unmatchedVoided) ORDER BY p.read_at, p.id LIMIT $2",
+            .text(appId), SQLValue(limit)
+        ).map { row throws(StoreError) in
+            PlayUnmatchedVoided(
+                fact: try Self.decode(PlayVoidedPurchaseFact.self, try row.text(0), column: "fact_json"),
+                source: try row.text(1), receivedAt: try row.timestamp(2))
+        }
+    }
+
+    func playUnmatchedVoidedCount(appId: String) throws -> Int {
+        Int(try row("SELECT COUNT(*) \(Self.unmatchedVoided)", .text(appId))?.integer(0) ?? 0)
+    }
+
+    /// A token's read settles what its voided purchases stored before it could not say: the
+    /// product type (`nil` from the voided-purchases list) and the environment (a license
+    /// tester's purchase is the sandbox). Only those facts change; Google's JSON stays verbatim.
+    func settlePlayVoided(appId: String, purchaseToken: String, productType: PlayProductType, isTestPurchase: Bool)
+        throws
+    {
+        let environment: AppStoreEnvironment = isTestPurchase ? .sandbox : .production
+        for row in try rows(
+            "SELECT id, fact_json FROM play_snapshots WHERE app_id = $1 AND kind = 'voided' AND purchase_token = $2",
+            .text(appId), .text(purchaseToken))
+        {
+            var fact = try Self.decode(PlayVoidedPurchaseFact.self, try row.text(1), column: "fact_json")
+            guard fact.productType == nil || fact.isTestPurchase != isTestPurchase else { continue }
+            fact.productType = fact.productType ?? productType
+            fact.isTestPurchase = isTestPurchase
+            try execute(
+                "UPDATE play_snapshots SET fact_json = $2, environment = $3 WHERE id = $1",
+                .integer(try row.integer(0)),
+                .text(Self.jsonText(fact)), .text(environment.rawValue))
         }
     }
 

@@ -209,6 +209,12 @@ public protocol StoreReader {
     /// voided time).
     func playSnapshotExists(appId: String, kind: PlayFactKind, purchaseToken: String, readAt: Timestamp) throws
         -> Bool
+    /// Voided purchases kept for tokens no read showed yet, the oldest first, at most `limit`
+    /// (migration `0019_play_voided_resume` era: the operator's view of refunds waiting for
+    /// their purchase).
+    func playUnmatchedVoided(appId: String, limit: Int) throws -> [PlayUnmatchedVoided]
+    /// How many voided purchases wait for their token's read.
+    func playUnmatchedVoidedCount(appId: String) throws -> Int
     /// What the re-read worker knows of a subscription token; `nil` when it is not watched.
     func playSubscriptionWatch(appId: String, purchaseToken: String) throws -> PlaySubscriptionWatch?
 
@@ -459,6 +465,11 @@ public protocol StoreTransaction: StoreReader {
     /// `owner`'s lease is gone.
     func advancePlayVoidedCursor(
         appId: String, owner: String, to cursor: Timestamp, now: Timestamp, leaseMilliseconds: Int64
+    ) throws -> Bool
+    /// Extends `owner`'s lease and saves the window being listed with the page token of the next
+    /// page (`nil`: none open), so a later run resumes there; `false` when the lease is gone.
+    func holdPlayVoidedWindow(
+        appId: String, owner: String, window: PlayVoidedWindow?, now: Timestamp, leaseMilliseconds: Int64
     ) throws -> Bool
     /// Ends `owner`'s lease, recording why the run stopped early (`nil`: it completed).
     func releasePlayVoidedCursor(appId: String, owner: String, error: String?, now: Timestamp) throws -> Bool

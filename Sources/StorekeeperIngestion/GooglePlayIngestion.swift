@@ -119,18 +119,23 @@ public struct GooglePlayIngestion: Sendable {
             return [try await runtime.readProduct(productId: value.sku, token: value.purchaseToken)]
         case .voidedPurchase(let value):
             // The notification does not say whether a license tester bought it: the token's
-            // stored read does (a token never seen is taken as production).
-            let known: PlayPurchaseTokenRecord?
+            // stored read does. A token never read is taken as the app's production side when
+            // it has one (the sandbox otherwise); its first read settles it.
+            let (known, holdsProduction): (PlayPurchaseTokenRecord?, Bool)
             do {
-                known = try await store.read {
-                    try $0.playPurchaseToken(appId: settings.appId, purchaseToken: value.purchaseToken)
+                (known, holdsProduction) = try await store.read { reader in
+                    (
+                        try reader.playPurchaseToken(appId: settings.appId, purchaseToken: value.purchaseToken),
+                        try reader.appId(playPackageName: settings.packageName, environment: .production)
+                            == settings.appId
+                    )
                 }
             } catch {
                 throw IngestionError.store(error)
             }
             let voided = try PlayFactMapping.voided(
                 value, packageName: settings.packageName, eventTime: notification.eventTimeMillis,
-                isTestPurchase: known?.environment == .sandbox)
+                isTestPurchase: known.map { $0.environment == .sandbox } ?? !holdsProduction)
             return [try VerifiedPlaySnapshot(fact: .playVoidedPurchase(voided), raw: Self.json(notification))]
         case .test:
             return []

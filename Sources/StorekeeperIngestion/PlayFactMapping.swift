@@ -75,10 +75,10 @@ public enum PlayFactMapping {
     }
 
     /// One entry of `purchases.voidedpurchases.list`. The list does not say the product type
-    /// (the caller knows which token it is) nor the refund type: a `voidedQuantity` means a
-    /// quantity-based partial refund, its absence a full one.
+    /// (the caller knows which token it is; `nil` for a token never read) nor the refund type: a
+    /// `voidedQuantity` means a quantity-based partial refund, its absence a full one.
     public static func voided(
-        _ purchase: VoidedPurchase, packageName: String, productType: PlayProductType, isTestPurchase: Bool = false
+        _ purchase: VoidedPurchase, packageName: String, productType: PlayProductType?, isTestPurchase: Bool = false
     ) throws(IngestionError) -> PlayVoidedPurchaseFact {
         guard let token = purchase.purchaseToken, !token.isEmpty else {
             throw IngestionError(.invalidTransaction, "The voided purchase has no purchaseToken.")

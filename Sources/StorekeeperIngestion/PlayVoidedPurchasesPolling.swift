@@ -12,9 +12,15 @@ import Storage
 /// (`PlayIngestor`), as a push would have; the cursor moves to the end of the window only after
 /// every page committed. A voided purchase already stored is a free no-op.
 ///
-/// The list names no product type: it is the stored token's (`play_purchase_tokens`); a token
-/// Storekeeper never read is skipped (nobody owns it, and an app posting it later reads its
-/// current state, which Google shows voided), as is an entry Google sent without a token or time.
+/// A window longer than one run's pages stays open: after each committed page the window and
+/// Google's page token of the next page are saved with the lease, and the next run (on any
+/// instance) lists the same window from that page, so every window completes however long.
+///
+/// The list names no product type: it is the stored token's (`play_purchase_tokens`). A voided
+/// purchase of a token Storekeeper never read is kept all the same (`unknownTokens`), without a
+/// product type and in the app's production environment when it holds one: it refunds nothing
+/// until the token's first read, which settles both and applies the refund (an app posting
+/// the token later, a notification). An entry without a token or time is skipped.
 /// - Note: Immutable and `Sendable`.
 public struct PlayVoidedPurchasesPolling: Sendable {
     /// Tunables of a run.
@@ -51,14 +57,22 @@ public struct PlayVoidedPurchasesPolling: Sendable {
         public var listed = 0
         /// Of those, the ones Storekeeper had not stored: lost pushes found.
         public var newVoided = 0
-        /// Entries not ingested: unknown tokens, entries without a token or time, environments
-        /// the app does not accept.
+        /// Of those, the ones for purchase tokens Storekeeper has not read: kept, waiting for
+        /// the token.
+        public var unknownTokens = 0
+        /// Entries not ingested: entries without a token or time, environments the app does
+        /// not accept.
         public var skipped = 0
+        /// The run went on with a window an earlier run left open.
+        public var resumed = false
         /// The window asked for.
         public var windowStart: Timestamp?
         public var windowEnd: Timestamp?
         public var failure: IngestionError?
     }
+
+    /// The longest page token kept (Google's are far shorter).
+    static let maximumPageTokenBytes = 4096
 
     /// Google lists voided purchases of the last 30 days; a start further back is an error.
     public static let lookBackMilliseconds: Int64 = 30 * 86_400_000
@@ -89,20 +103,34 @@ public struct PlayVoidedPurchasesPolling: Sendable {
         let earliest = now.adding(milliseconds: -Self.lookBackMilliseconds + Self.lookBackMarginMilliseconds)
         let start =
             cursor.cursorAt.map { max($0.adding(milliseconds: -settings.overlapMilliseconds), earliest) } ?? earliest
-        (run.windowStart, run.windowEnd) = (start, now)
+        let open = cursor.openWindow
+        let (windowStart, windowEnd) = open.map { ($0.start, $0.end) } ?? (start, now)
+        (run.windowStart, run.windowEnd, run.resumed) = (windowStart, windowEnd, open != nil)
         do throws(IngestionError) {
-            try await pages(runtime: runtime, from: start, to: now, owner: owner, settings: settings, run: &run)
+            try await pages(
+                runtime: runtime, from: windowStart, to: windowEnd, resumingAt: open?.pageToken, owner: owner,
+                settings: settings, run: &run)
             if run.completed {
                 let movedAt = clock.now()
                 let moved = try await write { transaction in
                     try transaction.advancePlayVoidedCursor(
-                        appId: appId, owner: owner, to: now, now: movedAt, leaseMilliseconds: settings.leaseMilliseconds
-                    )
+                        appId: appId, owner: owner, to: windowEnd, now: movedAt,
+                        leaseMilliseconds: settings.leaseMilliseconds)
                 }
                 if !moved { run.completed = false }
             }
         } catch {
             run.failure = error
+            // Google refused the saved page token (expired, say): the next run lists the window
+            // again from its start, which is idempotent, rather than failing on it for ever. A
+            // Google outage keeps the window.
+            if open != nil, run.pages == 0, error.code != .googlePlayUnavailable {
+                let at = clock.now()
+                _ = try? await store.write { transaction in
+                    try transaction.holdPlayVoidedWindow(
+                        appId: appId, owner: owner, window: nil, now: at, leaseMilliseconds: settings.leaseMilliseconds)
+                }
+            }
         }
         let (error, releasedAt) = (run.failure.map { $0.code.rawValue }, clock.now())
         _ = try? await store.write { transaction in
@@ -112,33 +140,38 @@ public struct PlayVoidedPurchasesPolling: Sendable {
     }
 
     private func pages(
-        runtime: PlayRuntime, from start: Timestamp, to end: Timestamp, owner: String, settings: Settings,
-        run: inout Run
+        runtime: PlayRuntime, from start: Timestamp, to end: Timestamp, resumingAt pageToken: String?, owner: String,
+        settings: Settings, run: inout Run
     ) async throws(IngestionError) {
         var query = VoidedPurchasesQuery(
             startTime: EpochMillisString(milliseconds: start.millisecondsSince1970),
             endTime: EpochMillisString(milliseconds: end.millisecondsSince1970), maxResults: settings.pageSize,
             type: 1, includeQuantityBasedPartialRefund: true)
-        var seenTokens: Set<String> = []
+        query.token = pageToken
+        var seenTokens: Set<String> = pageToken.map { [$0] } ?? []
         for _ in 0..<settings.maximumPages {
             let page = try await runtime.listVoidedPurchases(query)
             run.pages += 1
             let entries = page.voidedPurchases ?? []
             run.listed += entries.count
             try await ingest(entries, runtime: runtime, run: &run)
-            // The page is committed: hold the cursor for the next one.
+            let next = page.tokenPagination?.nextPageToken.flatMap { $0.isEmpty ? nil : $0 }
+            if let next {
+                guard next.utf8.count <= Self.maximumPageTokenBytes, seenTokens.insert(next).inserted else {
+                    throw IngestionError(.googlePlayError, "Google Play's voided purchases repeat a page token.")
+                }
+            }
+            // The page is committed: hold the cursor, with where the window goes on.
             let (appId, now) = (runtime.appId, clock.now())
+            let window = next.map { PlayVoidedWindow(start: start, end: end, pageToken: $0) }
             let held = try await write { transaction in
-                try transaction.leasePlayVoidedCursor(
-                    appId: appId, owner: owner, now: now, leaseMilliseconds: settings.leaseMilliseconds) != nil
+                try transaction.holdPlayVoidedWindow(
+                    appId: appId, owner: owner, window: window, now: now, leaseMilliseconds: settings.leaseMilliseconds)
             }
             guard held else { return }
-            guard let next = page.tokenPagination?.nextPageToken, !next.isEmpty else {
+            guard let next else {
                 run.completed = true
                 return
-            }
-            guard next.utf8.count <= 4096, seenTokens.insert(next).inserted else {
-                throw IngestionError(.googlePlayError, "Google Play's voided purchases repeat a page token.")
             }
             query.token = next
         }
@@ -154,19 +187,23 @@ public struct PlayVoidedPurchasesPolling: Sendable {
             entries.compactMap(\.purchaseToken).filter {
                 !$0.isEmpty && $0.utf8.count <= VerifiedPlaySnapshot.maximumTokenBytes
             })
-        let known = try await read { reader in
+        let packageName = settings.packageName
+        let (known, holdsProduction) = try await read { reader in
             var known: [String: PlayPurchaseTokenRecord] = [:]
             for token in tokens { known[token] = try reader.playPurchaseToken(appId: appId, purchaseToken: token) }
-            return known
+            return (known, try reader.appId(playPackageName: packageName, environment: .production) == appId)
         }
         var byEnvironment: [AppStoreEnvironment: [VerifiedPlaySnapshot]] = [:]
         var facts: [PlayVoidedPurchaseFact] = []
         for entry in entries {
-            guard let token = entry.purchaseToken, let record = known[token],
+            // A token not read yet: no product type, and the app's production side when it has
+            // one; the token's first read settles both (`PlayVoidedPurchaseFact`).
+            let record = entry.purchaseToken.flatMap { known[$0] }
+            guard let token = entry.purchaseToken, tokens.contains(token),
                 let fact = try? PlayFactMapping.voided(
-                    entry, packageName: settings.packageName,
-                    productType: record.kind == .product ? .oneTime : .subscription,
-                    isTestPurchase: record.environment == .sandbox),
+                    entry, packageName: packageName,
+                    productType: record.map { $0.kind == .product ? .oneTime : .subscription },
+                    isTestPurchase: record.map { $0.environment == .sandbox } ?? !holdsProduction),
                 let snapshot = try? VerifiedPlaySnapshot(
                     fact: .playVoidedPurchase(fact), raw: String(decoding: GooglePlayJSON.encode(entry), as: UTF8.self))
             else {
@@ -184,6 +221,7 @@ public struct PlayVoidedPurchasesPolling: Sendable {
             }.count
         }
         var committed = 0
+        var unknownCommitted = 0
         for environment in byEnvironment.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             let snapshots = byEnvironment[environment]!
             do throws(IngestionError) {
@@ -191,12 +229,14 @@ public struct PlayVoidedPurchasesPolling: Sendable {
                     settings: settings, notification: nil, snapshots: snapshots, source: "voided_poll",
                     receivedAt: clock.now())
                 committed += snapshots.count
+                unknownCommitted += snapshots.filter { known[$0.purchaseToken] == nil }.count
             } catch  where error.code == .environmentNotAccepted {
                 // The app does not hold its package in that environment: nothing of it is the app's.
                 run.skipped += snapshots.count
             }
         }
         run.newVoided += max(0, committed - stored)
+        run.unknownTokens += unknownCommitted
     }
 
     private func read<T: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> T)

@@ -114,6 +114,7 @@ public struct StorekeeperApplication: Sendable {
             GooglePlaySettingsController(
                 apps: apps, clock: clock, playRuntimes: ingestion.googlePlay.runtimes
             ).routes
+        routes += PlayUnmatchedVoidedController(apps: apps).routes
         let openAPI = OpenAPIDocument.build(routes: routes)
         documentBox.set(openAPI)
         self.openAPIDocument = openAPI

@@ -301,6 +301,14 @@ public enum OpenAPIDocument {
                 "properties": {"appId": {"type": "string"}, "packageName": {"type": "string"}, "hasServiceAccountKey": {"type": "boolean"},
                   "rtdnAudience": {"type": "string"}, "pushServiceAccountEmail": {"type": "string"},
                   "acknowledgePurchases": {"type": "boolean"}, "version": {"type": "integer", "minimum": 1}}},
+              "PlayUnmatchedVoided": {"type": "object", "required": ["count", "voided"], "properties": {
+                "count": {"type": "integer", "minimum": 0}, "voided": {"type": "array", "items": {"type": "object",
+                  "required": ["purchaseToken", "voidedAt", "refundType", "source", "receivedAt"], "properties": {
+                    "purchaseToken": {"type": "string"}, "orderId": {"type": "string"},
+                    "productType": {"type": "string", "enum": ["subscription", "oneTime"]}, "voidedAt": {"type": "integer"},
+                    "refundType": {"type": "string", "enum": ["full", "quantityBasedPartial"]},
+                    "voidedQuantity": {"type": "integer"}, "voidedReason": {"type": "integer"}, "source": {"type": "string"},
+                    "receivedAt": {"type": "integer"}}}}}},
               "AppList": {"type": "object", "required": ["apps"], "properties": {"apps": {"type": "array", "items": {"$ref": "#/components/schemas/App"}}}},
               "AppKeyInput": {"type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "enum": ["public", "secret"]},
                 "label": {"type": "string", "maxLength": 200}}},

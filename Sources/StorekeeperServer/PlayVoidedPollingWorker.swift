@@ -59,6 +59,11 @@ public final class PlayVoidedPollingWorker: PeriodicWorker {
             if let failure = run.failure {
                 ServerLog.event(["event": "voided.failed", "appId": app, "code": failure.code.rawValue])
             }
+            if let unmatched = try? await ingestion.store.read({ reader in
+                try reader.playUnmatchedVoidedCount(appId: app)
+            }) {
+                metrics.recordPlayVoidedUnmatched(appId: app, count: unmatched)
+            }
         }
         if let cursors = try? await ingestion.store.read({ reader in try reader.playVoidedCursors() }) {
             for cursor in cursors { metrics.recordPlayVoidedCursor(appId: cursor.appId, at: cursor.cursorAt) }

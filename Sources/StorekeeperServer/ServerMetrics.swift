@@ -51,6 +51,7 @@ public final class ServerMetrics: IngestionMetrics {
         var playVoidedSkipped: [String: Int] = [:]
         var playVoidedRuns: [String: Int] = [:]
         var playVoidedCursors: [String: Timestamp?] = [:]
+        var playVoidedUnmatched: [String: Int] = [:]
         var playRereads: [String: Int] = [:]
         var customerSyncs: [String: Int] = [:]
         var consumptionAnswers: [String: Int] = [:]
@@ -104,6 +105,12 @@ public final class ServerMetrics: IngestionMetrics {
     /// Where an app's voided-purchases cursor stands (`nil`: no complete run yet).
     public func recordPlayVoidedCursor(appId: String, at cursor: Timestamp?) {
         state.withLock { $0.playVoidedCursors[appId] = .some(cursor) }
+    }
+
+    /// How many voided purchases an app keeps for tokens no read showed yet (their refunds
+    /// wait for the token).
+    public func recordPlayVoidedUnmatched(appId: String, count: Int) {
+        state.withLock { $0.playVoidedUnmatched[appId] = count }
     }
 
     /// One Play subscription re-read's outcome (`applied`, `unclaimed`, `recorded`, `not_found`,
@@ -282,9 +289,16 @@ public final class ServerMetrics: IngestionMetrics {
         }
         header(
             "storekeeper_play_voided_skipped_total", "counter",
-            "Polled voided purchases not ingested (unknown token, malformed, environment not accepted), by app.")
+            "Polled voided purchases not ingested (malformed, environment not accepted), by app.")
         for (app, value) in state.playVoidedSkipped.sorted(by: { $0.key < $1.key }) {
             out += "storekeeper_play_voided_skipped_total\(labels([("app", app)])) \(value)\n"
+        }
+        header(
+            "storekeeper_play_voided_unmatched", "gauge",
+            "Voided purchases kept for purchase tokens Storekeeper has not read (refunds waiting for the token), by app."
+        )
+        for (app, value) in state.playVoidedUnmatched.sorted(by: { $0.key < $1.key }) {
+            out += "storekeeper_play_voided_unmatched\(labels([("app", app)])) \(value)\n"
         }
         header("storekeeper_play_voided_runs_total", "counter", "Voided-purchases polling runs by outcome.")
         for (outcome, value) in state.playVoidedRuns.sorted(by: { $0.key < $1.key }) {

@@ -67,7 +67,7 @@ struct PlayAnalyticsCharges: Sendable {
         }
         for token in ledger.subscriptionsByToken.keys.sorted() {
             let snapshots = ledger.subscriptionsByToken[token]!
-            let voided = (ledger.voidedByToken[token] ?? []).filter { $0.productType == .subscription }
+            let voided = (ledger.voidedByToken[token] ?? []).filter { $0.applies(to: .subscription) }
             let products = Set(snapshots.flatMap { $0.lineItems.map(\.productId) }).sorted()
             for productId in products {
                 let history = PlayOrderHistory(productId: productId, snapshots: snapshots)
@@ -79,10 +79,15 @@ struct PlayAnalyticsCharges: Sendable {
             }
         }
         for token in ledger.productsByToken.keys.sorted() {
-            let latest = ledger.productsByToken[token]!.last!
-            // Pending purchases were never paid; an unknown state is not counted either.
-            guard latest.purchaseState.value == .purchased || latest.purchaseState.value == .canceled else { continue }
-            let voided = (ledger.voidedByToken[token] ?? []).filter { $0.productType == .oneTime }
+            let reads = ledger.productsByToken[token]!
+            let latest = reads.last!
+            // As the engine (`PlayProductPurchases`): a voided record naming another order
+            // refunds nothing here; pending purchases, and pending ones canceled, were never paid.
+            let voided = (ledger.voidedByToken[token] ?? []).filter { fact in
+                fact.applies(to: .oneTime)
+                    && (fact.orderId == nil || latest.orderId == nil || fact.orderId == latest.orderId)
+            }
+            guard PlayProductPurchaseFact.wasCharged(reads: reads, voided: voided) else { continue }
             let refund = Self.refund(voided, quantity: latest.quantity)
             let figures = PlayRevenue.figures(
                 orderId: latest.orderId ?? token, productId: latest.productId, purchaseDate: latest.purchaseTime,
@@ -134,13 +139,12 @@ struct PlayAnalyticsCharges: Sendable {
         let latest = history.entries.last!
         let isAutoRenewing = latest.item.planType != .prepaid
         let lastOrderId = orders.last(where: { $0.orderId != nil })?.orderId
-        // A voided record names its order, or (a revocation) none: then the latest.
+        // A voided record names its order, or (a revocation) none: then the latest. One naming
+        // an order no read showed takes no money from another order (the engine's rule).
         var voidedByOrder: [String: [PlayVoidedPurchaseFact]] = [:]
+        let knownOrders = Set(orders.compactMap(\.orderId))
         for fact in voided {
-            guard
-                let orderId = fact.orderId.flatMap({ id in orders.contains { $0.orderId == id } ? id : nil })
-                    ?? lastOrderId
-            else { continue }
+            guard let orderId = fact.refundedOrder(known: knownOrders, latest: lastOrderId) else { continue }
             voidedByOrder[orderId, default: []].append(fact)
         }
         // From the facts alone, not `now`: a rebuild at any later instant gives the same reason.

@@ -61,6 +61,15 @@ public struct PlayProductPurchaseFact: Sendable, Hashable, Codable {
 
     /// `purchaseType` 0: a license tester's purchase, the sandbox environment.
     public var environment: AppStoreEnvironment { purchaseType == 0 ? .sandbox : .production }
+    /// Whether the purchase of these reads (one token's, any order) was charged: a read showed
+    /// it purchased, or Google voided it (only a charge is voided). `purchaseState` 1
+    /// (canceled) alone is not a charge: Google reports a pending purchase the buyer never
+    /// paid as canceled (`ONE_TIME_PRODUCT_CANCELED`), as it reports a refunded one; the
+    /// refund's voided record, polled as a safety net, tells the two apart.
+    static func wasCharged(reads: [PlayProductPurchaseFact], voided: [PlayVoidedPurchaseFact]) -> Bool {
+        !voided.isEmpty || reads.contains { $0.purchaseState.value == .purchased }
+    }
+
     /// Promo codes and rewarded ads bring no money.
     var isPaid: Bool { purchaseType != 1 && purchaseType != 2 }
 }

@@ -5,6 +5,8 @@ import AppStoreModels
 /// catalog duration from the purchase, a consumable is recorded only; a pending purchase
 /// grants nothing yet, a canceled one nothing any more. A full refund ends access at the
 /// voided time; a quantity-based partial refund takes back its share of the money only.
+/// Money and the purchase event only for a purchase that was charged
+/// (`PlayProductPurchaseFact.wasCharged`): a pending purchase canceled before payment was not.
 struct PlayProductPurchases {
     private(set) var purchases: [NonSubscriptionPurchase] = []
     private(set) var events: [LifecycleEvent] = []
@@ -17,9 +19,19 @@ struct PlayProductPurchases {
         rule: PlayCommissionRule
     ) {
         for token in ledger.productsByToken.keys.sorted() {
-            let latest = ledger.productsByToken[token]!.last!
-            let voided = (ledger.voidedByToken[token] ?? []).filter { $0.productType == .oneTime }
+            let reads = ledger.productsByToken[token]!
+            let latest = reads.last!
             let key = latest.orderId ?? token
+            // A voided record naming another order than the purchase's is kept but refunds
+            // nothing here (a token has one order; the record is Google's to explain).
+            var voided: [PlayVoidedPurchaseFact] = []
+            for fact in (ledger.voidedByToken[token] ?? []) where fact.applies(to: .oneTime) {
+                if let orderId = fact.orderId, let own = latest.orderId, orderId != own {
+                    notes.append(PlaySubscriptions.unknownOrderNote(fact, orderId: orderId))
+                } else {
+                    voided.append(fact)
+                }
+            }
             causeIds.insert(key)
             var kind = catalog[latest.productId]?.kind ?? .nonConsumable
             if catalog[latest.productId] == nil {
@@ -77,7 +89,11 @@ struct PlayProductPurchases {
                 }
                 if let revocation { purchase.reason = revocation.text }
             case .canceled?:
-                purchase.reason = revocation?.text ?? "canceled on Google Play: grants nothing"
+                purchase.reason =
+                    revocation?.text
+                    ?? (PlayProductPurchaseFact.wasCharged(reads: reads, voided: voided)
+                        ? "canceled on Google Play: grants nothing"
+                        : "canceled on Google Play before it was paid: grants nothing, no revenue")
             case .pending?:
                 purchase.reason = "payment pending: no access until Google Play confirms it"
             case nil:
@@ -85,7 +101,7 @@ struct PlayProductPurchases {
             }
             purchase.price = figures.price
             purchases.append(purchase)
-            guard state == .purchased || state == .canceled else { continue }
+            guard PlayProductPurchaseFact.wasCharged(reads: reads, voided: voided) else { continue }
             revenue.append(figures)
             events.append(
                 builder.playEvent(

@@ -52,8 +52,14 @@ struct PlaySubscriptions {
         }
         for token in ledger.subscriptionsByToken.keys.sorted() {
             let snapshots = ledger.subscriptionsByToken[token]!
-            let voided = (ledger.voidedByToken[token] ?? []).filter { $0.productType == .subscription }
+            let voided = (ledger.voidedByToken[token] ?? []).filter { $0.applies(to: .subscription) }
             let linked = snapshots.last(where: { $0.linkedPurchaseToken != nil })?.linkedPurchaseToken
+            // A voided order no read of the token showed refunds none of them: said once.
+            let tokenOrders = Set(snapshots.flatMap { $0.lineItems.compactMap(\.latestSuccessfulOrderId) })
+            for fact in voided {
+                guard let orderId = fact.orderId, !tokenOrders.contains(orderId) else { continue }
+                notes.append(Self.unknownOrderNote(fact, orderId: orderId))
+            }
             let predecessorProducts = linked.flatMap { productsByToken[$0] }
             for productId in productsByToken[token] ?? [] {
                 let history = PlayOrderHistory(productId: productId, snapshots: snapshots)
@@ -82,10 +88,13 @@ struct PlaySubscriptions {
         }
         causeIds.insert(token)
 
-        // Money: one entry per charged order; a voided fact names its order, or the latest.
+        // Money: one entry per charged order; a voided fact names its order, or (naming none)
+        // the latest. One naming an order no read showed takes money from no other order.
         let lastOrderId = orders.last(where: { $0.orderId != nil })?.orderId
+        let knownOrders = Set(orders.compactMap(\.orderId))
+        let voided = voided.filter { $0.refundedOrder(known: knownOrders, latest: lastOrderId ?? token) != nil }
         let refunds = PlayOrderRefunds(voided: voided, quantity: 1) { fact in
-            fact.orderId.flatMap { id in orders.contains { $0.orderId == id } ? id : nil } ?? lastOrderId ?? token
+            fact.refundedOrder(known: knownOrders, latest: lastOrderId ?? token)!
         }
         let refundShares = refunds.shares
         var figuresByOrder: [String: TransactionRevenue] = [:]
@@ -105,9 +114,7 @@ struct PlaySubscriptions {
         // ends access; Google lists voids per order, and refunding an earlier charge in full
         // leaves the subscription running (it once ended it for good).
         let fullVoid = voided.first { fact in
-            fact.isFull
-                && (fact.orderId.flatMap { id in orders.contains { $0.orderId == id } ? id : nil } ?? lastOrderId)
-                    == lastOrderId
+            fact.isFull && fact.refundedOrder(known: knownOrders, latest: lastOrderId ?? token) == lastOrderId ?? token
         }
         let replacedAt = replacement.map(\.startedAt)
         events += orderEvents(
@@ -259,6 +266,12 @@ struct PlaySubscriptions {
         info.store = .playStore
         if catalog[productId] == nil { info.isUnknownProduct = true }
         subscriptions.append((info, accessEnd))
+    }
+
+    /// What the customer's notes say of a voided record naming an order that no read showed.
+    static func unknownOrderNote(_ fact: PlayVoidedPurchaseFact, orderId: String) -> String {
+        "voided order \(orderId) (\(fact.voidedAt.humanReadable)) is not an order Storekeeper read for its purchase: "
+            + "kept, no revenue taken from another order"
     }
 
     /// Why a line item ended, from the cancellation Google reports or the last auto-renew flag.

@@ -27,12 +27,17 @@ public enum PlayProductType: Int, Sendable, Hashable, Codable, CaseIterable {
 /// A refund, chargeback or revocation of one Play purchase (`voidedpurchases.list`, a
 /// `voidedPurchaseNotification`, or a `SUBSCRIPTION_REVOKED` notification mapped with
 /// `refundType` full). Unique per (token, orderId, voidedAt).
+///
+/// A voided purchase of a token Storekeeper has not read yet is kept all the same: the list
+/// does not say its product type (`nil`) and neither source says whether a license tester
+/// bought it, so the store fills both in from the token's first read (`insertPlayFact`).
 /// - Note: Immutable value; `Sendable`.
 public struct PlayVoidedPurchaseFact: Sendable, Hashable, Codable {
     public var packageName: String
     public var purchaseToken: String
     public var orderId: String?
-    public var productType: PlayProductType
+    /// `nil`: not known yet (listed by `voidedpurchases.list` before the token was read).
+    public var productType: PlayProductType?
     /// `voidedTimeMillis`.
     public var voidedAt: Timestamp
     /// `voidedSource`, raw (unknown values kept).
@@ -47,7 +52,7 @@ public struct PlayVoidedPurchaseFact: Sendable, Hashable, Codable {
     public var isTestPurchase: Bool
 
     public init(
-        packageName: String, purchaseToken: String, orderId: String?, productType: PlayProductType,
+        packageName: String, purchaseToken: String, orderId: String?, productType: PlayProductType?,
         voidedAt: Timestamp, voidedSource: Int?, voidedReason: Int?, refundType: PlayRefundType?,
         voidedQuantity: Int? = nil, isTestPurchase: Bool = false
     ) {
@@ -64,6 +69,19 @@ public struct PlayVoidedPurchaseFact: Sendable, Hashable, Codable {
     }
 
     public var environment: AppStoreEnvironment { isTestPurchase ? .sandbox : .production }
+
+    /// Whether it may void a purchase of `type`: its own type, or any while the type is unknown
+    /// (a token is a subscription or a product, never both).
+    func applies(to type: PlayProductType) -> Bool { productType == nil || productType == type }
+
+    /// The order a voided record refunds, among `known` (the order ids the token's reads
+    /// showed): the one it names; the latest (`latest`) when it names none (a revocation read
+    /// from a notification); `nil` when it names an order no read showed (kept as a fact, but
+    /// never charged to another order: a later read naming that order settles it).
+    func refundedOrder(known: Set<String>, latest: String?) -> String? {
+        guard let orderId else { return latest }
+        return known.contains(orderId) ? orderId : nil
+    }
 
     /// A partial refund leaves the purchase in force; anything else voids it.
     var isFull: Bool { refundType != .quantityBasedPartial }
