@@ -178,6 +178,11 @@ public protocol StoreReader {
     ) throws -> [LTVCohortTotal]
     /// Every non-zero retention and LTV row of the app, in key order.
     func analyticsCohortRows(appId: String) throws -> AnalyticsCohortRows
+    // Analytics rebuilds (0020).
+    /// The app's rebuild `id`, or its latest when `id` is `nil`; `nil` when there is none.
+    func analyticsRebuild(appId: String, id: Int64?) throws -> AnalyticsRebuildRecord?
+    /// Up to `limit` of the app's customer ids above `after`, ascending.
+    func customerIds(appId: String, after: Int64, limit: Int) throws -> [Int64]
 
     // Consumption answers (0011).
     /// Whether the customer consented to sharing consumption data; `nil` when the app never said.
@@ -424,6 +429,10 @@ public protocol StoreTransaction: StoreReader {
     func completeJob(id: Int64, owner: String, at: Timestamp) throws -> Bool
     /// Retries at `retryAt`, or gives up for good when `nil`.
     func failJob(id: Int64, owner: String, error: String, retryAt: Timestamp?, at: Timestamp) throws -> Bool
+    /// Extends `owner`'s lease of the job to `until`; `false` when the job is finished or no
+    /// longer `owner`'s (the lease ran out and another worker claimed it), and nothing changes.
+    /// On PostgreSQL the job's row stays locked until the transaction ends.
+    func renewJobLease(id: Int64, owner: String, until: Timestamp) throws -> Bool
 
     // Recovery workers (0009).
     /// Leases the app's history cursor in `environment` to `owner` until `now + leaseMilliseconds`
@@ -515,6 +524,20 @@ public protocol StoreTransaction: StoreReader {
     /// Sets the app's retention and LTV rows to the sums of the stored cohort contributions
     /// (locked first on PostgreSQL, like `reconcileAnalyticsDaily`); returns how many differed.
     func reconcileAnalyticsCohorts(appId: String) throws -> Int
+    // Analytics rebuilds (0020).
+    /// Asks for a rebuild of the app's aggregates for settings `settingsVersion`: supersedes the
+    /// unfinished one (and finishes its job, so its worker stops at its next batch), stores a
+    /// `queued` rebuild and queues its `analytics_rebuild` job, due at `at`.
+    func requestAnalyticsRebuild(appId: String, settingsVersion: Int64, at: Timestamp) throws
+        -> AnalyticsRebuildRecord
+    /// Marks the unfinished rebuild `running` (started now unless it had started) and counts its
+    /// customers still to do into its total; `nil` (nothing changes) when it is finished.
+    func startAnalyticsRebuildRun(id: Int64, at: Timestamp) throws -> AnalyticsRebuildRecord?
+    /// Records a batch of the running rebuild: the last customer id it recomputed, how many
+    /// customers, and how many of them had a stored contribution that differed.
+    func advanceAnalyticsRebuild(id: Int64, afterCustomerId: Int64, customers: Int, changed: Int) throws
+    /// Marks the running rebuild completed with the rows its last step repaired.
+    func completeAnalyticsRebuild(id: Int64, rowsRepaired: Int, at: Timestamp) throws
 
     // Consumption answers (0011).
     /// Records (or replaces) the customer's consent to sharing consumption data.

@@ -113,7 +113,7 @@ public enum AnalyticsAggregation {
     }
 
     /// One batch of `rebuild`: how many of the customers had a stored contribution that differed.
-    private static func recompute(
+    static func recompute(
         customers: [Int64], appId: String, in transaction: any StoreTransaction, now: Timestamp
     ) throws -> Int {
         let catalog = try transaction.catalog(appId: appId) ?? ProductCatalog(products: [])

@@ -35,14 +35,31 @@ struct AnalyticsController: Sendable {
                 summary: "Reporting currency and rates, Small Business Program periods, commission rates.",
                 tag: "admin", responses: errors.merging([200: "AnalyticsSettings"]) { $1 }, handler: getSettings
             ).versioned(ifMatch: false, etagStatuses: [200]),
+            Self.withLocation(
+                APIRoute(
+                    .put, "/v1/apps/{appId}/analytics-settings", access: .admin, operationId: "putAnalyticsSettings",
+                    summary: "Replace the analytics settings. A change of the commission terms queues a rebuild of "
+                        + "the aggregates (202, Location: its status); otherwise 200.",
+                    tag: "admin", request: "AnalyticsSettings",
+                    responses: errors.merging([
+                        200: "AnalyticsSettings", 202: "AnalyticsSettings", 412: "Error", 415: "Error",
+                    ]) { $1 },
+                    handler: putSettings
+                ).versioned(ifMatch: true, etagStatuses: [200, 202, 412])),
             APIRoute(
-                .put, "/v1/apps/{appId}/analytics-settings", access: .admin, operationId: "putAnalyticsSettings",
-                summary: "Replace the analytics settings; a change of commission terms recomputes the aggregates.",
-                tag: "admin", request: "AnalyticsSettings",
-                responses: errors.merging([200: "AnalyticsSettings", 412: "Error", 415: "Error"]) { $1 },
-                handler: putSettings
-            ).versioned(ifMatch: true, etagStatuses: [200, 412]),
+                .get, "/v1/apps/{appId}/analytics-rebuilds/{rebuildId}", access: .admin,
+                operationId: "getAnalyticsRebuild",
+                summary: "A rebuild of the aggregates queued by the analytics settings (its id, or latest): "
+                    + "status and progress.",
+                tag: "admin", responses: errors.merging([200: "AnalyticsRebuild"]) { $1 }, handler: getRebuild),
         ]
+    }
+
+    /// The 202 of the settings `PUT` names the rebuild's status route.
+    private static func withLocation(_ route: APIRoute) -> APIRoute {
+        var route = route
+        route.responseHeaders[202, default: []].append("Location")
+        return route
     }
 
     // MARK: - Metrics
@@ -271,29 +288,82 @@ struct AnalyticsController: Sendable {
         let appId = app.id
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "api"
-        let (version, rebuild) = try await apps.write("admin") { transaction -> (Int64, Bool) in
+        let (version, rebuild) = try await apps.write("admin") {
+            transaction -> (Int64, AnalyticsRebuildRecord?) in
             guard try transaction.lockApp(id: appId) != nil else { throw ErrorMapping.ingestionFailure(.appNotFound) }
             let current = try transaction.analyticsSettings(appId: appId)
             try precondition.check(current: current?.version ?? 0, resource: "analytics settings")
             let version = try transaction.saveAnalyticsSettings(appId: appId, settings, at: now)
+            // Proceeds depend on the commission terms: a change of them queues a rebuild of the
+            // stored aggregates (superseding one still running), which a job worker runs.
+            var rebuild: AnalyticsRebuildRecord?
+            if (current?.settings ?? AnalyticsSettings()).commissionRule != settings.commissionRule {
+                rebuild = try transaction.requestAnalyticsRebuild(appId: appId, settingsVersion: version, at: now)
+            }
+            var detail: [String: JSONValue] = ["version": .integer(version)]
+            if let rebuild { detail["rebuildId"] = .integer(rebuild.id) }
             try transaction.appendAudit(
                 NewAuditEntry(
-                    at: now, actor: actor, action: "analytics.settings.update", appId: appId,
-                    detail: .object(["version": .integer(version)])))
-            return (version, (current?.settings ?? AnalyticsSettings()).commissionRule != settings.commissionRule)
+                    at: now, actor: actor, action: "analytics.settings.update", appId: appId, detail: .object(detail)))
+            return (version, rebuild)
         }
-        if rebuild {
-            // Proceeds depend on the commission terms: the stored aggregates are recomputed.
-            do {
-                _ = try await AnalyticsAggregation.rebuild(appId: appId, store: apps.store, now: now)
-            } catch {
-                throw ErrorMapping.storeFailure(error)
-            }
+        var response = Self.respond(StoredAnalyticsSettings(settings: settings, version: version), rebuild: rebuild)
+        if let rebuild {
+            response.status = .accepted
+            response.headers["Location"] = Self.rebuildPath(appId: appId, id: rebuild.id)
         }
-        return Self.respond(StoredAnalyticsSettings(settings: settings, version: version))
+        return response
     }
 
-    static func respond(_ stored: StoredAnalyticsSettings) -> HTTPResponse {
+    @Sendable func getRebuild(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
+        let text = try context.parameter("rebuildId")
+        let id: Int64?
+        if text == "latest" {
+            id = nil
+        } else if text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let number = Int64(text)
+        {
+            id = number
+        } else {
+            throw Self.rebuildNotFound
+        }
+        let app = try await apps.record(context)
+        let appId = app.id
+        guard let rebuild = try await apps.read({ reader in try reader.analyticsRebuild(appId: appId, id: id) }) else {
+            throw Self.rebuildNotFound
+        }
+        return JSONResponse.make(Self.json(rebuild))
+    }
+
+    static let rebuildNotFound = HTTPError(
+        status: .notFound, code: "analytics_rebuild_not_found", message: "No such analytics rebuild of the app.")
+
+    static func rebuildPath(appId: String, id: Int64) -> String {
+        "/v1/apps/\(DashboardHTTP.encode(appId))/analytics-rebuilds/\(id)"
+    }
+
+    /// A rebuild as the API shows it (docs/analytics.md); times in milliseconds since 1970.
+    static func json(_ rebuild: AnalyticsRebuildRecord) -> JSONValue {
+        func time(_ value: Timestamp?) -> JSONValue { value.map { .integer($0.millisecondsSince1970) } ?? .null }
+        let finished = rebuild.status == .completed
+        return .object([
+            "id": .integer(rebuild.id), "appId": .string(rebuild.appId),
+            "settingsVersion": .integer(rebuild.settingsVersion), "status": .string(rebuild.status.rawValue),
+            "customersDone": .integer(rebuild.customersDone), "customersTotal": .integer(rebuild.customersTotal),
+            "contributionsChanged": .integer(rebuild.contributionsChanged),
+            "rowsRepaired": finished ? .integer(rebuild.rowsRepaired) : .null,
+            "changed": finished ? .bool(rebuild.contributionsChanged > 0 || rebuild.rowsRepaired > 0) : .null,
+            "supersededBy": rebuild.supersededBy.map { .integer($0) } ?? .null,
+            "requestedAt": time(rebuild.requestedAt), "startedAt": time(rebuild.startedAt),
+            "finishedAt": time(rebuild.finishedAt), "attempts": .integer(Int64(rebuild.attempts)),
+            "error": rebuild.lastError.map { .string($0) } ?? .null,
+            "href": .string(rebuildPath(appId: rebuild.appId, id: rebuild.id)),
+        ])
+    }
+
+    /// The settings with their version; after a `PUT`, `rebuild` names the rebuild it queued
+    /// (`null`: nothing to recompute).
+    static func respond(_ stored: StoredAnalyticsSettings, rebuild: AnalyticsRebuildRecord?? = nil) -> HTTPResponse {
         var object: [String: JSONValue] = [:]
         if case .object(let settings) =
             (try? JSONDecoder().decode(JSONValue.self, from: AppStoreJSON.encode(stored.settings))) ?? .null
@@ -301,6 +371,9 @@ struct AnalyticsController: Sendable {
             object = settings
         }
         object["version"] = .integer(stored.version)
+        if let rebuild {
+            object["rebuild"] = rebuild.map { json($0) } ?? .null
+        }
         var response = JSONResponse.make(JSONValue.object(object))
         response.headers["ETag"] = VersionPrecondition.etag(stored.version)
         return response

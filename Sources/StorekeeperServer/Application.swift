@@ -29,6 +29,10 @@ public struct StorekeeperApplication: Sendable {
     public let accessScheduler: AccessScheduler
     /// Runs the durable job queue (purchase completions); `ServeCommand` starts its loop.
     public let jobWorker: JobWorker
+    /// Runs the analytics rebuilds the analytics-settings `PUT` queues (`analytics_rebuild`
+    /// jobs), on a loop of its own so that a rebuild of minutes never holds up the other jobs;
+    /// started with the job worker (`configuration.jobWorker`).
+    public let analyticsRebuildWorker: JobWorker
     /// Replays each app's notification history from its cursor (`configuration.historyReplay`).
     public let historyReplayWorker: HistoryReplayWorker
     /// Polls subscription statuses that went quiet (`configuration.statusPolling`).
@@ -146,6 +150,10 @@ public struct StorekeeperApplication: Sendable {
         }
         jobWorker = JobWorker(
             store: store, handlers: ingestion.jobHandlers, clock: clock, metrics: metrics, settings: jobs)
+        analyticsRebuildWorker = JobWorker(
+            store: store,
+            handlers: [AnalyticsRebuildJob(store: store, clock: clock, leaseMilliseconds: jobs.leaseMilliseconds)],
+            clock: clock, metrics: metrics, settings: jobs, owner: APIKeys.identifier(prefix: "rebuild-"))
         historyReplayWorker = HistoryReplayWorker(
             ingestion: ingestion, metrics: metrics,
             settings: HistoryReplayWorker.Settings(

@@ -160,6 +160,7 @@ public enum OpenAPIDocument {
             return "Apply the write only if the resource's version is still the one this ETag names "
                 + "(* for any); otherwise 412 version_mismatch. Without it, the write applies to the current version."
         case "ETag": return "The resource's version as a strong entity tag, e.g. \"3\"; send it back as If-Match."
+        case "Location": return "Where to watch what the request started (an analytics rebuild's status)."
         default: return name
         }
     }
@@ -380,7 +381,23 @@ public enum OpenAPIDocument {
                 "googlePlay": {"type": "object", "description": "Google Play's service fee: 15 % on auto-renewing subscriptions; on other products 15 % up to the day each year's earnings passed 1M USD (thresholdCrossings) for an enrolled developer, 30 % from it, 30 % throughout when not enrolled.",
                   "properties": {"isEnrolled": {"type": "boolean"},
                     "thresholdCrossings": {"type": "array", "maxItems": 100, "items": {"type": "string", "format": "date"}}}},
-                "version": {"type": "integer", "minimum": 0, "description": "In answers: 0 while none is stored (the ETag). Ignored in a PUT."}}},
+                "version": {"type": "integer", "minimum": 0, "description": "In answers: 0 while none is stored (the ETag). Ignored in a PUT."},
+                "rebuild": {"oneOf": [{"$ref": "#/components/schemas/AnalyticsRebuild"}, {"type": "null"}],
+                  "description": "In answers to a PUT: the rebuild of the aggregates it queued (202), null when the commission terms did not change (200). Ignored in a PUT."}}},
+              "AnalyticsRebuild": {"type": "object", "required": ["id", "appId", "settingsVersion", "status", "customersDone", "customersTotal", "requestedAt", "href"],
+                "properties": {"id": {"type": "integer"}, "appId": {"type": "string"},
+                  "settingsVersion": {"type": "integer", "description": "The analytics settings version whose commission terms asked for it."},
+                  "status": {"type": "string", "enum": ["queued", "running", "completed", "superseded", "failed"]},
+                  "customersDone": {"type": "integer", "minimum": 0}, "customersTotal": {"type": "integer", "minimum": 0},
+                  "contributionsChanged": {"type": "integer", "minimum": 0},
+                  "rowsRepaired": {"type": ["integer", "null"], "description": "Once completed: aggregate rows set back to the sum of the customers' contributions."},
+                  "changed": {"type": ["boolean", "null"], "description": "Once completed: whether anything stored differed from what the facts give."},
+                  "supersededBy": {"type": ["integer", "null"], "description": "The rebuild a later change of the commission terms queued instead."},
+                  "requestedAt": {"type": "integer", "description": "Milliseconds since 1970."},
+                  "startedAt": {"type": ["integer", "null"]}, "finishedAt": {"type": ["integer", "null"]},
+                  "attempts": {"type": "integer", "minimum": 0, "description": "Runs of its job (one more when another instance took over after a lease ran out)."},
+                  "error": {"type": ["string", "null"], "description": "The last run's error, if any."},
+                  "href": {"type": "string", "description": "This status's path."}}},
               "CommissionRates": {"type": "object", "required": ["standard", "reduced"], "properties": {
                 "standard": {"type": "integer", "minimum": 0, "maximum": 10000, "description": "Basis points: 3000 = 30 %."},
                 "reduced": {"type": "integer", "minimum": 0, "maximum": 10000}}},

@@ -31,6 +31,7 @@ extension StorekeeperApplication {
             ("webhookDeliverer", configuration.webhookWorker, webhookDeliverer),
             ("accessScheduler", configuration.accessScheduler, accessScheduler),
             ("jobWorker", configuration.jobWorker, jobWorker),
+            ("analyticsRebuild", configuration.jobWorker, analyticsRebuildWorker),
             ("historyReplay", configuration.historyReplay, historyReplayWorker),
             ("statusPolling", configuration.statusPolling, statusPollingWorker),
             ("playVoidedPolling", configuration.playVoidedPolling, playVoidedPollingWorker),

@@ -71,8 +71,19 @@ import Testing
         ]
         let saved = try await harness.request(
             "PUT", "\(base)/analytics-settings", key: ServerHarness.adminKey, json: settings)
-        #expect(saved.status == 200, "\(saved.text)")
+        // 202: the rebuild is queued, and a job worker (here one round of it) runs it.
+        #expect(saved.status == 202, "\(saved.text)")
         #expect(saved.header("ETag") == "\"1\"")
+        let queued = saved.json["rebuild"] as? [String: Any] ?? [:]
+        #expect(queued["status"] as? String == "queued")
+        #expect(queued["settingsVersion"] as? Int == 1)
+        let location = try #require(saved.header("Location"))
+        #expect(location == "\(base)/analytics-rebuilds/\(queued["id"] as? Int ?? 0)")
+        #expect(await harness.application.analyticsRebuildWorker.runDue() == 1)
+        let rebuilt = try await harness.request("GET", location, key: ServerHarness.adminKey)
+        #expect(rebuilt.json["status"] as? String == "completed")
+        #expect(rebuilt.json["customersDone"] as? Int == 3)
+        #expect(rebuilt.json["changed"] as? Bool == true)
         let stale = try await harness.request(
             "PUT", "\(base)/analytics-settings", key: ServerHarness.adminKey, json: settings,
             headers: ["If-Match": "\"7\""])

@@ -69,8 +69,8 @@ struct WorkerLoopTests {
         let all = try await ServerHarness()
         #expect(
             all.application.configuredWorkers.map(\.name) == [
-                "webhookDeliverer", "accessScheduler", "jobWorker", "historyReplay", "statusPolling",
-                "playVoidedPolling", "playReread",
+                "webhookDeliverer", "accessScheduler", "jobWorker", "analyticsRebuild", "historyReplay",
+                "statusPolling", "playVoidedPolling", "playReread",
             ])
         let running = all.application.startWorkers()
         #expect(running.names == all.application.configuredWorkers.map(\.name))
