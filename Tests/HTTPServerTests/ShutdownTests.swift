@@ -1,8 +1,12 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import HTTPServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -16,6 +20,33 @@ import Testing
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(server.inFlightRequestCount >= count)
+    }
+
+    /// Stopping while connections keep arriving never aborts the process. With libmicrohttpd's
+    /// epoll mode and a thread pool, `MHD_quiesce_daemon` marks each worker quiesced and then
+    /// removes the listen socket from its epoll set; a worker woken in between removes it itself,
+    /// and the quiesce's own removal then fails and libmicrohttpd panics (seen in a CI run:
+    /// "Failed to remove listen FD from epoll set"). The server polls instead.
+    @Test func stopWhileConnectionsArriveNeverAborts() async throws {
+        for _ in 0..<300 {
+            let server = try HTTPServer(
+                configuration: testConfiguration(shutdownGracePeriod: .milliseconds(100)), responder: responder)
+            let port = server.port
+            let stopping = Atomic<Bool>(false)
+            // Connections opened and closed without a request: each wakes a worker (an accept,
+            // then a close) and none leaves a request in flight for the stop to wait on.
+            let clients = Thread {
+                while !stopping.load(ordering: .relaxed) {
+                    guard let descriptor = LoopbackSocket.open(port: port, from: nil) else { continue }
+                    _ = LoopbackSocket.wait(descriptor, for: Int32(POLLOUT), timeout: 0.05)
+                    close(descriptor)
+                }
+            }
+            clients.start()
+            try await Task.sleep(for: .milliseconds(Int.random(in: 1...8)))
+            await server.stop()
+            stopping.store(true, ordering: .relaxed)
+        }
     }
 
     @Test func stopFinishesAnInFlightSlowHandler() async throws {
