@@ -14,27 +14,14 @@ enum CivilCalendar {
         var day: Int64  // 1...31
     }
 
-    /// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm, exact for all years).
+    /// Days since 1970-01-01 of a civil date.
     static func days(from civil: Civil) -> Int64 {
-        let y = civil.month <= 2 ? civil.year - 1 : civil.year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let monthIndex = civil.month > 2 ? civil.month - 3 : civil.month + 9
-        let dayOfYear = (153 * monthIndex + 2) / 5 + civil.day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        CivilDate.days(year: civil.year, month: civil.month, day: civil.day)
     }
 
     static func civil(fromDays days: Int64) -> Civil {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return Civil(year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month: month, day: day)
+        let (year, month, day) = CivilDate.date(fromDays: days)
+        return Civil(year: year, month: month, day: day)
     }
 
     static func daysInMonth(year: Int64, month: Int64) -> Int64 {
