@@ -33,9 +33,7 @@ import Testing
         let signer = AppStoreSigner(ca: harness.ca)
         let base = "/v1/apps/\(app.appId)"
         func post(_ user: String, _ jws: String) async throws {
-            let response = try await harness.request(
-                "POST", "\(base)/customers/\(user)/transactions", key: app.publicKey, json: ["signedTransaction": jws])
-            #expect(response.status == 200, "\(response.text)")
+            try await harness.postTransaction(app, user: user, jws)
         }
         let ids = (uniqueDigits(), uniqueDigits(), uniqueDigits())
         try await post(

@@ -13,14 +13,10 @@ import Testing
 /// - C: monthly, bought 12-10 12:00 (the first day); D: 12-20 12:00 (the last day);
 /// - E: monthly, bought 12-21 12:00 (the day after `to`).
 @Suite struct AnalyticsRangeTests {
-    static let hour: Int64 = 3_600_000
-    static let day: Int64 = 86_400_000
-    /// 2025-12-01T00:00:00Z, a Monday.
-    static let december = TestSigning.signedDate
-
-    static func at(day: Int64, hour: Int64 = 12) -> Timestamp {
-        december.adding(milliseconds: day * Self.day + hour * Self.hour)
-    }
+    static let day = AnalyticsAPITests.day
+    /// Day `day` of December 2025 (day 0 = 2025-12-01, a Monday) at `hour` UTC, as
+    /// `AnalyticsAPITests` counts them.
+    static func at(day: Int64, hour: Int64 = 12) -> Timestamp { AnalyticsAPITests.at(day: day, hour: hour) }
 
     @Test func sumsCountTheRangeOnlyOnSQLite() async throws { try await run(.sqlite) }
 
@@ -35,9 +31,7 @@ import Testing
         let signer = AppStoreSigner(ca: harness.ca)
         let base = "/v1/apps/\(app.appId)"
         func post(_ user: String, _ jws: String) async throws {
-            let response = try await harness.request(
-                "POST", "\(base)/customers/\(user)/transactions", key: app.publicKey, json: ["signedTransaction": jws])
-            #expect(response.status == 200, "\(response.text)")
+            try await harness.postTransaction(app, user: user, jws)
         }
         func monthly(_ user: String, bought: Timestamp) async throws -> String {
             let id = uniqueDigits()

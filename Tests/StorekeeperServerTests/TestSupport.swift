@@ -8,6 +8,7 @@ import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
 import Synchronization
+import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -139,6 +140,16 @@ final class ServerHarness: Sendable {
         var bundleId: String
         var publicKey: String
         var secretKey: String
+    }
+
+    /// The app posts a signed transaction for `user`; anything but 200 is recorded as an issue.
+    func postTransaction(_ app: AppKeys, user: String, _ jws: String, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
+        let response = try await request(
+            "POST", "/v1/apps/\(app.appId)/customers/\(user)/transactions", key: app.publicKey,
+            json: ["signedTransaction": jws])
+        #expect(response.status == 200, "\(response.text)", sourceLocation: sourceLocation)
     }
 
     /// Creates a Sandbox app trusting this harness's CA, with the monthly product unlocking
