@@ -70,15 +70,8 @@ struct EndToEndRunner {
                     EndToEndScenario.SimulatorExpectation.Notification(
                         type: $0.notificationType, subtype: $0.subtype, customer: $0.customer)
                 }
-                let comparable = zip(expected, produced).map { want, got in
-                    EndToEndScenario.SimulatorExpectation.Notification(
-                        type: got.type, subtype: got.subtype, customer: want.customer == nil ? nil : got.customer)
-                }
-                Self.expect(known: expect?.knownIssue, label: label) {
-                    #expect(
-                        expected.count == produced.count && comparable == expected,
-                        "\(label): notifications \(Self.describe(produced)), expected \(Self.describe(expected))")
-                }
+                Self.expectSent(
+                    produced, expected, noun: "notifications", known: expect?.knownIssue, label: label)
             }
             for want in expect?.subscriptions ?? [] {
                 let status = await harness.simulator.subscriptionStatus(
@@ -145,15 +138,7 @@ struct EndToEndRunner {
                 let (type, subtype, token) = PlayScenarioDriver.describe(push.notification)
                 produced.append(.init(type: type, subtype: subtype, customer: await play.owner(of: token)))
             }
-            let comparable = zip(expected, produced).map { want, got in
-                EndToEndScenario.SimulatorExpectation.Notification(
-                    type: got.type, subtype: got.subtype, customer: want.customer == nil ? nil : got.customer)
-            }
-            Self.expect(known: expect?.knownIssue, label: label) {
-                #expect(
-                    expected.count == produced.count && comparable == expected,
-                    "\(label): pushes \(Self.describe(produced)), expected \(Self.describe(expected))")
-            }
+            Self.expectSent(produced, expected, noun: "pushes", known: expect?.knownIssue, label: label)
         }
         for want in expect?.subscriptions ?? [] {
             let state = try await play.state(of: want.customer, productId: want.productId)
@@ -312,6 +297,25 @@ struct EndToEndRunner {
         case .billingRetry: "billingRetry"
         case .billingGracePeriod: "billingGracePeriod"
         case .revoked: "revoked"
+        }
+    }
+
+    /// What a store sent in a step against the scenario's list: types and subtypes in order, the
+    /// customer only where the scenario names one. One check for App Store notifications and
+    /// Play pushes.
+    static func expectSent(
+        _ produced: [EndToEndScenario.SimulatorExpectation.Notification],
+        _ expected: [EndToEndScenario.SimulatorExpectation.Notification], noun: String,
+        known: String?, label: String
+    ) {
+        let comparable = zip(expected, produced).map { want, got in
+            EndToEndScenario.SimulatorExpectation.Notification(
+                type: got.type, subtype: got.subtype, customer: want.customer == nil ? nil : got.customer)
+        }
+        expect(known: known, label: label) {
+            #expect(
+                expected.count == produced.count && comparable == expected,
+                "\(label): \(noun) \(describe(produced)), expected \(describe(expected))")
         }
     }
 
