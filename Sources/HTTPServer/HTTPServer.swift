@@ -266,6 +266,9 @@ public final class HTTPServer: Sendable {
     /// Requests received but not yet completed (for tests and metrics).
     public var inFlightRequestCount: Int { core.liveRequestCount }
 
+    /// Requests whose connection is suspended while their handler runs (a test's view).
+    var suspendedRequestCount: Int { core.suspendedCount }
+
     /// Open connections and why the server closed some (for tests and metrics).
     public var connectionStatistics: ConnectionStatistics { core.connections.statistics }
 

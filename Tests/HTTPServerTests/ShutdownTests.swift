@@ -49,6 +49,29 @@ import Testing
         }
     }
 
+    /// A client that sends a request and hangs up before its answer leaves nothing behind: the
+    /// request's record of being suspended goes when libmicrohttpd ends it, so the server does
+    /// not keep it (a leak per such client) and a later stop does not wait for it to be resumed.
+    @Test func aClientHangingUpMidRequestLeavesNothingSuspended() async throws {
+        let server = try HTTPServer(configuration: testConfiguration(), responder: responder)
+        for _ in 0..<3 {
+            let descriptor = try #require(LoopbackSocket.open(port: server.port, from: nil))
+            #expect(LoopbackSocket.wait(descriptor, for: Int32(POLLOUT), timeout: 2))
+            #expect(LoopbackSocket.send(descriptor, Array("GET /sleep/200 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)))
+            try await waitForInFlight(server)
+            close(descriptor)
+        }
+        for _ in 0..<400 where server.inFlightRequestCount > 0 || server.suspendedRequestCount > 0 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(server.inFlightRequestCount == 0)
+        #expect(server.suspendedRequestCount == 0)
+        let clock = ContinuousClock()
+        let started = clock.now
+        await server.stop()
+        #expect(clock.now - started < .seconds(3))
+    }
+
     @Test func stopFinishesAnInFlightSlowHandler() async throws {
         let server = try HTTPServer(configuration: testConfiguration(), responder: responder)
         async let slow = fetch(server, "/sleep/700")
