@@ -167,7 +167,8 @@ public struct PlayDeveloperAPIClient: Sendable {
                 method: "orders.batchget")
         }
         guard Set(orderIds).count == orderIds.count else {
-            throw GooglePlayClientError(.invalidRequest, "orders.batchget order ids must be distinct", method: "orders.batchget")
+            throw GooglePlayClientError(
+                .invalidRequest, "orders.batchget order ids must be distinct", method: "orders.batchget")
         }
         var query: [String] = []
         for orderId in orderIds {
@@ -175,7 +176,8 @@ public struct PlayDeveloperAPIClient: Sendable {
             query.append("orderIds=" + (try Self.encodeSegment(orderId, name: "orderIds")))
         }
         let url = try path(packageName, "orders", action: "batchGet") + "?" + query.joined(separator: "&")
-        return try await call("orders.batchget", "GET", path: url, decode: BatchGetOrdersResponse.self).value.orders ?? []
+        return try await call("orders.batchget", "GET", path: url, decode: BatchGetOrdersResponse.self).value.orders
+            ?? []
     }
 
     // MARK: - Requests

@@ -119,5 +119,7 @@ public struct IntroductoryPriceDetails: Sendable, Hashable, Codable { public ini
 public struct ProrationPeriodDetails: Sendable, Hashable, Codable {
     public var originalOfferPhase: PlayRawEnum<OrderOfferPhase>?
 
-    public init(originalOfferPhase: PlayRawEnum<OrderOfferPhase>? = nil) { self.originalOfferPhase = originalOfferPhase }
+    public init(originalOfferPhase: PlayRawEnum<OrderOfferPhase>? = nil) {
+        self.originalOfferPhase = originalOfferPhase
+    }
 }

@@ -3,8 +3,9 @@
 /// receives (`developerRevenueInBuyerCurrency`, after Google's fee and tax).
 ///
 /// Field names, types and enumerations are the discovery document's (`androidpublisher` v3,
-/// schema `Order`). Unknown enumeration values are kept (`PlayRawEnum`); members this build does
-/// not know are not decoded, but callers keep the answer's body verbatim (`PlayAPIAnswer.body`).
+/// schema `Order`). Unknown enumeration values are kept (`PlayRawEnum`), and so are members this
+/// build does not know (`unknownFields`, re-encoded unchanged); callers also keep the answer's
+/// body verbatim (`PlayAPIAnswer.body`).
 /// - Note: Immutable value; `Sendable`.
 public struct Order: Sendable, Hashable, Codable {
     public var orderId: String?
@@ -23,14 +24,18 @@ public struct Order: Sendable, Hashable, Codable {
     public var orderDetails: OrderDetails?
     public var orderHistory: OrderHistory?
     public var pointsDetails: PointsDetails?
+    /// Members Google sent that this build does not know, by name.
+    public var unknownFields: [String: PlayJSONValue]
 
     public init(
         orderId: String? = nil, purchaseToken: String? = nil, state: PlayRawEnum<OrderState>? = nil,
         salesChannel: PlayRawEnum<OrderSalesChannel>? = nil, createTime: GoogleDateTime? = nil,
         lastEventTime: GoogleDateTime? = nil, buyerAddress: BuyerAddress? = nil, total: Money? = nil,
         tax: Money? = nil, developerRevenueInBuyerCurrency: Money? = nil, lineItems: [LineItem]? = nil,
-        orderDetails: OrderDetails? = nil, orderHistory: OrderHistory? = nil, pointsDetails: PointsDetails? = nil
+        orderDetails: OrderDetails? = nil, orderHistory: OrderHistory? = nil, pointsDetails: PointsDetails? = nil,
+        unknownFields: [String: PlayJSONValue] = [:]
     ) {
+        self.unknownFields = unknownFields
         self.orderId = orderId
         self.purchaseToken = purchaseToken
         self.state = state
@@ -45,6 +50,59 @@ public struct Order: Sendable, Hashable, Codable {
         self.orderDetails = orderDetails
         self.orderHistory = orderHistory
         self.pointsDetails = pointsDetails
+    }
+}
+
+extension Order {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case orderId, purchaseToken, state, salesChannel, createTime, lastEventTime, buyerAddress, total, tax
+        case developerRevenueInBuyerCurrency, lineItems, orderDetails, orderHistory, pointsDetails
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            orderId: try container.decodeIfPresent(String.self, forKey: .orderId),
+            purchaseToken: try container.decodeIfPresent(String.self, forKey: .purchaseToken),
+            state: try container.decodeIfPresent(PlayRawEnum<OrderState>.self, forKey: .state),
+            salesChannel: try container.decodeIfPresent(PlayRawEnum<OrderSalesChannel>.self, forKey: .salesChannel),
+            createTime: try container.decodeIfPresent(GoogleDateTime.self, forKey: .createTime),
+            lastEventTime: try container.decodeIfPresent(GoogleDateTime.self, forKey: .lastEventTime),
+            buyerAddress: try container.decodeIfPresent(BuyerAddress.self, forKey: .buyerAddress),
+            total: try container.decodeIfPresent(Money.self, forKey: .total),
+            tax: try container.decodeIfPresent(Money.self, forKey: .tax),
+            developerRevenueInBuyerCurrency: try container.decodeIfPresent(
+                Money.self, forKey: .developerRevenueInBuyerCurrency),
+            lineItems: try container.decodeIfPresent([LineItem].self, forKey: .lineItems),
+            orderDetails: try container.decodeIfPresent(OrderDetails.self, forKey: .orderDetails),
+            orderHistory: try container.decodeIfPresent(OrderHistory.self, forKey: .orderHistory),
+            pointsDetails: try container.decodeIfPresent(PointsDetails.self, forKey: .pointsDetails))
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
+        let members = try decoder.container(keyedBy: PlayMemberKey.self)
+        for key in members.allKeys where !known.contains(key.stringValue) {
+            unknownFields[key.stringValue] = try members.decode(PlayJSONValue.self, forKey: key)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(orderId, forKey: .orderId)
+        try container.encodeIfPresent(purchaseToken, forKey: .purchaseToken)
+        try container.encodeIfPresent(state, forKey: .state)
+        try container.encodeIfPresent(salesChannel, forKey: .salesChannel)
+        try container.encodeIfPresent(createTime, forKey: .createTime)
+        try container.encodeIfPresent(lastEventTime, forKey: .lastEventTime)
+        try container.encodeIfPresent(buyerAddress, forKey: .buyerAddress)
+        try container.encodeIfPresent(total, forKey: .total)
+        try container.encodeIfPresent(tax, forKey: .tax)
+        try container.encodeIfPresent(developerRevenueInBuyerCurrency, forKey: .developerRevenueInBuyerCurrency)
+        try container.encodeIfPresent(lineItems, forKey: .lineItems)
+        try container.encodeIfPresent(orderDetails, forKey: .orderDetails)
+        try container.encodeIfPresent(orderHistory, forKey: .orderHistory)
+        try container.encodeIfPresent(pointsDetails, forKey: .pointsDetails)
+        // The same JSON object: the encoder hands back the object the known members went into.
+        var members = encoder.container(keyedBy: PlayMemberKey.self)
+        for (name, value) in unknownFields { try members.encode(value, forKey: PlayMemberKey(name)) }
     }
 }
 

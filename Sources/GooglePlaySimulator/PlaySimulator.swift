@@ -560,8 +560,10 @@ public actor PlaySimulator {
 
     /// The price of every order of `productId` from now on (per unit for one-time products).
     public func setPrice(productId: String, micros: Int64, currency: String = "USD") throws(PlaySimulatorError) {
-        guard micros >= 0, currency.utf8.count == 3 else { throw .invalidArgument("price must be >= 0 with a 3-letter currency") }
-        pricing.prices[productId] = (micros, currency)
+        guard micros >= 0, currency.utf8.count == 3 else {
+            throw .invalidArgument("price must be >= 0 with a 3-letter currency")
+        }
+        pricing.prices[productId] = (micros: micros, currency: currency)
     }
 
     /// The exact developer revenue `orders.get` answers for `orderId`, in the order's currency.
@@ -577,7 +579,9 @@ public actor PlaySimulator {
             let subscription = subscriptions[token]!
             guard subscription.packageName == packageName else { continue }
             // The first order, then each renewal `orderId..N` (N from 0).
-            let charges = (0...subscription.renewals).map { $0 == 0 ? subscription.orderId : "\(subscription.orderId)..\($0 - 1)" }
+            let charges = (0...subscription.renewals).map {
+                $0 == 0 ? subscription.orderId : "\(subscription.orderId)..\($0 - 1)"
+            }
             guard let index = charges.firstIndex(of: orderId) else { continue }
             let start = subscription.startMillis + Int64(index) * subscription.periodMillis
             return pricing.order(

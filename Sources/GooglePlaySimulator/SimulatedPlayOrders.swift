@@ -7,34 +7,23 @@ import GooglePlayModels
 /// USD otherwise; times the quantity of a one-time purchase), no tax, and a developer revenue
 /// of the price less Google's 15 % fee (rounded down to the micro) unless a test set the exact
 /// figure of that order (`PlaySimulator.setDeveloperRevenue`), so tests assert exact values.
-/// - Note: Immutable value; `Sendable`.
-public struct SimulatedPlayOrderPricing: Sendable, Hashable {
+/// - Note: Value; `Sendable` (kept inside the `PlaySimulator` actor).
+struct SimulatedPlayOrderPricing: Sendable {
     /// 4.99 USD.
-    public static let defaultPriceMicros: Int64 = 4_990_000
-    public static let defaultCurrency = "USD"
+    static let defaultPriceMicros: Int64 = 4_990_000
+    static let defaultCurrency = "USD"
     /// Google's fee the simulator takes when no exact revenue is set: 15 %.
-    public static let feeBasisPoints: Int64 = 1500
+    static let feeBasisPoints: Int64 = 1500
 
-    public var prices: [String: (micros: Int64, currency: String)] = [:]
-    public var developerRevenueMicros: [String: Int64] = [:]
-
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.developerRevenueMicros == rhs.developerRevenueMicros
-            && lhs.prices.mapValues { "\($0.micros) \($0.currency)" }
-                == rhs.prices.mapValues { "\($0.micros) \($0.currency)" }
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(developerRevenueMicros)
-        hasher.combine(prices.mapValues { "\($0.micros) \($0.currency)" })
-    }
+    var prices: [String: (micros: Int64, currency: String)] = [:]
+    var developerRevenueMicros: [String: Int64] = [:]
 
     /// The order `orderId` of `productId` for `quantity` units, created at `createMillis`.
     func order(
         orderId: String, token: String, productId: String, quantity: Int32, createMillis: Int64,
         refunded: Bool, subscription: SubscriptionDetails?
     ) -> Order {
-        let price = prices[productId] ?? (Self.defaultPriceMicros, Self.defaultCurrency)
+        let price = prices[productId] ?? (micros: Self.defaultPriceMicros, currency: Self.defaultCurrency)
         let total = price.micros * Int64(max(1, quantity))
         let revenue = developerRevenueMicros[orderId] ?? total * (10_000 - Self.feeBasisPoints) / 10_000
         func money(_ micros: Int64) -> Money {

@@ -61,7 +61,8 @@ struct PlayOrdersClientTests {
     @Test func batchGetRefusesEmptyTooManyAndRepeatedIdsBeforeSending() async throws {
         let transport = ScriptedTransport([.respond(200, PlayDeveloperAPIClientTests.tokenOK)])
         let client = PlayDeveloperAPIClientTests.client(transport, clock: SteppedClock())
-        for ids in [[], (0...1000).map { "GPA.\($0)" }, ["GPA.1", "GPA.1"], [".."]] {
+        let refused: [[String]] = [[], (0...1000).map { "GPA.\($0)" }, ["GPA.1", "GPA.1"], [".."]]
+        for ids in refused {
             do {
                 _ = try await client.orders(packageName: "p", orderIds: ids)
                 Issue.record("\(ids.count) ids were sent")

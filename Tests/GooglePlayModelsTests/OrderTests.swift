@@ -113,10 +113,14 @@ struct OrderTests {
                 "SALES_CHANNEL_UNSPECIFIED", "IN_APP", "PC_EMULATOR", "NATIVE_PC", "PLAY_STORE", "OUTSIDE_PLAY_STORE",
             ])
         #expect(
-            OrderOfferPhase.allCases.map(\.rawValue) == ["OFFER_PHASE_UNSPECIFIED", "BASE", "INTRODUCTORY", "FREE_TRIAL"])
+            OrderOfferPhase.allCases.map(\.rawValue) == [
+                "OFFER_PHASE_UNSPECIFIED", "BASE", "INTRODUCTORY", "FREE_TRIAL",
+            ])
         #expect(OrderRefundReason.allCases.map(\.rawValue) == ["REFUND_REASON_UNSPECIFIED", "OTHER", "CHARGEBACK"])
         #expect(
-            PartialRefundEventState.allCases.map(\.rawValue) == ["STATE_UNSPECIFIED", "PENDING", "PROCESSED_SUCCESSFULLY"])
+            PartialRefundEventState.allCases.map(\.rawValue) == [
+                "STATE_UNSPECIFIED", "PENDING", "PROCESSED_SUCCESSFULLY",
+            ])
     }
 
     @Test func unknownEnumerationValuesSurviveRoundTrip() throws {
@@ -129,10 +133,16 @@ struct OrderTests {
         #expect(String(decoding: GooglePlayJSON.encode(order), as: UTF8.self) == json)
     }
 
-    @Test func unknownMembersDoNotFailDecoding() throws {
-        let order = try GooglePlayJSON.decode(
-            Order.self, from: Data(#"{"orderId":"GPA.1","futureMember":{"x":1}}"#.utf8))
+    @Test func unknownMembersAreKeptAndReencodedUnchanged() throws {
+        let json = #"{"futureList":[1,2.5,"x",null,false],"futureMember":{"x":1},"orderId":"GPA.1"}"#
+        let order = try GooglePlayJSON.decode(Order.self, from: Data(json.utf8))
         #expect(order.orderId == "GPA.1")
+        #expect(
+            order.unknownFields == [
+                "futureMember": .object(["x": .integer(1)]),
+                "futureList": .array([.integer(1), .number(2.5), .string("x"), .null, .bool(false)]),
+            ])
+        #expect(String(decoding: GooglePlayJSON.encode(order), as: UTF8.self) == json)
     }
 
     @Test func malformedMoneyNamesItsPath() {
