@@ -13,6 +13,8 @@ public enum Fact: Sendable, Hashable, Codable {
     case playProductPurchase(PlayProductPurchaseFact)
     /// A Google Play refund, chargeback or revocation.
     case playVoidedPurchase(PlayVoidedPurchaseFact)
+    /// A Google Play order read from the orders API (`orders.get`): its exact developer revenue.
+    case playOrder(PlayOrderFact)
 
     public var environment: AppStoreEnvironment {
         switch self {
@@ -22,6 +24,7 @@ public enum Fact: Sendable, Hashable, Codable {
         case .playSubscription(let fact): return fact.environment
         case .playProductPurchase(let fact): return fact.environment
         case .playVoidedPurchase(let fact): return fact.environment
+        case .playOrder(let fact): return fact.environment
         }
     }
 
@@ -29,7 +32,7 @@ public enum Fact: Sendable, Hashable, Codable {
     public var store: Marketplace {
         switch self {
         case .transaction, .renewalInfo, .notification: return .appStore
-        case .playSubscription, .playProductPurchase, .playVoidedPurchase: return .playStore
+        case .playSubscription, .playProductPurchase, .playVoidedPurchase, .playOrder: return .playStore
         }
     }
 

@@ -26,6 +26,7 @@ struct FactLedger {
         var playSubscriptions = Set<PlaySubscriptionFact>()
         var playProducts = Set<PlayProductPurchaseFact>()
         var playVoided = Set<PlayVoidedPurchaseFact>()
+        var playOrders = Set<PlayOrderFact>()
         var ignored = Set<Fact>()
         for fact in facts {
             guard fact.environment == environment else {
@@ -47,9 +48,11 @@ struct FactLedger {
             case .playSubscription(let snapshot): playSubscriptions.insert(snapshot)
             case .playProductPurchase(let purchase): playProducts.insert(purchase)
             case .playVoidedPurchase(let voided): playVoided.insert(voided)
+            case .playOrder(let order): playOrders.insert(order)
             }
         }
-        play = PlayLedger(subscriptions: playSubscriptions, products: playProducts, voided: playVoided)
+        play = PlayLedger(
+            subscriptions: playSubscriptions, products: playProducts, voided: playVoided, orders: playOrders)
         var ignoredByEnvironment: [AppStoreEnvironment: Int] = [:]
         for fact in ignored { ignoredByEnvironment[fact.environment, default: 0] += 1 }
         for (other, count) in ignoredByEnvironment.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

@@ -142,6 +142,44 @@ public struct PlayDeveloperAPIClient: Sendable {
             method: "purchases.voidedpurchases.list")
     }
 
+    /// `orders.get`: one order with its price, tax and the developer's revenue.
+    public func order(packageName: String, orderId: String) async throws(GooglePlayClientError) -> Order {
+        try await orderAnswer(packageName: packageName, orderId: orderId).value
+    }
+
+    /// `orders.get`, with the body exactly as Google sent it (kept verbatim beside the fact).
+    public func orderAnswer(packageName: String, orderId: String) async throws(GooglePlayClientError)
+        -> PlayAPIAnswer<Order>
+    {
+        try await call(
+            "orders.get", "GET", path: try path(packageName, "orders", .parameter(orderId)), decode: Order.self)
+    }
+
+    /// The most order ids one `orders.batchget` takes.
+    public static let maximumBatchOrderIds = 1000
+
+    /// `orders.batchget`: 1 to 1000 distinct order ids in one call. Google fails the whole call
+    /// when one of them is unknown, so callers that cannot tell use `order` one by one.
+    public func orders(packageName: String, orderIds: [String]) async throws(GooglePlayClientError) -> [Order] {
+        guard !orderIds.isEmpty, orderIds.count <= Self.maximumBatchOrderIds else {
+            throw GooglePlayClientError(
+                .invalidRequest, "orders.batchget takes 1 to \(Self.maximumBatchOrderIds) order ids",
+                method: "orders.batchget")
+        }
+        guard Set(orderIds).count == orderIds.count else {
+            throw GooglePlayClientError(
+                .invalidRequest, "orders.batchget order ids must be distinct", method: "orders.batchget")
+        }
+        var query: [String] = []
+        for orderId in orderIds {
+            // Each id is bounded as a path parameter would be.
+            query.append("orderIds=" + (try Self.encodeSegment(orderId, name: "orderIds")))
+        }
+        let url = try path(packageName, "orders", action: "batchGet") + "?" + query.joined(separator: "&")
+        return try await call("orders.batchget", "GET", path: url, decode: BatchGetOrdersResponse.self).value.orders
+            ?? []
+    }
+
     // MARK: - Requests
 
     enum Segment: ExpressibleByStringLiteral {

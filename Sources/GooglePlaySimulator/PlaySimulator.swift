@@ -54,6 +54,7 @@ public actor PlaySimulator {
     private var accessTokens: [String: Int64] = [:]
     private var signingKeys: [(kid: String, key: RSAPrivateKey)] = []
     private var sequence = 0
+    private var pricing = SimulatedPlayOrderPricing()
 
     public init(
         packageNames: Set<String>, clock: any SimulatorClock, push: PushConfiguration,
@@ -553,6 +554,63 @@ public actor PlaySimulator {
             pageInfo: PageInfo(
                 totalResults: Int32(matching.count), resultPerPage: Int32(pageSize), startIndex: Int32(offset)),
             tokenPagination: next.map { TokenPagination(nextPageToken: $0) })
+    }
+
+    // MARK: - Orders
+
+    /// The price of every order of `productId` from now on (per unit for one-time products).
+    public func setPrice(productId: String, micros: Int64, currency: String = "USD") throws(PlaySimulatorError) {
+        guard micros >= 0, currency.utf8.count == 3 else {
+            throw .invalidArgument("price must be >= 0 with a 3-letter currency")
+        }
+        pricing.prices[productId] = (micros: micros, currency: currency)
+    }
+
+    /// The exact developer revenue `orders.get` answers for `orderId`, in the order's currency.
+    public func setDeveloperRevenue(orderId: String, micros: Int64) {
+        pricing.developerRevenueMicros[orderId] = micros
+    }
+
+    /// `orders.get`: the order `orderId` of the package (`NOT_FOUND` when no purchase has it).
+    public func order(packageName: String, orderId: String) throws(PlaySimulatorError) -> Order {
+        try requirePackage(packageName)
+        let refunded = voided.contains { $0.purchase.orderId == orderId && $0.purchase.voidedQuantity == nil }
+        for token in subscriptions.keys.sorted() {
+            let subscription = subscriptions[token]!
+            guard subscription.packageName == packageName else { continue }
+            // The first order, then each renewal `orderId..N` (N from 0).
+            let charges = (0...subscription.renewals).map {
+                $0 == 0 ? subscription.orderId : "\(subscription.orderId)..\($0 - 1)"
+            }
+            guard let index = charges.firstIndex(of: orderId) else { continue }
+            let start = subscription.startMillis + Int64(index) * subscription.periodMillis
+            return pricing.order(
+                orderId: orderId, token: token, productId: subscription.productId, quantity: 1, createMillis: start,
+                refunded: refunded,
+                subscription: SubscriptionDetails(
+                    basePlanId: subscription.basePlanId, offerPhase: PlayRawEnum(.base),
+                    servicePeriodStartTime: GoogleDateTime(milliseconds: start),
+                    servicePeriodEndTime: GoogleDateTime(milliseconds: start + subscription.periodMillis)))
+        }
+        for token in products.keys.sorted() {
+            let product = products[token]!
+            guard product.packageName == packageName, product.orderId == orderId else { continue }
+            return pricing.order(
+                orderId: orderId, token: token, productId: product.productId, quantity: product.quantity,
+                createMillis: product.purchaseMillis, refunded: refunded, subscription: nil)
+        }
+        throw .orderNotFound
+    }
+
+    /// `orders.batchget`: every order or, as Google does, an error when one is unknown.
+    public func orders(packageName: String, orderIds: [String]) throws(PlaySimulatorError) -> BatchGetOrdersResponse {
+        guard !orderIds.isEmpty, orderIds.count <= 1000 else {
+            throw .invalidArgument("orderIds must hold 1 to 1000 order ids.")
+        }
+        guard Set(orderIds).count == orderIds.count else { throw .invalidArgument("orderIds must be distinct.") }
+        var orders: [Order] = []
+        for orderId in orderIds { orders.append(try order(packageName: packageName, orderId: orderId)) }
+        return BatchGetOrdersResponse(orders: orders)
     }
 
     /// What the simulator holds for a token, for tests and scenario assertions.

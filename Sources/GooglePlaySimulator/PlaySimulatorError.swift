@@ -40,6 +40,8 @@ public struct PlaySimulatorError: Error, Sendable, Hashable, CustomStringConvert
         404, "NOT_FOUND", "The purchase token was not found.", reason: "purchaseTokenNotFound")
     static let applicationNotFound = PlaySimulatorError(
         404, "NOT_FOUND", "No application was found for the given package name.", reason: "applicationNotFound")
+    static let orderNotFound = PlaySimulatorError(
+        404, "NOT_FOUND", "The order was not found.", reason: "orderNotFound")
     static let productMismatch = PlaySimulatorError(
         400, "INVALID_ARGUMENT", "The product id does not match the purchase token.", reason: "productIdMismatch")
     static let invalidState = PlaySimulatorError(

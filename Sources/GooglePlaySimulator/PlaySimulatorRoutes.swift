@@ -4,7 +4,7 @@ import HTTPServer
 
 /// The Play simulator over HTTP, on Google's paths: the OAuth2 token endpoint (`POST /token`),
 /// the push-signing key set (`GET /oauth2/v3/certs`), the Play Developer API purchase methods
-/// under `/androidpublisher/v3/applications/{packageName}/purchases/…` with Google's error
+/// under `/androidpublisher/v3/applications/{packageName}/purchases/…` and `…/orders` with Google's error
 /// shape, and a small admin API (`/play-admin/…`) that drives the lifecycle from outside (the
 /// interop test, the CLI).
 public enum PlaySimulatorRoutes {
@@ -68,6 +68,17 @@ public enum PlaySimulatorRoutes {
                     endTime: try integer("endTime"), maxResults: try integer("maxResults").map { Int($0) },
                     type: try integer("type").map { Int($0) }, includePartial: includePartial,
                     pageToken: request.queryValue("token")))
+        }
+        let orders = prefix + "/androidpublisher/v3/applications/{packageName}/orders"
+        api(router: &router, .get, orders + ":batchGet", simulator) { request, context in
+            try HTTPResponse.json(
+                await simulator.orders(
+                    packageName: try parameter(context, "packageName"), orderIds: request.queryValues("orderIds")))
+        }
+        api(router: &router, .get, orders + "/{orderId}", simulator) { request, context in
+            try HTTPResponse.json(
+                await simulator.order(
+                    packageName: try parameter(context, "packageName"), orderId: try parameter(context, "orderId")))
         }
         PlayAdminRoutes.add(simulator, to: &router, prefix: prefix)
     }

@@ -19,6 +19,8 @@ public enum FactKind: String, Sendable, Hashable, Codable, CaseIterable {
     case playSubscription
     case playProductPurchase
     case playVoidedPurchase
+    /// Google Play orders (migration `0021_play_order_revenue`, table `play_orders`).
+    case playOrder
 
     /// The `play_snapshots.kind` of a Play kind.
     var playKind: PlayFactKind? {
@@ -27,6 +29,7 @@ public enum FactKind: String, Sendable, Hashable, Codable, CaseIterable {
         case .playSubscription: return .subscription
         case .playProductPurchase: return .product
         case .playVoidedPurchase: return .voided
+        case .playOrder: return .order
         }
     }
 }

@@ -20,7 +20,7 @@ public struct Migration: Sendable, Hashable {
     public static let all: [Migration] = [
         initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, deliveryLeases, resourceVersions,
         eventIdentity, recovery, jobDedupe, consumption, analytics, backfill, googlePlay, analyticsCohorts,
-        analyticsStore, playRecovery, analyticsCohortsLTV, playVoidedResume, analyticsRebuilds,
+        analyticsStore, playRecovery, analyticsCohortsLTV, playVoidedResume, analyticsRebuilds, playOrderRevenue,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.

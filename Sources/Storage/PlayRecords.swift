@@ -16,13 +16,18 @@ public struct PlayAppSettings: Sendable, Hashable, Codable {
     public var pushServiceAccountEmail: String?
     /// Acknowledge every valid purchase ingested (Google refunds one left unacknowledged 3 days).
     public var acknowledgePurchases: Bool
+    /// Read each new order from the orders API after a purchase or renewal read, so revenue
+    /// and analytics use its exact developer revenue (off by default: one more call per order).
+    public var readOrderRevenue: Bool
     /// The row's version: 1 when created, one more on every save (set by reads).
     public var version: Int64
 
     public init(
         appId: String, packageName: String, serviceAccountKey: String? = nil, rtdnAudience: String? = nil,
-        pushServiceAccountEmail: String? = nil, acknowledgePurchases: Bool = true, version: Int64 = 0
+        pushServiceAccountEmail: String? = nil, acknowledgePurchases: Bool = true, readOrderRevenue: Bool = false,
+        version: Int64 = 0
     ) {
+        self.readOrderRevenue = readOrderRevenue
         self.appId = appId
         self.packageName = packageName
         self.serviceAccountKey = serviceAccountKey
@@ -38,6 +43,8 @@ public enum PlayFactKind: String, Sendable, Hashable, Codable, CaseIterable {
     case subscription
     case product
     case voided
+    /// An order read from the orders API (table `play_orders`, not `play_snapshots`).
+    case order
 }
 
 /// A Play fact to store: the API's (or the voided-purchases list's) JSON verbatim and the fact
@@ -66,6 +73,7 @@ public struct NewPlayFact: Sendable, Hashable {
         switch fact {
         case .playProductPurchase: return .product
         case .playVoidedPurchase: return .voided
+        case .playOrder: return .order
         default: return .subscription
         }
     }
@@ -75,6 +83,7 @@ public struct NewPlayFact: Sendable, Hashable {
         case .playSubscription(let value): return value.purchaseToken
         case .playProductPurchase(let value): return value.purchaseToken
         case .playVoidedPurchase(let value): return value.purchaseToken
+        case .playOrder(let value): return value.purchaseToken
         default: return ""
         }
     }
@@ -85,6 +94,7 @@ public struct NewPlayFact: Sendable, Hashable {
         case .playSubscription(let value): return value.readAt
         case .playProductPurchase(let value): return value.readAt
         case .playVoidedPurchase(let value): return value.voidedAt
+        case .playOrder(let value): return value.readAt
         default: return receivedAt
         }
     }

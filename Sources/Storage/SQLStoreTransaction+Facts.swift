@@ -233,6 +233,16 @@ extension SQLStoreTransaction {
             facts.append(
                 try FactJSON(kind: try Self.factKind(playKind: try row.text(0)), json: try row.text(1)).decode())
         }
+        for row in try rows(
+            """
+            SELECT o.fact_json FROM play_orders o
+            WHERE o.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND o.purchase_token IN (\(Self.customerPurchases))
+            ORDER BY o.id
+            """, .integer(customerId))
+        {
+            facts.append(.playOrder(try Self.decode(PlayOrderFact.self, try row.text(0), column: "fact_json")))
+        }
         return facts
     }
 
@@ -290,6 +300,20 @@ extension SQLStoreTransaction {
         case .playVoidedPurchase:
             return try storedPlayFacts(
                 customerId: customerId, kind: kind, playKind: .voided, after: after, limit: limit)
+        case .playOrder:
+            return try rows(
+                """
+                SELECT o.id, o.environment, o.purchase_token, o.read_at, o.raw_json, o.fact_json, o.received_at
+                FROM play_orders o
+                WHERE o.app_id = (SELECT app_id FROM customers WHERE id = $1)
+                  AND o.purchase_token IN (\(Self.customerPurchases)) AND o.id > $2
+                ORDER BY o.id LIMIT $3
+                """, .integer(customerId), .integer(after ?? 0), SQLValue(limit)
+            ).map { row throws(StoreError) in
+                try Self.storedFact(row, kind: kind) { text throws(StoreError) in
+                    .playOrder(try Self.decode(PlayOrderFact.self, text, column: "fact_json"))
+                }
+            }
         }
     }
 
@@ -317,6 +341,7 @@ extension SQLStoreTransaction {
         case .subscription?: return .playSubscription
         case .product?: return .playProductPurchase
         case .voided?: return .playVoidedPurchase
+        case .order?: return .playOrder
         case nil: throw StoreError(.corruptValue, "play_snapshots.kind has an unknown value")
         }
     }

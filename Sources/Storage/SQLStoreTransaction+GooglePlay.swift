@@ -11,14 +11,14 @@ extension SQLStoreTransaction {
         try row(
             """
             SELECT app_id, package_name, service_account_key, rtdn_audience, push_service_account_email,
-                   acknowledge_purchases, version
+                   acknowledge_purchases, version, read_order_revenue
             FROM play_app_settings WHERE app_id = $1
             """, .text(appId)
         ).map { row throws(StoreError) in
             PlayAppSettings(
                 appId: try row.text(0), packageName: try row.text(1), serviceAccountKey: try row.optionalText(2),
                 rtdnAudience: try row.optionalText(3), pushServiceAccountEmail: try row.optionalText(4),
-                acknowledgePurchases: try row.bool(5), version: try row.integer(6))
+                acknowledgePurchases: try row.bool(5), readOrderRevenue: try row.bool(7), version: try row.integer(6))
         }
     }
 
@@ -36,18 +36,20 @@ extension SQLStoreTransaction {
         let saved = try rows(
             """
             INSERT INTO play_app_settings (app_id, package_name, service_account_key, rtdn_audience,
-                                           push_service_account_email, acknowledge_purchases, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
+                                           push_service_account_email, acknowledge_purchases, updated_at,
+                                           read_order_revenue)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             ON CONFLICT (app_id) DO UPDATE SET
                 package_name = excluded.package_name, service_account_key = excluded.service_account_key,
                 rtdn_audience = excluded.rtdn_audience, push_service_account_email = excluded.push_service_account_email,
                 acknowledge_purchases = excluded.acknowledge_purchases, updated_at = excluded.updated_at,
+                read_order_revenue = excluded.read_order_revenue,
                 version = play_app_settings.version + 1
             RETURNING version
             """,
             .text(settings.appId), .text(settings.packageName), SQLValue(settings.serviceAccountKey),
             SQLValue(settings.rtdnAudience), SQLValue(settings.pushServiceAccountEmail),
-            SQLValue(settings.acknowledgePurchases), SQLValue(at))
+            SQLValue(settings.acknowledgePurchases), SQLValue(at), SQLValue(settings.readOrderRevenue))
         return try Self.returnedVersion(saved, of: "play_app_settings")
     }
 
@@ -88,6 +90,7 @@ extension SQLStoreTransaction {
     }
 
     func insertPlayFact(_ fact: NewPlayFact) throws -> Insertion {
+        if case .playOrder(let order) = fact.fact { return try insertPlayOrder(fact, order: order) }
         // The decoded fact itself, as the other fact tables store theirs (the kind names its type).
         let factJSON: String
         switch fact.fact {
@@ -158,6 +161,45 @@ extension SQLStoreTransaction {
                 """, .text(fact.appId), .text(fact.purchaseToken))
         }
         return inserted.map(Insertion.inserted) ?? .duplicate
+    }
+
+    /// An order read (0021): one row per (app, order id); a later read replaces it, of two
+    /// reads at one instant the greater (fact, raw) text is kept, as for snapshots.
+    private func insertPlayOrder(_ fact: NewPlayFact, order: PlayOrderFact) throws -> Insertion {
+        let binary = dialect == .postgres ? " COLLATE \"C\"" : ""
+        let factJSON = Self.jsonText(order)
+        let changed = try rows(
+            """
+            INSERT INTO play_orders (app_id, order_id, purchase_token, environment, read_at, raw_json, fact_json,
+                                     source, received_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (app_id, order_id) DO UPDATE SET
+                purchase_token = excluded.purchase_token, environment = excluded.environment,
+                read_at = excluded.read_at, raw_json = excluded.raw_json, fact_json = excluded.fact_json,
+                source = excluded.source, received_at = excluded.received_at
+            WHERE excluded.read_at > play_orders.read_at
+               OR (excluded.read_at = play_orders.read_at
+                   AND (excluded.fact_json\(binary), excluded.raw_json\(binary))
+                       > (play_orders.fact_json\(binary), play_orders.raw_json\(binary)))
+            RETURNING id
+            """,
+            .text(fact.appId), .text(order.orderId), .text(order.purchaseToken), .text(order.environment.rawValue),
+            SQLValue(order.readAt), .text(fact.raw), .text(factJSON), .text(fact.source), SQLValue(fact.receivedAt))
+        guard let row = changed.first else { return .duplicate }
+        return .inserted(try row.integer(0))
+    }
+
+    /// Which of `orderIds` the app has read from the orders API already.
+    func storedPlayOrderIds(appId: String, orderIds: [String]) throws -> Set<String> {
+        var found: Set<String> = []
+        for orderId in Set(orderIds).sorted() {
+            if try row("SELECT 1 FROM play_orders WHERE app_id = $1 AND order_id = $2", .text(appId), .text(orderId))
+                != nil
+            {
+                found.insert(orderId)
+            }
+        }
+        return found
     }
 
     static let playTokenColumns = """

@@ -32,6 +32,16 @@ extension SQLStoreTransaction {
         {
             facts.append(FactJSON(kind: try Self.factKind(playKind: try row.text(0)), json: try row.text(1)))
         }
+        for row in try rows(
+            """
+            SELECT o.fact_json FROM play_orders o
+            WHERE o.app_id = (SELECT app_id FROM customers WHERE id = $1)
+              AND o.purchase_token IN (\(Self.customerPurchases))
+            ORDER BY o.id
+            """, .integer(customerId))
+        {
+            facts.append(FactJSON(kind: .playOrder, json: try row.text(0)))
+        }
         return facts
     }
 
@@ -72,6 +82,8 @@ public struct FactJSON: Sendable, Hashable {
                 try SQLStoreTransaction.decode(PlayProductPurchaseFact.self, json, column: "fact_json"))
         case .playVoidedPurchase:
             .playVoidedPurchase(try SQLStoreTransaction.decode(PlayVoidedPurchaseFact.self, json, column: "fact_json"))
+        case .playOrder:
+            .playOrder(try SQLStoreTransaction.decode(PlayOrderFact.self, json, column: "fact_json"))
         }
     }
 }

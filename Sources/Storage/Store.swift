@@ -204,6 +204,8 @@ public protocol StoreReader {
     func unacknowledgedPlayPurchases(appId: String, limit: Int) throws -> [PlayPurchaseTokenRecord]
     /// A stored RTDN push by its Pub/Sub `messageId`.
     func playNotification(appId: String, messageId: String) throws -> PlayNotificationRecord?
+    /// Which of `orderIds` the app has read from the orders API already (0021).
+    func storedPlayOrderIds(appId: String, orderIds: [String]) throws -> Set<String>
 
     // Google Play recovery (0017).
     /// The app's voided-purchases cursor; `nil` before its first run.

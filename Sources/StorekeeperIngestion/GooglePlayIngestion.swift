@@ -85,7 +85,8 @@ public struct GooglePlayIngestion: Sendable {
         } catch {
             throw IngestionError.store(error)
         }
-        let snapshots = try await reads(for: kind, notification: notification, runtime: runtime)
+        var snapshots = try await reads(for: kind, notification: notification, runtime: runtime)
+        snapshots += await orderReads(of: snapshots, runtime: runtime)
         let receivedAt = clock.now()
         let stored = NewPlayNotification(
             appId: appId, messageId: messageId, packageName: notification.packageName, kind: kindName,
@@ -180,7 +181,33 @@ public struct GooglePlayIngestion: Sendable {
         }
         return try await ingestor.postPurchase(
             settings: runtime.settings, appUserId: appUserId, policy: app.settings.transferPolicy, snapshot: snapshot,
-            receivedAt: clock.now())
+            orders: await orderReads(of: [snapshot], runtime: runtime), receivedAt: clock.now())
+    }
+
+    /// With the app's `readOrderRevenue` on: `orders.get` of each order the reads show that is
+    /// not stored yet (a new purchase, a renewal), so revenue uses Google's exact developer
+    /// revenue. An order that cannot be read now (Google busy, not yet known to the orders
+    /// API, the key lacking the permission) is left out: the commission rule stands for it
+    /// and the next read of the purchase tries again; the purchase itself is never held up.
+    func orderReads(of snapshots: [VerifiedPlaySnapshot], runtime: PlayRuntime) async -> [VerifiedPlaySnapshot] {
+        guard runtime.settings.readOrderRevenue else { return [] }
+        var wanted: [(orderId: String, purchase: VerifiedPlaySnapshot)] = []
+        for snapshot in snapshots {
+            for orderId in snapshot.orderIds where !wanted.contains(where: { $0.orderId == orderId }) {
+                wanted.append((orderId: orderId, purchase: snapshot))
+            }
+        }
+        guard !wanted.isEmpty else { return [] }
+        let appId = runtime.appId
+        let ids = wanted.map(\.orderId)
+        guard let stored = try? await store.read({ try $0.storedPlayOrderIds(appId: appId, orderIds: ids) }) else {
+            return []
+        }
+        var reads: [VerifiedPlaySnapshot] = []
+        for (orderId, purchase) in wanted where !stored.contains(orderId) {
+            if let read = try? await runtime.readOrder(orderId: orderId, of: purchase) { reads.append(read) }
+        }
+        return reads
     }
 
     /// The notification as canonical JSON: the verbatim source of a fact made from it (the

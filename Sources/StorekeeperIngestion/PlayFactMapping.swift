@@ -132,6 +132,25 @@ public enum PlayFactMapping {
 
     // MARK: - Parts
 
+    /// `orders.get` of `orderId`, for the purchase `purchaseToken` whose test flag it takes, read
+    /// at `readAt`. The answer must name the order asked for; its amounts are read as prices
+    /// are (`money`), a missing developer revenue left `nil` (the estimate stays).
+    public static func order(
+        _ order: Order, packageName: String, orderId: String, purchaseToken: String, isTestPurchase: Bool,
+        readAt: Timestamp
+    ) throws(IngestionError) -> PlayOrderFact {
+        guard order.orderId == nil || order.orderId == orderId else {
+            throw IngestionError(.invalidTransaction, "The Google Play order answer names another order.")
+        }
+        if let token = order.purchaseToken, !token.isEmpty, token != purchaseToken {
+            throw IngestionError(.invalidTransaction, "The Google Play order belongs to another purchase token.")
+        }
+        return PlayOrderFact(
+            packageName: packageName, orderId: orderId, purchaseToken: purchaseToken, readAt: readAt,
+            isTestPurchase: isTestPurchase, state: order.state?.rawValue, total: try order.total.map(money),
+            tax: try order.tax.map(money), developerRevenue: try order.developerRevenueInBuyerCurrency.map(money))
+    }
+
     static func timestamp(_ time: GoogleDateTime) -> Timestamp {
         Timestamp(millisecondsSince1970: time.milliseconds)
     }

@@ -25,18 +25,19 @@ public struct PlayIngestor: Sendable {
 
     /// The app posted a purchase token for its user (`appUserId`): the customer claims the
     /// token under `policy`; the answer is its `CustomerInfo` in the snapshot's environment.
+    /// `orders` are the purchase's orders read from the orders API, committed with it.
     public func postPurchase(
         settings: PlayAppSettings, appUserId: String, policy: TransferPolicy, snapshot: VerifiedPlaySnapshot,
-        receivedAt: Timestamp
+        orders: [VerifiedPlaySnapshot] = [], receivedAt: Timestamp
     ) async throws(IngestionError) -> FactCommit {
         guard !appUserId.isEmpty, appUserId.utf8.count <= VerifiedPlaySnapshot.maximumIdentifierBytes else {
             throw IngestionError(.invalidBody, "The app user id is empty or too long.")
         }
         var batch = try Self.batch(
-            settings: settings, snapshots: [snapshot], ownership: .claim(appUserId: appUserId, policy: policy),
-            source: "client", receivedAt: receivedAt)
+            settings: settings, snapshots: [snapshot] + orders,
+            ownership: .claim(appUserId: appUserId, policy: policy), source: "client", receivedAt: receivedAt)
         batch.environment = snapshot.fact.environment
-        try await checkEnvironments(settings: settings, snapshots: [snapshot])
+        try await checkEnvironments(settings: settings, snapshots: [snapshot] + orders)
         return try await writer.commit(batch, operation: "play_purchase")
     }
 

@@ -111,6 +111,24 @@ public final class PlayRuntime: Sendable {
             fact: .playProductPurchase(fact), raw: String(decoding: answer.body, as: UTF8.self))
     }
 
+    /// `orders.get` of `orderId`, an order of `purchase` (a subscription or product read), as a
+    /// fact read now.
+    public func readOrder(orderId: String, of purchase: VerifiedPlaySnapshot) async throws(IngestionError)
+        -> VerifiedPlaySnapshot
+    {
+        let client = try requireClient()
+        let answer: PlayAPIAnswer<Order>
+        do {
+            answer = try await client.orderAnswer(packageName: settings.packageName, orderId: orderId)
+        } catch {
+            throw Self.failure(error)
+        }
+        let fact = try PlayFactMapping.order(
+            answer.value, packageName: settings.packageName, orderId: orderId, purchaseToken: purchase.purchaseToken,
+            isTestPurchase: purchase.fact.environment == .sandbox, readAt: clock.now())
+        return try VerifiedPlaySnapshot(fact: .playOrder(fact), raw: String(decoding: answer.body, as: UTF8.self))
+    }
+
     /// One page of `purchases.voidedpurchases.list` for the app's package.
     public func listVoidedPurchases(_ query: VoidedPurchasesQuery) async throws(IngestionError)
         -> VoidedPurchasesListResponse

@@ -38,6 +38,9 @@ public struct VerifiedPlaySnapshot: Sendable, Hashable {
         case .playVoidedPurchase(let value):
             token = value.purchaseToken
             identifiers = [value.packageName, value.orderId]
+        case .playOrder(let value):
+            token = value.purchaseToken
+            identifiers = [value.packageName, value.orderId]
         default:
             throw IngestionError(.invalidTransaction, "Not a Google Play fact.")
         }
@@ -56,6 +59,7 @@ public struct VerifiedPlaySnapshot: Sendable, Hashable {
         case .playSubscription(let value): return value.purchaseToken
         case .playProductPurchase(let value): return value.purchaseToken
         case .playVoidedPurchase(let value): return value.purchaseToken
+        case .playOrder(let value): return value.purchaseToken
         default: return ""
         }
     }
@@ -65,6 +69,7 @@ public struct VerifiedPlaySnapshot: Sendable, Hashable {
         case .playSubscription(let value): return value.packageName
         case .playProductPurchase(let value): return value.packageName
         case .playVoidedPurchase(let value): return value.packageName
+        case .playOrder(let value): return value.packageName
         default: return ""
         }
     }
@@ -75,6 +80,20 @@ public struct VerifiedPlaySnapshot: Sendable, Hashable {
         case .playSubscription(let value): return value.obfuscatedAccountId
         case .playProductPurchase(let value): return value.obfuscatedAccountId
         default: return nil
+        }
+    }
+
+    /// The orders a purchase read shows: each line item's latest successful order of a
+    /// subscription, the order of a one-time purchase that was paid (not pending or canceled).
+    var orderIds: [String] {
+        switch fact {
+        case .playSubscription(let value):
+            return Array(Set(value.lineItems.compactMap(\.latestSuccessfulOrderId))).sorted()
+        case .playProductPurchase(let value):
+            guard value.purchaseState == .purchased, let orderId = value.orderId else { return [] }
+            return [orderId]
+        default:
+            return []
         }
     }
 

@@ -130,6 +130,7 @@ struct CustomersController: Sendable {
             case .playSubscription(let value)?: try container.encode(value, forKey: .fact)
             case .playProductPurchase(let value)?: try container.encode(value, forKey: .fact)
             case .playVoidedPurchase(let value)?: try container.encode(value, forKey: .fact)
+            case .playOrder(let value)?: try container.encode(value, forKey: .fact)
             case nil: break
             }
             try container.encode(receivedAt, forKey: .receivedAt)

@@ -5,7 +5,8 @@ import Storage
 import StorekeeperIngestion
 
 /// Admin: an app's Google Play side (docs/googleplay.md): package name, service-account key,
-/// the RTDN push's audience and service-account email, and whether purchases are acknowledged.
+/// the RTDN push's audience and service-account email, whether purchases are acknowledged, and
+/// whether each new order is read from the orders API for its exact revenue (`readOrderRevenue`).
 /// The key goes in and never comes out (sealed at rest; the view says only whether it is set).
 ///
 /// `PUT` merges like the app's own `PUT`: fields sent replace the stored ones, omitted ones keep
@@ -29,6 +30,7 @@ struct GooglePlaySettingsController: Sendable {
         var rtdnAudience: String?
         var pushServiceAccountEmail: String?
         var acknowledgePurchases: Bool?
+        var readOrderRevenue: Bool?
     }
 
     struct View: Encodable {
@@ -38,6 +40,7 @@ struct GooglePlaySettingsController: Sendable {
         var rtdnAudience: String?
         var pushServiceAccountEmail: String?
         var acknowledgePurchases: Bool
+        var readOrderRevenue: Bool
         var version: Int64
 
         init(_ settings: PlayAppSettings) {
@@ -47,6 +50,7 @@ struct GooglePlaySettingsController: Sendable {
             rtdnAudience = settings.rtdnAudience
             pushServiceAccountEmail = settings.pushServiceAccountEmail
             acknowledgePurchases = settings.acknowledgePurchases
+            readOrderRevenue = settings.readOrderRevenue
             version = settings.version
         }
     }
@@ -108,7 +112,8 @@ struct GooglePlaySettingsController: Sendable {
                     serviceAccountKey: sealedKey ?? existing?.serviceAccountKey,
                     rtdnAudience: input.rtdnAudience ?? existing?.rtdnAudience,
                     pushServiceAccountEmail: input.pushServiceAccountEmail ?? existing?.pushServiceAccountEmail,
-                    acknowledgePurchases: input.acknowledgePurchases ?? existing?.acknowledgePurchases ?? true)
+                    acknowledgePurchases: input.acknowledgePurchases ?? existing?.acknowledgePurchases ?? true,
+                    readOrderRevenue: input.readOrderRevenue ?? existing?.readOrderRevenue ?? false)
                 do {
                     settings.version = try transaction.savePlayAppSettings(
                         settings, environments: app.environments, at: now)

@@ -297,11 +297,12 @@ public enum OpenAPIDocument {
                 "serviceAccountKey": {"type": "string", "maxLength": 16384, "description": "The service account's JSON key file; never returned."},
                 "rtdnAudience": {"type": "string", "minLength": 1, "maxLength": 2048},
                 "pushServiceAccountEmail": {"type": "string", "minLength": 1, "maxLength": 2048},
-                "acknowledgePurchases": {"type": "boolean"}}},
-              "GooglePlaySettings": {"type": "object", "required": ["appId", "packageName", "hasServiceAccountKey", "acknowledgePurchases", "version"],
+                "acknowledgePurchases": {"type": "boolean"}, "readOrderRevenue": {"type": "boolean"}}},
+              "GooglePlaySettings": {"type": "object", "required": ["appId", "packageName", "hasServiceAccountKey", "acknowledgePurchases", "readOrderRevenue", "version"],
                 "properties": {"appId": {"type": "string"}, "packageName": {"type": "string"}, "hasServiceAccountKey": {"type": "boolean"},
                   "rtdnAudience": {"type": "string"}, "pushServiceAccountEmail": {"type": "string"},
-                  "acknowledgePurchases": {"type": "boolean"}, "version": {"type": "integer", "minimum": 1}}},
+                  "acknowledgePurchases": {"type": "boolean"}, "readOrderRevenue": {"type": "boolean"},
+                  "version": {"type": "integer", "minimum": 1}}},
               "PlayUnmatchedVoided": {"type": "object", "required": ["count", "voided"], "properties": {
                 "count": {"type": "integer", "minimum": 0}, "voided": {"type": "array", "items": {"type": "object",
                   "required": ["purchaseToken", "voidedAt", "refundType", "source", "receivedAt"], "properties": {

@@ -159,7 +159,7 @@ import Testing
         case .transaction(let value): value.originalTransactionId
         case .renewalInfo(let value): value.originalTransactionId
         case .notification(let value): value.originalTransactionId
-        case .playSubscription, .playProductPurchase, .playVoidedPurchase: nil
+        case .playSubscription, .playProductPurchase, .playVoidedPurchase, .playOrder: nil
         }
     }
 
@@ -180,7 +180,7 @@ import Testing
                         subtype: value.subtype, environment: value.environment,
                         originalTransactionId: value.originalTransactionId, signedDate: value.signedDate,
                         signedPayload: "test", fact: value, receivedAt: at))
-            case .playSubscription, .playProductPurchase, .playVoidedPurchase:
+            case .playSubscription, .playProductPurchase, .playVoidedPurchase, .playOrder:
                 Issue.record("these tests use App Store facts only")
             }
         }

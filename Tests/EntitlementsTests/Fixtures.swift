@@ -113,6 +113,7 @@ enum Fixture {
         case .playSubscription(let value): return value.readAt
         case .playProductPurchase(let value): return value.readAt
         case .playVoidedPurchase(let value): return value.voidedAt
+        case .playOrder(let value): return value.readAt
         }
     }
 

@@ -98,4 +98,64 @@ struct PlaySimulatorRoundTripTests {
         }
         await server.stop()
     }
+
+    /// `orders.get` and `orders.batchget` through the simulator: each charge of a subscription
+    /// and each one-time purchase is an order with the price set and 85 % of it as developer
+    /// revenue unless a test set the exact figure; an unknown order is Google's 404.
+    @Test func clientReadsOrdersThroughTheSimulator() async throws {
+        let clock = ManualClock(Timestamp(Date()))
+        let play = try PlaySimulator(
+            packageNames: ["com.example.app"], clock: clock, push: .init(url: nil, audience: "aud"), transport: nil)
+        var router = Router()
+        PlaySimulatorRoutes.add(play, to: &router)
+        let server = try HTTPServer(responder: router.buildResponder())
+        do {
+            let base = server.baseURL
+            let account = try await play.createServiceAccount(
+                email: "sa@sim.iam.gserviceaccount.com", tokenURI: base.appendingPathComponent("token"))
+            let client = PlayDeveloperAPIClient(baseURL: base, tokens: AccessTokenProvider(key: account))
+            try await play.setPrice(productId: "premium", micros: 9_990_000, currency: "EUR")
+            let token = try await play.purchaseSubscription(packageName: "com.example.app", productId: "premium")
+            try await play.renew(token)
+            let first = try #require(await play.subscription(token)).orderId
+            await play.setDeveloperRevenue(orderId: first + "..0", micros: 7_000_000)
+            let coins = try await play.purchaseProduct(packageName: "com.example.app", productId: "coins", quantity: 3)
+            let coinsOrder = try #require(await play.productPurchase(coins)).orderId
+
+            let order = try await client.order(packageName: "com.example.app", orderId: first)
+            #expect(order.purchaseToken == token)
+            #expect(order.state == .processed)
+            #expect(order.total == Money(currencyCode: "EUR", units: "9", nanos: 990_000_000))
+            #expect(order.developerRevenueInBuyerCurrency == Money(currencyCode: "EUR", units: "8", nanos: 491_500_000))
+            #expect(order.lineItems?.first?.subscriptionDetails?.basePlanId == "monthly")
+            let orders = try await client.orders(
+                packageName: "com.example.app", orderIds: [first + "..0", coinsOrder])
+            #expect(orders.map(\.orderId) == [first + "..0", coinsOrder])
+            #expect(orders.map { $0.developerRevenueInBuyerCurrency?.micros } == [7_000_000, 12_724_500])
+            #expect(orders.map { $0.total?.micros } == [9_990_000, 14_970_000])
+            #expect(orders[1].developerRevenueInBuyerCurrency?.currencyCode == "USD")
+            #expect(orders[1].lineItems?.first?.oneTimePurchaseDetails?.quantity == 3)
+
+            for unknown in [first + "..1", "GPA.none"] {
+                do {
+                    _ = try await client.order(packageName: "com.example.app", orderId: unknown)
+                    Issue.record("an order not charged yet was found")
+                } catch {
+                    #expect(error.httpStatus == 404)
+                    #expect(error.googleStatus == "NOT_FOUND")
+                    #expect(error.googleMessage == "The order was not found.")
+                }
+            }
+            do {
+                _ = try await client.orders(packageName: "com.example.app", orderIds: [first, "GPA.none"])
+                Issue.record("a batch with an unknown order succeeded")
+            } catch {
+                #expect(error.httpStatus == 404)
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
 }

@@ -40,7 +40,7 @@ import Testing
             created.json as NSDictionary == [
                 "appId": app.appId, "packageName": "com.example.play", "hasServiceAccountKey": true,
                 "rtdnAudience": "https://storekeeper.example/push", "pushServiceAccountEmail": "push@example.iam",
-                "acknowledgePurchases": true, "version": 1,
+                "acknowledgePurchases": true, "readOrderRevenue": false, "version": 1,
             ])
         #expect(!created.text.contains("private_key"))
 
@@ -52,9 +52,12 @@ import Testing
 
         // A merge keeps what is not sent; If-Match on a stale version is 412.
         let merged = try await harness.request(
-            "PUT", path, key: admin, json: ["acknowledgePurchases": false], headers: ["If-Match": "\"1\""])
+            "PUT", path, key: admin, json: ["acknowledgePurchases": false, "readOrderRevenue": true],
+            headers: ["If-Match": "\"1\""])
         #expect(merged.status == 200)
         #expect(merged.json["acknowledgePurchases"] as? Bool == false)
+        #expect(merged.json["readOrderRevenue"] as? Bool == true)
+        #expect(try await harness.store.read { try $0.playAppSettings(appId: app.appId) }?.readOrderRevenue == true)
         #expect(merged.json["hasServiceAccountKey"] as? Bool == true)
         #expect(merged.json["packageName"] as? String == "com.example.play")
         #expect(
@@ -84,6 +87,8 @@ import Testing
         #expect(try SealedSecret(parsing: rotated.serviceAccountKey!).keyId == newKey.id)
         #expect(try StoredSecrets(sealer: SecretSealer(key: newKey)).opened(rotated).serviceAccountKey == Self.key)
         #expect(rotated.version == 3)
+        // The reseal keeps the order-revenue switch.
+        #expect(rotated.readOrderRevenue == true)
         await harness.stop()
     }
 

@@ -44,7 +44,7 @@ public enum AnalyticsContribution {
                 renewals[renewal.originalTransactionId] = renewal
             case .notification(let notification):
                 notifications[notification.notificationId] = notification
-            case .playSubscription, .playProductPurchase, .playVoidedPurchase:
+            case .playSubscription, .playProductPurchase, .playVoidedPurchase, .playOrder:
                 playFacts.append(fact)
             }
         }

@@ -18,6 +18,8 @@ import AppStoreModels
 /// - Why access ended: Google's `canceledStateContext` (user: voluntary; system: involuntary;
 ///   developer, replacement: other), a hold (involuntary), a pause (voluntary), auto-renew off
 ///   (voluntary); `nil` while the latest read still gives access and renews.
+/// An order read from the orders API (`PlayOrderFact`) brings its exact developer revenue as
+/// the proceeds; orders not read keep the rule's estimate.
 /// - Note: Immutable value; `Sendable`.
 struct PlayAnalyticsCharges: Sendable {
     struct Charge: Sendable {
@@ -51,8 +53,11 @@ struct PlayAnalyticsCharges: Sendable {
     }
 
     private(set) var charges: [Charge] = []
+    /// Orders read from the orders API: their exact developer revenue replaces the rule's.
+    private var orderReads: [String: PlayOrderFact] = [:]
 
     init(ledger: PlayLedger, now: Timestamp, catalog: ProductCatalog, rule: PlayCommissionRule) {
+        orderReads = ledger.ordersById
         // The token that replaced each token (upgrade, downgrade, resubscription): the earliest
         // start among those naming it, as the engine decides (`PlaySubscriptions`).
         var replacedAt: [String: (start: Timestamp, token: String)] = [:]
@@ -92,7 +97,8 @@ struct PlayAnalyticsCharges: Sendable {
             let figures = PlayRevenue.figures(
                 orderId: latest.orderId ?? token, productId: latest.productId, purchaseDate: latest.purchaseTime,
                 shownPrice: latest.price, quantity: latest.quantity, isAutoRenewing: false, isTrial: false,
-                isPaid: latest.isPaid, refundShare: refund?.share, catalog: catalog, rule: rule)
+                isPaid: latest.isPaid, refundShare: refund?.share, catalog: catalog, rule: rule,
+                order: latest.orderId.flatMap { orderReads[$0] })
             charges.append(
                 Self.charge(
                     figures, token: token, group: catalog[latest.productId]?.subscriptionGroup,
@@ -163,7 +169,7 @@ struct PlayAnalyticsCharges: Sendable {
             let figures = PlayRevenue.figures(
                 orderId: orderId, productId: history.productId, purchaseDate: start, shownPrice: order.recurringPrice,
                 quantity: 1, isAutoRenewing: isAutoRenewing, isTrial: isTrial, isPaid: true,
-                refundShare: refund?.share, catalog: catalog, rule: rule)
+                refundShare: refund?.share, catalog: catalog, rule: rule, order: orderReads[orderId])
             var charge = Self.charge(
                 figures, token: token, group: catalog[history.productId]?.subscriptionGroup,
                 storefront: latestSnapshot.regionCode, refund: refund, isTrial: isTrial)

@@ -10,8 +10,8 @@ import AppStoreModels
 /// The simplification: the threshold is reached by the developer's earnings across all
 /// customers and apps, which no single customer's facts can tell, so the operator names the
 /// day each year crossed it (`thresholdCrossings`); purchases from that day to the end of
-/// that year pay 30 %. Without a crossing, 15 %. Exact figures from the orders API, when the
-/// wiring provides them, replace this estimate.
+/// that year pay 30 %. Without a crossing, 15 %. Exact figures from the orders API replace
+/// this estimate order by order where the app reads them (`readOrderRevenue`; `PlayRevenue`).
 /// - Note: Immutable value; `Sendable`.
 public struct PlayCommissionRule: Sendable, Hashable, Codable {
     /// Why a rate was chosen.

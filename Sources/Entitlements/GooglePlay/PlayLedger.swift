@@ -7,11 +7,22 @@ struct PlayLedger {
     var subscriptionsByToken: [String: [PlaySubscriptionFact]] = [:]
     var productsByToken: [String: [PlayProductPurchaseFact]] = [:]
     var voidedByToken: [String: [PlayVoidedPurchaseFact]] = [:]
+    /// Orders read from the orders API, the latest read of each (ties by canonical JSON).
+    var ordersById: [String: PlayOrderFact] = [:]
 
     init(
         subscriptions: Set<PlaySubscriptionFact> = [], products: Set<PlayProductPurchaseFact> = [],
-        voided: Set<PlayVoidedPurchaseFact> = []
+        voided: Set<PlayVoidedPurchaseFact> = [], orders: Set<PlayOrderFact> = []
     ) {
+        for order in orders {
+            if let kept = ordersById[order.orderId],
+                kept.readAt > order.readAt
+                    || (kept.readAt == order.readAt && !FactLedger.canonicalPrecedes(kept, order))
+            {
+                continue
+            }
+            ordersById[order.orderId] = order
+        }
         for fact in subscriptions { subscriptionsByToken[fact.purchaseToken, default: []].append(fact) }
         for (token, facts) in subscriptionsByToken {
             subscriptionsByToken[token] = facts.sorted { lhs, rhs in
@@ -32,5 +43,6 @@ struct PlayLedger {
         }
     }
 
+    /// Orders alone grant and earn nothing: they only refine the revenue of reads.
     var isEmpty: Bool { subscriptionsByToken.isEmpty && productsByToken.isEmpty && voidedByToken.isEmpty }
 }

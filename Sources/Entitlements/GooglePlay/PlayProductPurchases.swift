@@ -47,7 +47,8 @@ struct PlayProductPurchases {
             let figures = PlayRevenue.figures(
                 orderId: key, productId: latest.productId, purchaseDate: latest.purchaseTime,
                 shownPrice: latest.price, quantity: latest.quantity, isAutoRenewing: false, isTrial: false,
-                isPaid: latest.isPaid, refundShare: refundShare, catalog: catalog, rule: rule)
+                isPaid: latest.isPaid, refundShare: refundShare, catalog: catalog, rule: rule,
+                order: latest.orderId.flatMap { ledger.ordersById[$0] })
             let fullVoid = voided.first(where: \.isFull)
             let revocation = fullVoid.map {
                 Revocation(kind: .refund, revokedAt: $0.voidedAt, refundReason: $0.refundReason, refundPercentage: nil)

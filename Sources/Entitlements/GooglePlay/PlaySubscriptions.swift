@@ -24,11 +24,14 @@ struct PlaySubscriptions {
     private(set) var notes: [String] = []
     /// Order ids and tokens whose events may be retracted when a later read changes them.
     private(set) var causeIds: Set<String> = []
+    /// Orders read from the orders API: their exact developer revenue.
+    private var orderReads: [String: PlayOrderFact] = [:]
 
     init(
         ledger: PlayLedger, now: Timestamp, catalog: ProductCatalog, builder: LifecycleEventBuilder,
         rule: PlayCommissionRule
     ) {
+        orderReads = ledger.ordersById
         var replacements: [String: Replacement] = [:]
         var productsByToken: [String: [String]] = [:]
         for (token, snapshots) in ledger.subscriptionsByToken {
@@ -105,7 +108,7 @@ struct PlaySubscriptions {
                 orderId: orderId, productId: productId, purchaseDate: history.start(index),
                 shownPrice: order.recurringPrice, quantity: 1, isAutoRenewing: isAutoRenewing,
                 isTrial: order.periodType == .trial, isPaid: true, refundShare: refundShares[orderId], catalog: catalog,
-                rule: rule)
+                rule: rule, order: orderReads[orderId])
             figuresByOrder[orderId] = figures
             revenue.append(figures)
         }

@@ -313,6 +313,7 @@ extension DashboardController {
                         ("Google Play subscription", snapshot.lineItems.first?.productId)
                     case .playProductPurchase(let purchase)?: ("Google Play purchase", purchase.productId)
                     case .playVoidedPurchase?: ("Google Play voided purchase", nil)
+                    case .playOrder(let order)?: ("Google Play order", order.orderId)
                     case nil: (fact.kind.rawValue, nil)
                     }
                 return """
