@@ -364,6 +364,10 @@ enum MicroHTTPDCallbacks {
         let core = Unmanaged<DaemonCore>.fromOpaque(cls).takeUnretainedValue()
         let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
         core.registry.withLock { $0.live -= 1 }
+        // A request libmicrohttpd ends without a second access call (the client hung up while
+        // its handler ran) never reaches the access handler's unregistering: do it here, or
+        // the record stays (a leak per such client) and a stop waits for it to be resumed.
+        if state.handoff != nil { core.unregisterSuspended(state) }
         // The connection waits for its next request head (unless libmicrohttpd closes it).
         if termination == .REQUEST_TERMINATED_COMPLETED_OK, !state.closesAfterResponse, state.connectionID != 0 {
             core.connections.responded(state.connectionID)
