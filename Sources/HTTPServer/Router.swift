@@ -379,8 +379,10 @@ struct Route: Sendable {
         return parameters
     }
 
+    /// A parameter is one whole segment, never `.` or `..` (a path step). Dots inside it are
+    /// data: Google Play's renewal order ids read `GPA.1234-5678-9012-34567..0`.
     static func isSafeParameter(_ value: String) -> Bool {
-        !value.contains("/") && !value.contains("..")
+        !value.contains("/") && value != "." && value != ".."
             && !value.unicodeScalars.contains {
                 $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value)
             }

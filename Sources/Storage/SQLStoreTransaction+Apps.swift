@@ -77,8 +77,8 @@ extension SQLStoreTransaction {
         // The app's Play package is claimed in the app's environments: they may have changed
         // (claims made for the old ones went stale: a new environment's purchases were refused
         // and a dropped one stayed blocked for other apps).
-        if let play = try playAppSettings(appId: app.id) {
-            try claimPlayPackage(play.packageName, appId: app.id, environments: app.environments)
+        if let packageName = try playPackageName(appId: app.id) {
+            try claimPlayPackage(packageName, appId: app.id, environments: app.environments)
         }
         return try Self.returnedVersion(saved, of: "apps")
     }

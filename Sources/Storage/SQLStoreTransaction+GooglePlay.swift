@@ -22,6 +22,12 @@ extension SQLStoreTransaction {
         }
     }
 
+    /// The app's Play package name alone: saving an app needs nothing else of its Play side
+    /// (and so reads no column a later migration added).
+    func playPackageName(appId: String) throws -> String? {
+        try row("SELECT package_name FROM play_app_settings WHERE app_id = $1", .text(appId))?.text(0)
+    }
+
     func appId(playPackageName packageName: String, environment: AppStoreEnvironment) throws -> String? {
         try row(
             "SELECT app_id FROM play_package_names WHERE package_name = $1 AND environment = $2", .text(packageName),

@@ -51,9 +51,13 @@ import Testing
         #expect(errorCode(response) == "invalid_path_parameter" || errorCode(response) == "invalid_path")
     }
 
-    @Test func safeParameterPasses() async {
-        let response = await responder.respond(to: HTTPRequest(method: .get, target: "/files/report.v2%20final"))
-        #expect(body(response) == "file=report.v2 final")
+    @Test(arguments: [
+        ("/files/report.v2%20final", "report.v2 final"), ("/files/GPA.3372-4150-9088-12345..0", "GPA.3372-4150-9088-12345..0"),
+        ("/files/...", "..."), ("/files/a..b", "a..b"),
+    ])
+    func safeParameterPasses(path: String, value: String) async {
+        let response = await responder.respond(to: HTTPRequest(method: .get, target: path))
+        #expect(body(response) == "file=\(value)")
     }
 
     @Test func thrownErrorsMapToJSON() async {
