@@ -41,19 +41,33 @@ extension SQLStoreTransaction {
         customerId: Int64, appId: String, environment: AppStoreEnvironment,
         _ contribution: [AnalyticsDailyKey: AnalyticsMeasures]
     ) throws -> Bool {
-        let stored = try row(
+        let cacheKey = AnalyticsContributionCache.Key(customerId: customerId, environment: environment.rawValue)
+        let cache = AnalyticsContributionCache.shared
+        let storedText = try row(
             "SELECT contribution_json FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
-            .integer(customerId), .text(environment.rawValue))
-        var difference = contribution
-        if let stored {
-            let previous = try Self.decode(
-                [StoredContribution].self, try stored.text(0), column: "analytics_contributions.contribution_json")
-            for entry in previous {
-                guard let measures = AnalyticsMeasures(values: entry.values) else {
-                    throw StoreError(.corruptValue, "analytics_contributions: an entry has the wrong number of values")
+            .integer(customerId), .text(environment.rawValue)
+        )?.text(0)
+        // The previous contribution, from the cache when it was made from exactly this text.
+        var previous: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
+        var fragments: [AnalyticsDailyKey: String] = [:]
+        if let storedText {
+            if let cached = cache.entry(cacheKey, json: storedText) {
+                previous = cached.measures
+                fragments = cached.fragments
+            } else {
+                for entry in try Self.decode(
+                    [StoredContribution].self, storedText, column: "analytics_contributions.contribution_json")
+                {
+                    guard let measures = AnalyticsMeasures(values: entry.values) else {
+                        throw StoreError(.corruptValue, "analytics_contributions: an entry has the wrong number of values")
+                    }
+                    previous[entry.key] = (previous[entry.key] ?? AnalyticsMeasures()) + measures
                 }
-                difference[entry.key] = (difference[entry.key] ?? AnalyticsMeasures()) - measures
             }
+        }
+        var difference = contribution
+        for (key, measures) in previous {
+            difference[key] = (difference[key] ?? AnalyticsMeasures()) - measures
         }
         // Not written here: the differences of every customer this transaction updates are added
         // up and written together just before it commits, sorted by row (`flushAnalyticsDaily`).
@@ -65,21 +79,43 @@ extension SQLStoreTransaction {
             let row = PendingAnalyticsRow(appId: appId, environment: environment.rawValue, key: key)
             pendingAnalyticsDaily[row] = (pendingAnalyticsDaily[row] ?? AnalyticsMeasures()) + measures
         }
-        let entries = contribution.filter { !$0.value.isZero }.sorted { $0.key < $1.key }.map {
-            StoredContribution(key: $0.key, values: $0.value.values)
+        guard !changed.isEmpty || storedText == nil else { return false }
+        let kept = contribution.filter { !$0.value.isZero }
+        if kept.isEmpty {
+            if storedText != nil {
+                _ = try execute(
+                    "DELETE FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
+                    .integer(customerId), .text(environment.rawValue))
+            }
+            cache.forget(cacheKey)
+            return !changed.isEmpty
         }
-        if entries.isEmpty {
-            _ = try execute(
-                "DELETE FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
-                .integer(customerId), .text(environment.rawValue))
-        } else if !changed.isEmpty {
-            _ = try execute(
-                """
-                INSERT INTO analytics_contributions (customer_id, environment, app_id, contribution_json)
-                VALUES ($1, $2, $3, $4)
-                ON CONFLICT (customer_id, environment) DO UPDATE SET contribution_json = excluded.contribution_json
-                """, .integer(customerId), .text(environment.rawValue), .text(appId), Self.json(entries))
+        // The stored text is the entries in key order, each encoded as `StoredContribution`;
+        // an entry whose measures did not change keeps its encoded text.
+        var encoded: [AnalyticsDailyKey: String] = [:]
+        encoded.reserveCapacity(kept.count)
+        var parts: [String] = []
+        parts.reserveCapacity(kept.count)
+        for key in kept.keys.sorted() {
+            let measures = kept[key]!
+            let fragment: String
+            if previous[key] == measures, let known = fragments[key] {
+                fragment = known
+            } else {
+                fragment = Self.jsonText(StoredContribution(key: key, values: measures.values))
+            }
+            encoded[key] = fragment
+            parts.append(fragment)
         }
+        let json = "[" + parts.joined(separator: ",") + "]"
+        _ = try execute(
+            """
+            INSERT INTO analytics_contributions (customer_id, environment, app_id, contribution_json)
+            VALUES ($1, $2, $3, $4)
+            ON CONFLICT (customer_id, environment) DO UPDATE SET contribution_json = excluded.contribution_json
+            """, .integer(customerId), .text(environment.rawValue), .text(appId), .text(json))
+        // Remembered before the commit: if it rolls back, the text read next differs and is decoded.
+        cache.remember(.init(json: json, measures: kept, fragments: encoded), for: cacheKey)
         return !changed.isEmpty
     }
 

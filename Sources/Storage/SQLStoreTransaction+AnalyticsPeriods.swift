@@ -20,16 +20,30 @@ extension SQLStoreTransaction {
         ).map { row throws(StoreError) in try Self.period(row) }
         let sorted = periods.sorted { $0.transactionId < $1.transactionId }
         guard stored != sorted else { return false }
-        _ = try execute(
-            "DELETE FROM analytics_periods WHERE customer_id = $1 AND environment = $2", .integer(customerId),
-            .text(environment.rawValue))
-        guard !sorted.isEmpty else { return true }
+        // Only the periods that changed are rewritten: a long history adds one period at a time,
+        // and rewriting all of them made each new fact cost the whole history.
+        let wanted = Dictionary(sorted.map { ($0.transactionId, $0) }, uniquingKeysWith: { _, last in last })
+        let kept = Dictionary(stored.map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
+        let stale = stored.filter { wanted[$0.transactionId] != $0 }.map(\.transactionId)
+        let fresh = sorted.filter { kept[$0.transactionId] != $0 }
+        var next = 0
+        while next < stale.count {
+            let chunk = stale[next..<min(stale.count, next + 500)]
+            next += chunk.count
+            let placeholders = (0..<chunk.count).map { "$\($0 + 3)" }.joined(separator: ", ")
+            _ = try connection.execute(
+                """
+                DELETE FROM analytics_periods
+                WHERE customer_id = $1 AND environment = $2 AND transaction_id IN (\(placeholders))
+                """, [.integer(customerId), .text(environment.rawValue)] + chunk.map { SQLValue.text($0) })
+        }
+        guard !fresh.isEmpty else { return true }
         _ = try insertRows(
             into: """
                 INSERT INTO analytics_periods (customer_id, environment, app_id, \(Self.periodColumns))
                 """,
             onConflict: "", width: 18,
-            sorted.map { period in
+            fresh.map { period in
                 [
                     .integer(customerId), .text(environment.rawValue), .text(appId), .text(period.transactionId),
                     .text(period.subscription), .text(period.productId), .text(period.subscriptionGroup),

@@ -97,27 +97,32 @@ extension SQLStoreTransaction {
     }
 
     func reviseEvents(_ events: [LifecycleEvent], customerId: Int64) throws -> Int {
-        var revised = 0
-        var next = 0
-        // One statement per 256 events (3 values each, well under both engines' bind limits).
-        while next < events.count {
-            let chunk = events[next..<min(events.count, next + 256)]
-            next += chunk.count
-            var arguments: [SQLValue] = [.integer(customerId)]
-            var rows: [String] = []
-            for event in chunk {
-                let base = arguments.count
-                rows.append("($\(base + 1), $\(base + 2), CAST($\(base + 3) AS BIGINT))")
-                arguments += [.text(event.id), Self.json(event), SQLValue(event.occurredAt)]
+        guard !events.isEmpty else { return 0 }
+        // The standing events' text is read once and compared here; only events whose text
+        // differs are written. (An UPDATE joined to a VALUES list of every event made SQLite
+        // compare each stored event with each listed one: a cost in the square of the history.)
+        var standing: [String: [String]] = [:]
+        for row in try rows(
+            "SELECT event_id, event_json FROM lifecycle_events WHERE customer_id = $1 AND retracted_at IS NULL",
+            .integer(customerId))
+        {
+            standing[try row.text(0), default: []].append(try row.text(1))
+        }
+        var changed: [(id: String, json: String, occurredAt: Timestamp)] = []
+        for event in events {
+            guard let texts = standing[event.id] else { continue }
+            let json = EventTextCache.shared.text(of: event, customerId: customerId) { Self.jsonText($0) }
+            if texts.contains(where: { !StoredText.sameBytes($0, json) }) {
+                changed.append((event.id, json, event.occurredAt))
             }
-            // VALUES columns are column1… on both engines.
-            revised += try connection.execute(
+        }
+        var revised = 0
+        for event in changed {
+            revised += try execute(
                 """
-                UPDATE lifecycle_events SET event_json = v.column2, occurred_at = v.column3
-                FROM (VALUES \(rows.joined(separator: ", "))) AS v
-                WHERE lifecycle_events.customer_id = $1 AND lifecycle_events.event_id = v.column1
-                  AND lifecycle_events.retracted_at IS NULL AND lifecycle_events.event_json <> v.column2
-                """, arguments)
+                UPDATE lifecycle_events SET event_json = $3, occurred_at = $4
+                WHERE customer_id = $1 AND event_id = $2 AND retracted_at IS NULL AND event_json <> $3
+                """, .integer(customerId), .text(event.id), .text(event.json), SQLValue(event.occurredAt))
         }
         return revised
     }

@@ -76,8 +76,10 @@ enum WorstCaseBenchmark {
                     "same ingestion, 1-period history      : first %7.2f ms  median %7.2f ms  worst %7.2f ms  (reference)",
                 short[0], median(short), short.max()!))
 
-        let steps = try await breakdown(store: store, customerId: customerId, repetitions: 20)
-        print("one re-evaluation of the long customer, median of 20 (inside one write):")
+        let steps = try await breakdown(
+            store: store, customerId: customerId, original: longOriginal, firstPeriod: periods + ingestions,
+            repetitions: 20)
+        print("the same ingestion step by step, median of 20 more renewals of the long customer:")
         for (name, values) in steps {
             print(
                 "  " + name.padding(toLength: 42, withPad: " ", startingAt: 0)
@@ -150,63 +152,112 @@ enum WorstCaseBenchmark {
         return batch
     }
 
-    /// The steps `CustomerStateUpdater.update` takes, timed one by one, `repetitions` times;
-    /// the uncached reads (what every ingestion did before the cache) are timed beside them.
-    static func breakdown(store: any Store, customerId: Int64, repetitions: Int) async throws
-        -> [(String, [Double])]
+    /// The steps `CustomerStateUpdater.update` takes, timed one by one over `repetitions`
+    /// real ingestions: each repetition stores the next renewal's facts, then re-evaluates the
+    /// customer step by step (so every step sees a real change, as an ingestion does), each in
+    /// a write of its own that commits (the daily rows are written at the commit, timed with
+    /// it). The uncached reads (what every ingestion did before the cache) and the plain
+    /// encoding are timed beside them.
+    static func breakdown(store: any Store, customerId: Int64, original: String, firstPeriod: Int, repetitions: Int)
+        async throws -> [(String, [Double])]
     {
-        try await store.write { tx in
-            let cache = CustomerEvaluationCache.shared
-            var steps: [(String, [Double])] = [
-                ("load + decode all facts (uncached)", []), ("previous CustomerInfo decoded (uncached)", []),
-                ("facts through the cache", []), ("catalog + previous through the cache", []),
-                ("EntitlementEngine.evaluate", []), ("encode CustomerInfo (reusing parts)", []),
-                ("encode CustomerInfo (AppStoreJSON, before)", []), ("save CustomerInfo + events", []),
-            ]
-            for _ in 0..<repetitions {
-                guard let customer = try tx.customer(id: customerId) else { break }
-                steps[0].1.append(try milliseconds { _ = try tx.facts(customerId: customerId) })
-                steps[1].1.append(
+        let cache = CustomerEvaluationCache.shared
+        var steps: [(String, [Double])] = [
+            ("load + decode all facts (uncached)", []), ("previous CustomerInfo decoded (uncached)", []),
+            ("encode CustomerInfo (AppStoreJSON, plain)", []),
+            ("facts through the cache", []), ("catalog + previous through the cache", []),
+            ("EntitlementEngine.evaluate", []), ("encode CustomerInfo (reusing parts)", []),
+            ("save CustomerInfo + append events", []), ("revise standing events", []),
+            ("analytics: settings + contribution figures", []), ("analytics: daily contribution applied", []),
+            ("analytics: periods applied", []), ("analytics: cohorts computed + applied", []),
+            ("commit (daily rows written, fsync)", []),
+        ]
+        let stepCount = steps.count
+        for repetition in 0..<repetitions {
+            let batch = renewal(original: original, period: firstPeriod + repetition)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let (times, beforeCommit) = try await store.write { tx -> ([Double], Double) in
+                var times = [Double](repeating: 0, count: stepCount - 1)
+                if let notification = batch.notification { _ = try tx.insertNotification(notification) }
+                for fact in batch.transactions { _ = try tx.insertTransaction(fact) }
+                for fact in batch.renewals { _ = try tx.insertRenewalInfo(fact) }
+                guard let customer = try tx.customer(id: customerId) else { return (times, 0) }
+                let now = batch.receivedAt
+                times[0] = (try milliseconds { _ = try tx.facts(customerId: customerId) })
+                times[1] = (
                     try milliseconds { _ = try tx.customerInfo(customerId: customerId, environment: .production) })
                 var facts: [Fact] = []
-                steps[2].1.append(try milliseconds { facts = try cache.facts(customerId: customerId, in: tx) })
+                times[3] = (try milliseconds { facts = try cache.facts(customerId: customerId, in: tx) })
                 var stored: (info: CustomerInfo, version: Int64)?
                 var catalog = ProductCatalog(products: [])
-                steps[3].1.append(
+                times[4] = (
                     try milliseconds {
                         catalog = try tx.catalog(appId: appId) ?? catalog
                         stored = try cache.customerInfo(customerId: customerId, environment: .production, in: tx)
                     })
-                let now = stored!.info.evaluatedAt
                 var evaluation: EntitlementEvaluation?
-                steps[4].1.append(
+                times[5] = (
                     milliseconds {
                         evaluation = EntitlementEngine.evaluate(
                             customerId: customer.appUserId, environment: .production, facts: facts, catalog: catalog,
                             now: now, previous: stored?.info)
                     })
                 var encoding: CustomerInfoEncoding?
-                steps[5].1.append(
+                times[6] = (
                     milliseconds {
                         encoding = CustomerInfoEncoding(
                             evaluation!.customerInfo,
                             reusing: cache.encoding(customerId: customerId, environment: .production))
                     })
-                let json = encoding!.json
                 var canonical = Data()
-                steps[6].1.append(milliseconds { canonical = AppStoreJSON.encode(evaluation!.customerInfo) })
-                precondition(Data(json.utf8) == canonical, "CustomerInfoEncoding differs from AppStoreJSON.encode")
-                steps[7].1.append(
+                times[2] = (milliseconds { canonical = AppStoreJSON.encode(evaluation!.customerInfo) })
+                precondition(
+                    Data(encoding!.json.utf8) == canonical, "CustomerInfoEncoding differs from AppStoreJSON.encode")
+                var appended: [StoredEvent] = []
+                times[7] = (
                     try milliseconds {
                         _ = try tx.saveCustomerInfo(
-                            evaluation!.customerInfo, json: json, customerId: customerId,
+                            evaluation!.customerInfo, json: encoding!.json, customerId: customerId,
                             expectedVersion: stored?.version, at: now)
-                        _ = try tx.appendEvents(evaluation!.newEvents, customerId: customerId, at: now)
+                        appended = try tx.appendEvents(evaluation!.newEvents, customerId: customerId, at: now)
                     })
                 cache.remember(evaluation!.customerInfo, encoding: encoding!, customerId: customerId)
+                let fresh = Set(appended.map(\.event.id))
+                times[8] = (
+                    try milliseconds {
+                        _ = try tx.reviseEvents(evaluation!.allEvents.filter { !fresh.contains($0.id) }, customerId: customerId)
+                    })
+                var figures: (daily: [AnalyticsDailyKey: AnalyticsMeasures], periods: [AnalyticsPeriod])?
+                var rule = CommissionRule()
+                times[9] = (
+                    try milliseconds {
+                        rule = try tx.analyticsSettings(appId: appId)?.settings.commissionRule ?? rule
+                        let computed = AnalyticsContribution.figures(
+                            facts: facts, environment: .production, catalog: catalog, rule: rule, now: now)
+                        figures = (computed.daily, computed.periods)
+                    })
+                times[10] = (
+                    try milliseconds {
+                        _ = try tx.applyAnalyticsContribution(
+                            customerId: customerId, appId: appId, environment: .production, figures!.daily)
+                    })
+                times[11] = (
+                    try milliseconds {
+                        _ = try tx.applyAnalyticsPeriods(
+                            customerId: customerId, appId: appId, environment: .production, figures!.periods)
+                    })
+                times[12] = (
+                    try milliseconds {
+                        _ = try tx.applyAnalyticsCohorts(
+                            customerId: customerId, appId: appId, environment: .production,
+                            CohortContribution.of(facts: facts, environment: .production, catalog: catalog, rule: rule))
+                    })
+                return (times, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
             }
-            return steps
+            for (index, time) in times.enumerated() { steps[index].1.append(time) }
+            steps[steps.count - 1].1.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 - beforeCommit)
         }
+        return steps
     }
 
     static func milliseconds(_ body: () throws -> Void) rethrows -> Double {

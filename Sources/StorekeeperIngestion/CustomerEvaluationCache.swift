@@ -67,14 +67,14 @@ public final class CustomerEvaluationCache: Sendable {
             var fact: Fact?
             // Rows come oldest first, so known rows keep their place and new ones follow them;
             // anything else (a transfer, a rollback) is looked up by its text.
-            if index < cached.count, Self.sameBytes(cached[index].json, row.json) {
+            if index < cached.count, StoredText.sameBytes(cached[index].json, row.json) {
                 fact = cached[index].value
             } else if !cached.isEmpty {
                 if indexByJSON[row.kind] == nil {
                     indexByJSON[row.kind] = Dictionary(
                         cached.indices.map { (cached[$0].json, $0) }, uniquingKeysWith: { first, _ in first })
                 }
-                if let match = indexByJSON[row.kind]?[row.json], Self.sameBytes(cached[match].json, row.json) {
+                if let match = indexByJSON[row.kind]?[row.json], StoredText.sameBytes(cached[match].json, row.json) {
                     fact = cached[match].value
                 }
             }
@@ -95,7 +95,7 @@ public final class CustomerEvaluationCache: Sendable {
             return nil
         }
         let key = Key(customerId: customerId, environment: environment)
-        if let cached = entries.withLock({ $0.states[key] }), Self.sameBytes(cached.json, stored.json) {
+        if let cached = entries.withLock({ $0.states[key] }), StoredText.sameBytes(cached.json, stored.json) {
             return (cached.value, stored.version)
         }
         let info = try stored.decode()
@@ -159,19 +159,6 @@ public final class CustomerEvaluationCache: Sendable {
             for environment in AppStoreEnvironment.allCases {
                 entries.states[Key(customerId: oldest, environment: environment)] = nil
                 entries.encodings[Key(customerId: oldest, environment: environment)] = nil
-            }
-        }
-    }
-
-    /// Byte equality: `String ==` compares canonical equivalence, which two different stored
-    /// texts can share.
-    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
-                left.count == right.count
-                    && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
             }
         }
     }

@@ -333,16 +333,26 @@ public enum AnalyticsContribution {
                     period: periods[index], from: firstMidnight(atOrAfter: periods[index].start),
                     until: firstMidnight(atOrAfter: periods[index].end)
                 )
-            }.filter { $0.from < $0.until }
+            }.filter { $0.from < $0.until }.sorted { $0.from < $1.from }
             let boundaries = Set(members.flatMap { [$0.from, $0.until] }).sorted()
             var before: Int64 = 0
             var paidBefore = false
+            // A sweep over the boundaries in order: `open` holds the members started by the
+            // boundary and not ended before it, so each boundary looks at the few periods in
+            // force around it rather than at the whole history.
+            var open: [(period: AnalyticsPeriod, from: CalendarDay, until: CalendarDay)] = []
+            var nextMember = 0
             for boundary in boundaries {
-                let covering = members.filter { $0.from <= boundary && boundary < $0.until }
+                while nextMember < members.count, members[nextMember].from <= boundary {
+                    open.append(members[nextMember])
+                    nextMember += 1
+                }
+                open.removeAll { $0.until < boundary }
+                let covering = open.filter { boundary < $0.until }
                 let after = covering.reduce(Int64(0)) { $0 + $1.period.mrrGross }
                 let movement = MRRMovement(before: before, after: after, paidBefore: paidBefore)
                 if movement != MRRMovement() {
-                    let previous = members.filter { $0.from <= boundary.adding(days: -1) && boundary <= $0.until }
+                    let previous = open.filter { $0.from <= boundary.adding(days: -1) }
                     let keyed = (after > 0 ? covering : previous).max {
                         ($0.period.start, $0.period.transactionId) < ($1.period.start, $1.period.transactionId)
                     }

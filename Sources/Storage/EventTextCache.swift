@@ -1,0 +1,39 @@
+import Entitlements
+import Synchronization
+
+/// The stored text of lifecycle events, kept by value: re-evaluating a customer with a long
+/// history hands every standing event to `reviseEvents`, and encoding each of them again only
+/// to find its text unchanged was most of that step's cost.
+///
+/// Keyed by the event's value itself, so a hit is the text encoding gives for that value
+/// (encoding is a pure function of it); nothing stored is trusted here.
+/// - Note: Thread-safe: entries sit behind a `Mutex`.
+final class EventTextCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var customerId: Int64
+        var eventId: String
+    }
+
+    /// The most events kept; past it the cache starts over.
+    let capacity: Int
+    private let entries = Mutex([Key: (event: LifecycleEvent, text: String)]())
+
+    init(capacity: Int = 50_000) {
+        self.capacity = capacity
+    }
+
+    static let shared = EventTextCache()
+
+    /// The stored text of `event`, encoded only when this value was not encoded before.
+    func text(of event: LifecycleEvent, customerId: Int64, encode: (LifecycleEvent) -> String) -> String {
+        let key = Key(customerId: customerId, eventId: event.id)
+        if let known = entries.withLock({ $0[key] }), known.event == event { return known.text }
+        let text = encode(event)
+        guard capacity > 0 else { return text }
+        entries.withLock { entries in
+            if entries[key] == nil, entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = (event, text)
+        }
+        return text
+    }
+}
