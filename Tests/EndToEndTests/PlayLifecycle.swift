@@ -22,6 +22,17 @@ struct PlayLifecycle {
     struct Outcome: Equatable {
         var pushes: [Int?]
         var events: [String]
+
+        /// `pushes` pushes, each answered 200, and `events`.
+        init(accepted pushes: Int, events: [String]) {
+            self.pushes = Array(repeating: 200, count: pushes)
+            self.events = events
+        }
+
+        init(pushes: [Int?], events: [String]) {
+            self.pushes = pushes
+            self.events = events
+        }
     }
 
     /// Runs `body` on a fresh harness with `customer`'s subscription to `productId` bought.
@@ -95,6 +106,15 @@ struct PlayLifecycle {
         ]
         value.merge(extra) { $1 }
         return value as NSDictionary
+    }
+
+    /// The entitlement once the first renewal's payment went through at `paid`: a new 30-day
+    /// period from then, renewing.
+    func renewed(at paid: Int64) -> NSDictionary {
+        let end = paid + 30 * Self.day
+        return grant(
+            transactionId: renewal(0), purchaseDate: paid, expires: end, active: true, willRenew: true,
+            reason: "active: granted by \(productId), active until \(Self.text(end)); renews")
     }
 
     /// The customer's events as the API shows them, in order.

@@ -62,6 +62,21 @@ import Testing
         <th scope="col" class="number">Attempts</th><th scope="col">Outcome</th></tr></thead><tbody>
         """
 
+    /// The operations page's rebuild table with `rows`.
+    static func table(_ rows: String...) -> String { tableHead + rows.joined() + "</tbody></table>" }
+
+    /// One row of that table as written: `times` are requested, started and finished.
+    static func row(
+        _ id: Int, _ state: String, version: Int, progress: String, times: [String], attempts: Int, outcome: String
+    ) -> String {
+        """
+        <tr data-rebuild-id="\(id)"><td class="number">\(id)</td><td>\(state)</td>\
+        <td>commission terms changed (settings version \(version))</td><td>\(progress)</td>\
+        <td>\(times[0])</td><td>\(times[1])</td><td>\(times[2])</td><td class="number">\(attempts)</td>\
+        <td>\(outcome)</td></tr>
+        """
+    }
+
     @Test(
         "overview, cohorts and operations show the latest analytics rebuild: queued, running, failed, completed",
         arguments: DashboardTests.databases)
@@ -80,7 +95,7 @@ import Testing
         #expect(!(await pages.overview()).contains("analytics-rebuild"))
         #expect(
             await pages.rebuilds()
-                == Self.tableHead + #"<tr><td colspan="9" class="muted">None.</td></tr></tbody></table>"#)
+                == Self.table(#"<tr><td colspan="9" class="muted">None.</td></tr>"#))
 
         // Queued by a change of the terms.
         let put = try await harness.request(
@@ -98,12 +113,10 @@ import Testing
         #expect(await pages.overview().contains("<h1>Overview</h1>" + queued))
         #expect(
             await pages.rebuilds()
-                == Self.tableHead + """
-                    <tr data-rebuild-id="\(first)"><td class="number">\(first)</td><td>queued</td>\
-                    <td>commission terms changed (settings version 1)</td><td>0 of 0 customers</td>\
-                    <td>2026-01-10 09:00 UTC</td><td>—</td><td>—</td><td class="number">0</td><td>—</td></tr>\
-                    </tbody></table>
-                    """)
+                == Self.table(
+                    Self.row(
+                        first, "queued", version: 1, progress: "0 of 0 customers",
+                        times: ["2026-01-10 09:00 UTC", "—", "—"], attempts: 0, outcome: "—")))
 
         // Running: claimed at 09:01, two of the five customers done; the run then stopped on a
         // store error and waits for its retry.
@@ -151,12 +164,11 @@ import Testing
         #expect(retried)
         #expect(
             await pages.rebuilds()
-                == Self.tableHead + """
-                    <tr data-rebuild-id="\(first)"><td class="number">\(first)</td><td>running</td>\
-                    <td>commission terms changed (settings version 1)</td><td>2 of 5 customers (40%)</td>\
-                    <td>2026-01-10 09:00 UTC</td><td>2026-01-10 09:01 UTC</td><td>—</td><td class="number">1</td>\
-                    <td>retrying after: store: busy</td></tr></tbody></table>
-                    """)
+                == Self.table(
+                    Self.row(
+                        first, "running", version: 1, progress: "2 of 5 customers (40%)",
+                        times: ["2026-01-10 09:00 UTC", "2026-01-10 09:01 UTC", "—"], attempts: 1,
+                        outcome: "retrying after: store: busy")))
 
         // Failed: the second run is given up on at 09:03.
         let gaveUp = started.adding(milliseconds: 2 * Self.minute)
@@ -184,12 +196,11 @@ import Testing
         #expect(await pages.cohorts().contains("<h1>Cohorts</h1>" + failure))
         #expect(
             await pages.rebuilds()
-                == Self.tableHead + """
-                    <tr data-rebuild-id="\(first)"><td class="number">\(first)</td><td>failed</td>\
-                    <td>commission terms changed (settings version 1)</td><td>2 of 5 customers (40%)</td>\
-                    <td>2026-01-10 09:00 UTC</td><td>2026-01-10 09:01 UTC</td><td>—</td><td class="number">2</td>\
-                    <td>store: database</td></tr></tbody></table>
-                    """)
+                == Self.table(
+                    Self.row(
+                        first, "failed", version: 1, progress: "2 of 5 customers (40%)",
+                        times: ["2026-01-10 09:00 UTC", "2026-01-10 09:01 UTC", "—"], attempts: 2,
+                        outcome: "store: database")))
 
         // Completed: new terms at 09:05 queue another rebuild, which the application's worker runs.
         let changed = gaveUp.adding(milliseconds: 2 * Self.minute)
@@ -211,16 +222,15 @@ import Testing
         #expect(await pages.cohorts().contains("<h1>Cohorts</h1>" + completed))
         #expect(
             await pages.rebuilds()
-                == Self.tableHead + """
-                    <tr data-rebuild-id="\(second)"><td class="number">\(second)</td><td>completed</td>\
-                    <td>commission terms changed (settings version 2)</td><td>5 of 5 customers (100%)</td>\
-                    <td>2026-01-10 09:05 UTC</td><td>2026-01-10 09:05 UTC</td><td>2026-01-10 09:05 UTC</td>\
-                    <td class="number">1</td><td>5 contributions changed, 0 rows repaired</td></tr>\
-                    <tr data-rebuild-id="\(first)"><td class="number">\(first)</td><td>superseded</td>\
-                    <td>commission terms changed (settings version 1)</td><td>2 of 5 customers (40%)</td>\
-                    <td>2026-01-10 09:00 UTC</td><td>2026-01-10 09:01 UTC</td><td>2026-01-10 09:05 UTC</td>\
-                    <td class="number">2</td><td>superseded by rebuild \(second)</td></tr></tbody></table>
-                    """)
+                == Self.table(
+                    Self.row(
+                        second, "completed", version: 2, progress: "5 of 5 customers (100%)",
+                        times: ["2026-01-10 09:05 UTC", "2026-01-10 09:05 UTC", "2026-01-10 09:05 UTC"], attempts: 1,
+                        outcome: "5 contributions changed, 0 rows repaired"),
+                    Self.row(
+                        first, "superseded", version: 1, progress: "2 of 5 customers (40%)",
+                        times: ["2026-01-10 09:00 UTC", "2026-01-10 09:01 UTC", "2026-01-10 09:05 UTC"], attempts: 2,
+                        outcome: "superseded by rebuild \(second)")))
         // The API says the same of the latest.
         let latest = try await harness.request(
             "GET", "/v1/apps/\(appId)/analytics-rebuilds/latest", key: ServerHarness.adminKey)

@@ -357,6 +357,7 @@ def main():
                             f"commission terms changed (settings version {latest['settingsVersion']})",
                             progress(latest)] and cells[7] == str(latest["attempts"]),
               f"the operations page lists the rebuild as the API has it ({cells})")
+        screenshots(driver, "operations-rebuilds")
 
         # Cohorts: the retention and LTV tables are the API's for the same months and filters.
         def cohort_tables(query):
