@@ -84,6 +84,16 @@ extension SQLStoreTransaction {
         return try found.map { row throws(StoreError) in try Self.rebuild(row) }
     }
 
+    func analyticsRebuilds(appId: String, limit: Int) throws -> [AnalyticsRebuildRecord] {
+        try rows(
+            """
+            SELECT \(Self.rebuildColumns)
+            FROM analytics_rebuilds r LEFT JOIN jobs j ON j.id = r.job_id
+            WHERE r.app_id = $1 ORDER BY r.id DESC LIMIT $2
+            """, .text(appId), SQLValue(min(max(limit, 0), 100))
+        ).map { row throws(StoreError) in try Self.rebuild(row) }
+    }
+
     private static func rebuild(_ row: SQLRow) throws(StoreError) -> AnalyticsRebuildRecord {
         guard var status = AnalyticsRebuildStatus(rawValue: try row.text(4)), status != .failed else {
             throw StoreError(.corruptValue, "analytics_rebuilds.state: unknown value")

@@ -181,6 +181,8 @@ public protocol StoreReader {
     // Analytics rebuilds (0020).
     /// The app's rebuild `id`, or its latest when `id` is `nil`; `nil` when there is none.
     func analyticsRebuild(appId: String, id: Int64?) throws -> AnalyticsRebuildRecord?
+    /// The app's latest `limit` rebuilds (at most 100), newest first.
+    func analyticsRebuilds(appId: String, limit: Int) throws -> [AnalyticsRebuildRecord]
     /// Up to `limit` of the app's customer ids above `after`, ascending.
     func customerIds(appId: String, after: Int64, limit: Int) throws -> [Int64]
 

@@ -11,244 +11,157 @@ import Testing
 /// the app past its first post: grace then recovery, account hold then recovery or expiry,
 /// pause and resume, revocation, downgrade through `linkedPurchaseToken`, and Google's refund of
 /// a purchase nobody acknowledged within three days. Each asserts the exact entitlement, the
-/// status every push got and the exact events, by id, in order.
+/// status every push got and the exact events, by id, in order (`PlayLifecycle` is the fixture).
 @Suite(.serialized) struct PlayLifecycleEndToEndTests {
-    static let day = PlayEndToEndTests.day
-    static let package = PlayEndToEndTests.package
-
-    /// A subscription bought on Play at the harness's now, posted by the app for `customer` and
-    /// acknowledged by Storekeeper's job: its token, first order id and start.
-    static func subscribe(
-        _ harness: EndToEndHarness, _ customer: String, productId: String = "monthly"
-    ) async throws -> (token: String, order: String, start: Int64) {
-        let start = harness.clock.now.millisecondsSince1970
-        let token = try await harness.play.purchaseSubscription(
-            packageName: package, productId: productId, obfuscatedAccountId: "\(customer)-account")
-        try harness.expect(200, await PlayEndToEndTests.post(harness, customer, token: token, productId: productId))
-        _ = await harness.application.jobWorker.runDue()
-        let order = try #require(await harness.play.subscription(token)?.orderId)
-        return (token, order, start)
-    }
-
-    /// A time as the "why" texts write it.
-    static func text(_ milliseconds: Int64) -> String {
-        Timestamp(millisecondsSince1970: milliseconds).description.replacingOccurrences(of: ".000Z", with: "Z")
-    }
-
-    /// The customer's events, as `type/key` ids, in order.
-    static func eventIds(_ harness: EndToEndHarness, _ customer: String) async throws -> [String] {
-        let answer = try harness.expect(
-            200,
-            await harness.request(
-                "GET", "/v1/apps/\(harness.appId)/customers/\(customer)/events?limit=500", key: harness.secretKey))
-        return (answer.json["events"] as? [[String: Any]] ?? []).compactMap {
-            ($0["event"] as? [String: Any])?["id"] as? String
-        }
-    }
-
-    /// The customer's events as the API shows them, in order.
-    static func events(_ harness: EndToEndHarness, _ customer: String) async throws -> [[String: Any]] {
-        let answer = try harness.expect(
-            200,
-            await harness.request(
-                "GET", "/v1/apps/\(harness.appId)/customers/\(customer)/events?limit=500", key: harness.secretKey))
-        return (answer.json["events"] as? [[String: Any]] ?? []).compactMap { $0["event"] as? [String: Any] }
-    }
-
-    static func pro(_ harness: EndToEndHarness, _ customer: String) async throws -> NSDictionary {
-        PlayEndToEndTests.entitlement(try await PlayEndToEndTests.customer(harness, customer), "pro") as NSDictionary
-    }
-
-    static func subscription(_ harness: EndToEndHarness, _ customer: String, _ productId: String) async throws
-        -> NSDictionary
-    {
-        let info = try await PlayEndToEndTests.customer(harness, customer)
-        return (info["subscriptions"] as? [String: Any])?[productId] as? NSDictionary ?? [:]
-    }
-
-    /// The entitlement `pro` as a monthly Play subscription bought at `start` shows it.
-    static func grant(
-        token: String, transactionId: String, start: Int64, purchaseDate: Int64, expires: Int64, active: Bool,
-        willRenew: Bool, reason: String, productId: String = "monthly", extra: [String: Any] = [:]
-    ) -> NSDictionary {
-        var value: [String: Any] = [
-            "entitlementId": "pro", "environment": "Sandbox", "expiresDate": expires, "isActive": active,
-            "originalPurchaseDate": start, "originalTransactionId": token, "ownership": "PURCHASED",
-            "periodType": "NORMAL", "productId": productId, "purchaseDate": purchaseDate, "reason": reason,
-            "store": "play_store", "transactionId": transactionId, "willRenew": willRenew,
-        ]
-        value.merge(extra) { $1 }
-        return value as NSDictionary
-    }
+    static func text(_ milliseconds: Int64) -> String { PlayLifecycle.text(milliseconds) }
 
     @Test func gracePeriodThenRecovery() async throws {
-        try await PlayEndToEndTests.run { harness in
-            let (token, order, start) = try await Self.subscribe(harness, "gina")
+        try await PlayLifecycle.run("gina") { gina in
             // The renewal is declined at the period's end: three days of grace, access kept.
-            harness.clock.advance(milliseconds: 30 * Self.day)
-            let declined = start + 30 * Self.day
-            try await harness.play.enterGracePeriod(token)
-            let graceEnd = declined + 3 * Self.day
+            gina.advance(days: 30)
+            let declined = gina.day(30)
+            try await gina.harness.play.enterGracePeriod(gina.token)
+            let graceEnd = declined + 3 * PlayLifecycle.day
             #expect(
-                try await Self.pro(harness, "gina")
-                    == Self.grant(
-                        token: token, transactionId: order, start: start, purchaseDate: start, expires: graceEnd,
-                        active: true, willRenew: true,
+                try await gina.pro()
+                    == gina.grant(
+                        expires: graceEnd, active: true, willRenew: true,
                         reason:
                             "active: granted by monthly, in billing grace period until \(Self.text(graceEnd)): renewal failed, Google Play is retrying",
                         extra: ["gracePeriodExpiresDate": graceEnd, "billingIssueDetectedAt": declined]))
 
             // The payment goes through a day later: a new period from then.
-            harness.clock.advance(milliseconds: Self.day)
-            let recovered = declined + Self.day
-            try await harness.play.recover(token)
-            let end = recovered + 30 * Self.day
+            gina.advance(days: 1)
+            let recovered = declined + PlayLifecycle.day
+            try await gina.harness.play.recover(gina.token)
+            #expect(try await gina.pro() == gina.renewed(at: recovered))
             #expect(
-                try await Self.pro(harness, "gina")
-                    == Self.grant(
-                        token: token, transactionId: "\(order)..0", start: start, purchaseDate: recovered,
-                        expires: end, active: true, willRenew: true,
-                        reason: "active: granted by monthly, active until \(Self.text(end)); renews"))
-            #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200, 200])
-            #expect(
-                try await Self.eventIds(harness, "gina") == [
-                    "INITIAL_PURCHASE/\(order)/monthly", "BILLING_ISSUE/\(order)/monthly",
-                    "GRACE_PERIOD_STARTED/\(order)/monthly", "BILLING_RECOVERED/\(order)..0/monthly",
-                    "RENEWAL/\(order)..0/monthly",
-                ])
+                try await gina.outcome()
+                    == PlayLifecycle.Outcome(
+                        accepted: 3,
+                        events: [
+                            gina.event("INITIAL_PURCHASE"), gina.event("BILLING_ISSUE"),
+                            gina.event("GRACE_PERIOD_STARTED"), gina.event("BILLING_RECOVERED", order: gina.renewal(0)),
+                            gina.event("RENEWAL", order: gina.renewal(0)),
+                        ]))
         }
     }
 
     @Test func accountHoldThenRecovery() async throws {
-        try await PlayEndToEndTests.run { harness in
-            let (token, order, start) = try await Self.subscribe(harness, "hank")
-            harness.clock.advance(milliseconds: 30 * Self.day)
-            let declined = start + 30 * Self.day
-            try await harness.play.enterGracePeriod(token)
+        try await PlayLifecycle.run("hank") { hank in
+            hank.advance(days: 30)
+            let declined = hank.day(30)
+            try await hank.harness.play.enterGracePeriod(hank.token)
             // Grace ends without payment: account hold, no access, not churned.
-            harness.clock.advance(milliseconds: 3 * Self.day)
-            let held = declined + 3 * Self.day
-            try await harness.play.hold(token)
+            hank.advance(days: 3)
+            let held = declined + 3 * PlayLifecycle.day
+            try await hank.harness.play.hold(hank.token)
             #expect(
-                try await Self.pro(harness, "hank")
-                    == Self.grant(
-                        token: token, transactionId: order, start: start, purchaseDate: start, expires: held,
-                        active: false, willRenew: true,
+                try await hank.pro()
+                    == hank.grant(
+                        expires: held, active: false, willRenew: true,
                         reason:
                             "inactive: monthly account hold since \(Self.text(held)): no access until the payment recovers (not churned)",
                         extra: ["billingIssueDetectedAt": declined]))
 
             // Ten days into the hold the user fixes the payment: access again for a new period.
-            harness.clock.advance(milliseconds: 10 * Self.day)
-            let recovered = held + 10 * Self.day
-            try await harness.play.recover(token)
-            let end = recovered + 30 * Self.day
+            hank.advance(days: 10)
+            let recovered = held + 10 * PlayLifecycle.day
+            try await hank.harness.play.recover(hank.token)
+            #expect(try await hank.pro() == hank.renewed(at: recovered))
             #expect(
-                try await Self.pro(harness, "hank")
-                    == Self.grant(
-                        token: token, transactionId: "\(order)..0", start: start, purchaseDate: recovered,
-                        expires: end, active: true, willRenew: true,
-                        reason: "active: granted by monthly, active until \(Self.text(end)); renews"))
-            #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200, 200, 200])
-            #expect(
-                try await Self.eventIds(harness, "hank") == [
-                    "INITIAL_PURCHASE/\(order)/monthly", "BILLING_ISSUE/\(order)/monthly",
-                    "GRACE_PERIOD_STARTED/\(order)/monthly", "EXPIRATION/\(order)/monthly",
-                    "BILLING_RECOVERED/\(order)..0/monthly", "RENEWAL/\(order)..0/monthly",
-                ])
+                try await hank.outcome()
+                    == PlayLifecycle.Outcome(
+                        accepted: 4,
+                        events: [
+                            hank.event("INITIAL_PURCHASE"), hank.event("BILLING_ISSUE"),
+                            hank.event("GRACE_PERIOD_STARTED"), hank.event("EXPIRATION"),
+                            hank.event("BILLING_RECOVERED", order: hank.renewal(0)),
+                            hank.event("RENEWAL", order: hank.renewal(0)),
+                        ]))
         }
     }
 
     @Test func accountHoldThenExpiry() async throws {
-        try await PlayEndToEndTests.run { harness in
-            let (token, order, start) = try await Self.subscribe(harness, "ivan")
+        try await PlayLifecycle.run("ivan") { ivan in
+            let play = ivan.harness.play
             // The simulator's clock does it all: grace at the period's end, hold three days later,
             // expiry when the thirty days of hold run out.
-            harness.clock.advance(milliseconds: 30 * Self.day)
-            try await harness.play.enterGracePeriod(token)
-            let declined = start + 30 * Self.day
-            harness.clock.advance(milliseconds: 3 * Self.day)
-            await harness.play.tick()
-            let held = declined + 3 * Self.day
-            #expect(await harness.play.subscription(token)?.state == .onHold)
-            #expect(try await Self.pro(harness, "ivan")["isActive"] as? Bool == false)
-            harness.clock.advance(milliseconds: 30 * Self.day)
-            await harness.play.tick()
-            #expect(await harness.play.subscription(token)?.state == .expired)
+            ivan.advance(days: 30)
+            try await play.enterGracePeriod(ivan.token)
+            ivan.advance(days: 3)
+            await play.tick()
+            let held = ivan.day(33)
+            #expect(await play.subscription(ivan.token)?.state == .onHold)
+            #expect(try await ivan.pro()["isActive"] as? Bool == false)
+            ivan.advance(days: 30)
+            await play.tick()
+            #expect(await play.subscription(ivan.token)?.state == .expired)
             #expect(
-                try await Self.pro(harness, "ivan")
-                    == Self.grant(
-                        token: token, transactionId: order, start: start, purchaseDate: start, expires: held,
-                        active: false, willRenew: false,
+                try await ivan.pro()
+                    == ivan.grant(
+                        expires: held, active: false, willRenew: false,
                         reason: "inactive: monthly expired \(Self.text(held)), billing error, payment never recovered"))
-            #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200, 200, 200])
             #expect(
-                try await Self.eventIds(harness, "ivan") == [
-                    "INITIAL_PURCHASE/\(order)/monthly", "BILLING_ISSUE/\(order)/monthly",
-                    "GRACE_PERIOD_STARTED/\(order)/monthly", "EXPIRATION/\(order)/monthly",
-                ])
-            #expect(try await Self.events(harness, "ivan").last?["expirationReason"] as? String == "BILLING_ERROR")
+                try await ivan.outcome()
+                    == PlayLifecycle.Outcome(
+                        accepted: 4,
+                        events: [
+                            ivan.event("INITIAL_PURCHASE"), ivan.event("BILLING_ISSUE"),
+                            ivan.event("GRACE_PERIOD_STARTED"), ivan.event("EXPIRATION"),
+                        ]))
+            #expect(try await ivan.events().last?["expirationReason"] as? String == "BILLING_ERROR")
         }
     }
 
     @Test func pauseThenResume() async throws {
-        try await PlayEndToEndTests.run { harness in
-            let (token, order, start) = try await Self.subscribe(harness, "pia")
+        try await PlayLifecycle.run("pia") { pia in
             // Paused at the period's end for thirty days: no access meanwhile.
-            harness.clock.advance(milliseconds: 30 * Self.day)
-            let paused = start + 30 * Self.day
-            let resumes = paused + 30 * Self.day
-            try await harness.play.pause(token, resumeAtMillis: resumes)
+            pia.advance(days: 30)
+            let paused = pia.day(30)
+            let resumes = pia.day(60)
+            try await pia.harness.play.pause(pia.token, resumeAtMillis: resumes)
             #expect(
-                try await Self.pro(harness, "pia")
-                    == Self.grant(
-                        token: token, transactionId: order, start: start, purchaseDate: start, expires: paused,
-                        active: false, willRenew: true,
+                try await pia.pro()
+                    == pia.grant(
+                        expires: paused, active: false, willRenew: true,
                         reason: "inactive: monthly paused since \(Self.text(paused)), resumes \(Self.text(resumes))"))
-            harness.clock.advance(milliseconds: 15 * Self.day)
-            #expect(try await Self.pro(harness, "pia")["isActive"] as? Bool == false)
+            pia.advance(days: 15)
+            #expect(try await pia.pro()["isActive"] as? Bool == false)
 
             // It resumes by itself at its time: a new period, access again.
-            harness.clock.advance(milliseconds: 15 * Self.day)
-            await harness.play.tick()
-            let end = resumes + 30 * Self.day
+            pia.advance(days: 15)
+            await pia.harness.play.tick()
+            #expect(try await pia.pro() == pia.renewed(at: resumes))
             #expect(
-                try await Self.pro(harness, "pia")
-                    == Self.grant(
-                        token: token, transactionId: "\(order)..0", start: start, purchaseDate: resumes,
-                        expires: end, active: true, willRenew: true,
-                        reason: "active: granted by monthly, active until \(Self.text(end)); renews"))
-            #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200, 200])
-            #expect(
-                try await Self.eventIds(harness, "pia") == [
-                    "INITIAL_PURCHASE/\(order)/monthly", "SUBSCRIPTION_PAUSED/\(order)/monthly",
-                    "EXPIRATION/\(order)/monthly", "RENEWAL/\(order)..0/monthly",
-                ])
-            let expiration = try await Self.events(harness, "pia").first { $0["type"] as? String == "EXPIRATION" }
+                try await pia.outcome()
+                    == PlayLifecycle.Outcome(
+                        accepted: 3,
+                        events: [
+                            pia.event("INITIAL_PURCHASE"), pia.event("SUBSCRIPTION_PAUSED"), pia.event("EXPIRATION"),
+                            pia.event("RENEWAL", order: pia.renewal(0)),
+                        ]))
+            let expiration = try await pia.events().first { $0["type"] as? String == "EXPIRATION" }
             #expect(expiration?["expirationReason"] as? String == "PAUSED")
             #expect((expiration?["occurredAt"] as? NSNumber)?.int64Value == paused)
         }
     }
 
     @Test func revocationIsAFullRefund() async throws {
-        try await PlayEndToEndTests.run { harness in
-            let (token, order, start) = try await Self.subscribe(harness, "rita")
-            harness.clock.advance(milliseconds: 4 * Self.day)
-            let revoked = start + 4 * Self.day
-            try await harness.play.revoke(token)
+        try await PlayLifecycle.run("rita") { rita in
+            rita.advance(days: 4)
+            let revoked = rita.day(4)
+            try await rita.harness.play.revoke(rita.token)
             #expect(
-                try await Self.pro(harness, "rita")
-                    == Self.grant(
-                        token: token, transactionId: order, start: start, purchaseDate: start, expires: revoked,
-                        active: false, willRenew: false,
+                try await rita.pro()
+                    == rita.grant(
+                        expires: revoked, active: false, willRenew: false,
                         reason: "inactive: monthly refunded \(Self.text(revoked)): reason not given"))
-            #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200])
-            let events = try await Self.events(harness, "rita")
             #expect(
-                events.compactMap { $0["id"] as? String } == [
-                    "INITIAL_PURCHASE/\(order)/monthly", "REFUND/\(order)/monthly",
-                ])
-            let refund = try #require(events.last)
+                try await rita.outcome()
+                    == PlayLifecycle.Outcome(
+                        accepted: 2, events: [rita.event("INITIAL_PURCHASE"), rita.event("REFUND")]))
+            let refund = try #require(try await rita.events().last)
             #expect(refund["store"] as? String == "play_store")
             #expect(refund["refundReason"] as? String == "UNKNOWN")
             #expect(
@@ -258,31 +171,34 @@ import Testing
     }
 
     @Test func downgradeStopsTheOldToken() async throws {
-        try await PlayEndToEndTests.run { harness in
-            let (yearly, order, start) = try await Self.subscribe(harness, "dora", productId: "yearly")
-            harness.clock.advance(milliseconds: 5 * Self.day)
-            let changed = start + 5 * Self.day
+        try await PlayLifecycle.run("dora", productId: "yearly") { dora in
+            let play = dora.harness.play
+            dora.advance(days: 5)
+            let changed = dora.day(5)
             // The new token names the old one; only its push tells the server (no post).
-            let monthly = try await harness.play.changePlan(yearly, toProductId: "monthly")
-            let newOrder = try #require(await harness.play.subscription(monthly)?.orderId)
-            #expect(await harness.play.subscription(monthly)?.linkedPurchaseToken == yearly)
-            let end = changed + 30 * Self.day
+            let monthly = try await play.changePlan(dora.token, toProductId: "monthly")
+            let newOrder = try #require(await play.subscription(monthly)?.orderId)
+            #expect(await play.subscription(monthly)?.linkedPurchaseToken == dora.token)
+            let end = changed + 30 * PlayLifecycle.day
             #expect(
-                try await Self.pro(harness, "dora")
-                    == Self.grant(
-                        token: monthly, transactionId: newOrder, start: changed, purchaseDate: changed, expires: end,
+                try await dora.pro()
+                    == dora.grant(
+                        token: monthly, transactionId: newOrder, start: changed, productId: "monthly", expires: end,
                         active: true, willRenew: true,
                         reason: "active: granted by monthly, active until \(Self.text(end)); renews"))
-            let old = try await Self.subscription(harness, "dora", "yearly")
+            let old = try await dora.subscription("yearly")
             #expect(old["isActive"] as? Bool == false)
             #expect(old["status"] as? String == "PRODUCT_CHANGED")
             #expect(old["reason"] as? String == "changed to monthly on \(Self.text(changed))")
-            #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200])
             #expect(
-                try await Self.eventIds(harness, "dora") == [
-                    "INITIAL_PURCHASE/\(order)/yearly", "PRODUCT_CHANGE/\(newOrder)/monthly",
-                ])
-            let change = try await Self.events(harness, "dora").last?["productChange"] as? NSDictionary
+                try await dora.outcome()
+                    == PlayLifecycle.Outcome(
+                        accepted: 2,
+                        events: [
+                            dora.event("INITIAL_PURCHASE"),
+                            dora.event("PRODUCT_CHANGE", order: newOrder, productId: "monthly"),
+                        ]))
+            let change = try await dora.events().last?["productChange"] as? NSDictionary
             #expect(
                 change == [
                     "fromProductId": "yearly", "toProductId": "monthly", "kind": "DOWNGRADE", "timing": "IMMEDIATE",
@@ -292,27 +208,27 @@ import Testing
     }
 
     @Test func unacknowledgedPurchaseIsRefundedAfterThreeDays() async throws {
-        try await PlayEndToEndTests.run(acknowledgePurchases: false) { harness in
-            let (token, order, start) = try await Self.subscribe(harness, "uma")
-            #expect(await harness.play.subscription(token)?.acknowledged == false)
+        // `async throws` spelled out: every `try` of this body is inside a macro, which the
+        // closure's inference does not look into.
+        try await PlayLifecycle.run("uma", acknowledgePurchases: false) { uma async throws in
+            let play = uma.harness.play
+            #expect(await play.subscription(uma.token)?.acknowledged == false)
             // One millisecond short of three days nothing happens; at three days Google refunds.
-            harness.clock.advance(milliseconds: 3 * Self.day - 1)
-            await harness.play.tick()
-            #expect(try await Self.pro(harness, "uma")["isActive"] as? Bool == true)
-            harness.clock.advance(milliseconds: 1)
-            await harness.play.tick()
-            let refunded = start + 3 * Self.day
+            uma.advance(days: 3, milliseconds: -1)
+            await play.tick()
+            #expect(try await uma.pro()["isActive"] as? Bool == true)
+            uma.advance(days: 0, milliseconds: 1)
+            await play.tick()
+            let refunded = uma.day(3)
             #expect(
-                try await Self.pro(harness, "uma")
-                    == Self.grant(
-                        token: token, transactionId: order, start: start, purchaseDate: start, expires: refunded,
-                        active: false, willRenew: false,
+                try await uma.pro()
+                    == uma.grant(
+                        expires: refunded, active: false, willRenew: false,
                         reason: "inactive: monthly refunded \(Self.text(refunded)): reason not given"))
-            #expect(await PlayEndToEndTests.pushStatuses(harness) == [200, 200])
             #expect(
-                try await Self.eventIds(harness, "uma") == [
-                    "INITIAL_PURCHASE/\(order)/monthly", "REFUND/\(order)/monthly",
-                ])
+                try await uma.outcome()
+                    == PlayLifecycle.Outcome(
+                        accepted: 2, events: [uma.event("INITIAL_PURCHASE"), uma.event("REFUND")]))
         }
     }
 }

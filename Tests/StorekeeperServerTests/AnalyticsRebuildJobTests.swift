@@ -20,10 +20,9 @@ import Testing
 ///   over by the other once the lease runs out, which goes on from the recorded position.
 @Suite struct AnalyticsRebuildJobTests {
     static let customers = 250
-    static let day: Int64 = 86_400_000
+    static let day = UnaggregatedCustomers.day
     static let lease: Int64 = 10_000
-    static let december = TestSigning.signedDate
-    static let now = december.adding(milliseconds: 40 * day)
+    static let now = UnaggregatedCustomers.december.adding(milliseconds: 40 * day)
 
     @Test func aSecondChangeSupersedesTheRunningRebuildOnSQLite() async throws { try await supersede(.sqlite) }
 
@@ -106,63 +105,23 @@ import Testing
         let harness = try await ServerHarness(database: database)
         harness.clock.set(Self.now)
         let app = try await harness.createApp()
-        let appId = app.appId
-        // Facts stored without aggregates (as before analytics existed): every batch has work.
-        try await harness.store.write { transaction in
-            for index in 0..<Self.customers {
-                let customer = try transaction.ensureCustomer(
-                    appId: appId, appUserId: "user-\(index)", at: Self.december)
-                let id = "80\(index)"
-                try transaction.claimOriginalTransaction(id, customerId: customer.id, at: Self.december)
-                let purchase = Self.december.adding(milliseconds: Int64(index % 5) * Self.day + 3_600_000)
-                _ = try transaction.insertTransaction(
-                    NewTransaction(
-                        appId: appId, jws: "jws.\(id)",
-                        fact: TransactionFact(
-                            transactionId: id, originalTransactionId: id, productId: "com.example.monthly",
-                            productKind: .autoRenewable, subscriptionGroup: "group", purchaseDate: purchase,
-                            expiresDate: purchase.adding(milliseconds: 30 * Self.day), signedDate: purchase,
-                            environment: .sandbox, price: 9990, currency: "USD", storefront: "USA"),
-                        source: "test", receivedAt: Self.december))
-            }
-        }
+        try await UnaggregatedCustomers.store(Self.customers, appId: app.appId, idPrefix: "80", in: harness.store)
         return World(harness: harness, app: app)
     }
 
     /// The aggregates equal a fresh computation from every customer's facts under the stored
     /// terms, and the December proceeds are those of `proceedsEach` per customer.
     private func expectAggregatesFromFacts(_ world: World, proceedsEach: Int64) async throws {
-        let appId = world.app.appId
-        let (rows, expected) = try await world.harness.store.read { reader in
-            let catalog = try reader.catalog(appId: appId) ?? ProductCatalog(products: [])
-            let rule = try reader.analyticsSettings(appId: appId)?.settings.commissionRule ?? CommissionRule()
-            var sums: [String: [AnalyticsDailyKey: AnalyticsMeasures]] = [:]
-            for id in try reader.customerIds(appId: appId) {
-                let facts = try reader.facts(customerId: id)
-                for environment in [AppStoreEnvironment.production, .sandbox] {
-                    for (key, measures) in AnalyticsContribution.of(
-                        facts: facts, environment: environment, catalog: catalog, rule: rule, now: Self.now)
-                    {
-                        sums[environment.rawValue, default: [:]][key, default: AnalyticsMeasures()] =
-                            sums[environment.rawValue, default: [:]][key, default: AnalyticsMeasures()] + measures
-                    }
-                }
-            }
-            let expected = Set(
-                sums.flatMap { environment, keys in
-                    keys.filter { !$0.value.isZero }.map {
-                        AnalyticsDailyRow(environment: environment, key: $0.key, measures: $0.value)
-                    }
-                })
-            return (Set(try reader.analyticsRows(appId: appId)), expected)
-        }
+        let (rows, expected, customers) = try await UnaggregatedCustomers.rows(
+            appId: world.app.appId, now: Self.now, in: world.harness.store)
+        #expect(customers == Self.customers)
         #expect(rows == expected)
         let revenue = try await world.harness.request(
             "GET", "\(world.base)/analytics/revenue?environment=Sandbox&from=2025-12-01&to=2025-12-31&resolution=month",
             key: world.app.secretKey)
         let points = revenue.json["points"] as? [[String: Any]] ?? []
         let usd = (points.first?["byCurrency"] as? [[String: Any]])?.first ?? [:]
-        #expect(usd["gross"] as? Int == Self.customers * 9990)
+        #expect(usd["gross"] as? Int == Self.customers * UnaggregatedCustomers.price)
         #expect(usd["proceeds"] as? Int == Self.customers * Int(proceedsEach))
     }
 

@@ -17,7 +17,7 @@ import Testing
 /// from every customer's facts, and the daily rows to the sum of the contributions.
 @Suite struct AnalyticsRebuildTests {
     static let customers = 300
-    static let day: Int64 = 86_400_000
+    static let day = UnaggregatedCustomers.day
 
     @Test func ingestionProceedsDuringARebuildOnSQLite() async throws { try await run(.sqlite) }
 
@@ -45,29 +45,12 @@ import Testing
                 drop()
             }
         }
-        let december = TestSigning.signedDate
+        let december = UnaggregatedCustomers.december
         let now = december.adding(milliseconds: 40 * Self.day)
         harness.clock.set(now)
         let app = try await harness.createApp()
         let appId = app.appId
-        // Facts stored without aggregates (as before analytics existed): every batch has work.
-        try await harness.store.write { transaction in
-            for index in 0..<Self.customers {
-                let customer = try transaction.ensureCustomer(appId: appId, appUserId: "user-\(index)", at: december)
-                let id = "70\(index)"
-                try transaction.claimOriginalTransaction(id, customerId: customer.id, at: december)
-                let purchase = december.adding(milliseconds: Int64(index % 5) * Self.day + 3_600_000)
-                _ = try transaction.insertTransaction(
-                    NewTransaction(
-                        appId: appId, jws: "jws.\(id)",
-                        fact: TransactionFact(
-                            transactionId: id, originalTransactionId: id, productId: "com.example.monthly",
-                            productKind: .autoRenewable, subscriptionGroup: "group", purchaseDate: purchase,
-                            expiresDate: purchase.adding(milliseconds: 30 * Self.day), signedDate: purchase,
-                            environment: .sandbox, price: 9990, currency: "USD", storefront: "USA"),
-                        source: "test", receivedAt: december))
-            }
-        }
+        try await UnaggregatedCustomers.store(Self.customers, appId: appId, idPrefix: "70", in: harness.store)
         let signer = AppStoreSigner(ca: harness.ca)
         var posts: [(user: String, jws: String)] = []
         for user in ["user-150", "user-250", "newcomer"] {
@@ -127,35 +110,13 @@ import Testing
         // (user-250); user-150's batch ran beside its purchase, so either wrote it first.
         #expect((Self.customers - 2...Self.customers - 1).contains(result.contributionsChanged))
 
-        let (rows, expected) = try await harness.store.read { reader in
-            let catalog = try reader.catalog(appId: appId) ?? ProductCatalog(products: [])
-            let rule = try reader.analyticsSettings(appId: appId)?.settings.commissionRule ?? CommissionRule()
-            var sums: [String: [AnalyticsDailyKey: AnalyticsMeasures]] = [:]
-            let ids = try reader.customerIds(appId: appId)
-            for id in ids {
-                let facts = try reader.facts(customerId: id)
-                for environment in [AppStoreEnvironment.production, .sandbox] {
-                    for (key, measures) in AnalyticsContribution.of(
-                        facts: facts, environment: environment, catalog: catalog, rule: rule, now: now)
-                    {
-                        sums[environment.rawValue, default: [:]][key, default: AnalyticsMeasures()] =
-                            sums[environment.rawValue, default: [:]][key, default: AnalyticsMeasures()] + measures
-                    }
-                }
-            }
-            #expect(ids.count == Self.customers + 1)
-            let expected = Set(
-                sums.flatMap { environment, keys in
-                    keys.filter { !$0.value.isZero }.map {
-                        AnalyticsDailyRow(environment: environment, key: $0.key, measures: $0.value)
-                    }
-                })
-            return (Set(try reader.analyticsRows(appId: appId)), expected)
-        }
+        let (rows, expected, customers) = try await UnaggregatedCustomers.rows(
+            appId: appId, now: now, in: harness.store)
+        #expect(customers == Self.customers + 1)
         #expect(rows == expected)
         // Not vacuous: five purchase days of 60 customers each, plus the three new purchases.
         let gross = rows.filter { $0.environment == "Sandbox" }.reduce(Int64(0)) { $0 + $1.measures.gross }
-        #expect(gross == Int64(Self.customers + 3) * 9990)
+        #expect(gross == Int64((Self.customers + 3) * UnaggregatedCustomers.price))
         #expect(result.rowsAfter == rows.count)
 
         let again = try await AnalyticsAggregation.rebuild(appId: appId, store: harness.store, now: now)

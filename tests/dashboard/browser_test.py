@@ -74,6 +74,21 @@ def api(base, path, key):
         return json.loads(response.read())
 
 
+def api_write(base, method, path, key, body):
+    """The status and JSON answer of a request with a JSON body."""
+    request = urllib.request.Request(
+        base + path, data=json.dumps(body).encode(), method=method,
+        headers={"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status, json.loads(response.read())
+
+
+def progress(rebuild):
+    """A rebuild's progress as the dashboard writes it: `2 of 5 customers (40%)`."""
+    done, total = rebuild["customersDone"], rebuild["customersTotal"]
+    return f"{done} of {total} customers" + (f" ({done * 100 // total}%)" if total > 0 else "")
+
+
 def amount(milliunits):
     """Milliunits as the dashboard shows them: two places, three when the last is not 0."""
     sign = "-" if milliunits < 0 else ""
@@ -285,6 +300,64 @@ def main():
         intake = driver.find_elements(By.CSS_SELECTOR, "#intake tbody tr")
         check(len(intake) > 0 and "None." not in intake[0].text, "notification intake has rows")
         screenshots(driver, "operations")
+
+        # Issue 13: a change of the commission terms rebuilds the analytics in the background. The
+        # overview names the app's latest rebuild as `analytics-rebuilds/latest` has it (queued or
+        # running with its progress and a note that the figures are being recomputed, then when it
+        # finished), and the operations page lists it. The demo is small: it may finish at once.
+        settings = api(base, "/v1/apps/demo/analytics-settings", ADMIN_KEY)
+        settings = {k: v for k, v in settings.items() if k not in ("version", "rebuild") and v is not None}
+        rates = settings.get("commissionRates") or {}
+        default = rates.get("default") or {"standard": 3000, "reduced": 1500}
+        rates["default"] = {"standard": default["standard"] - 100, "reduced": default["reduced"] - 50}
+        settings["commissionRates"] = rates
+        status, answer = api_write(base, "PUT", "/v1/apps/demo/analytics-settings", ADMIN_KEY, settings)
+        queued = (answer.get("rebuild") or {}).get("id")
+        check(status == 202 and queued is not None, f"a change of the commission terms queues a rebuild ({status})")
+
+        def rebuild_note():
+            driver.get(base + "/dashboard/apps/demo")
+            notes = driver.find_elements(By.ID, "analytics-rebuild")
+            if not notes:
+                return None
+            note = notes[0]
+            return {"id": int(note.get_attribute("data-rebuild-id")), "status": note.get_attribute("data-status"),
+                    "customersDone": int(note.get_attribute("data-customers-done")),
+                    "customersTotal": int(note.get_attribute("data-customers-total")), "text": note.text}
+
+        seen = []
+        latest = None
+        for attempt in range(120):
+            before = rebuild_note()
+            latest = api(base, "/v1/apps/demo/analytics-rebuilds/latest", ADMIN_KEY)
+            after = rebuild_note()
+            if before is None or before != after:
+                time.sleep(0.25)
+                continue  # the rebuild moved on between the reads
+            fields = {k: latest[k] for k in ("id", "status", "customersDone", "customersTotal")}
+            check({k: before[k] for k in fields} == fields, f"the overview's rebuild note is the API's ({fields})")
+            if before["status"] in ("queued", "running"):
+                check("The figures shown are being recomputed" in before["text"] and "Refresh" in before["text"],
+                      f"while {before['status']}, the overview says its figures are being recomputed")
+                if before["status"] == "running":
+                    check(f"running: {progress(latest)}." in before["text"], "the note shows the rebuild's progress")
+            seen.append(before["status"])
+            if before["status"] not in ("queued", "running"):
+                break
+            time.sleep(0.25)
+        check(latest is not None and latest["id"] == queued and latest["status"] == "completed"
+              and seen and seen[-1] == "completed", f"the rebuild completes and the overview says so ({seen})")
+        check(after is not None and "Figures recomputed for the current commission terms" in after["text"],
+              f"the completed rebuild's note ({after and after['text']})")
+        screenshots(driver, "overview-rebuilt")
+        driver.get(base + "/dashboard/apps/demo/operations")
+        row = driver.find_element(By.CSS_SELECTOR, "#analytics-rebuilds tbody tr")
+        cells = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        check(cells[:4] == [str(latest["id"]), latest["status"],
+                            f"commission terms changed (settings version {latest['settingsVersion']})",
+                            progress(latest)] and cells[7] == str(latest["attempts"]),
+              f"the operations page lists the rebuild as the API has it ({cells})")
+        screenshots(driver, "operations-rebuilds")
 
         # Cohorts: the retention and LTV tables are the API's for the same months and filters.
         def cohort_tables(query):

@@ -41,15 +41,20 @@ extension DashboardController {
             .retention, appId: app.id, query: query, apps: apps, now: now)
         let (ltv, settings) = try await AnalyticsController.cohorts(
             .ltv, appId: app.id, query: query, apps: apps, now: now)
+        let rebuild = try await latestRebuild(appId: app.id)
+        let note = Self.rebuildNote(
+            rebuild, appId: app.id,
+            refresh: Self.refreshTarget("/dashboard/apps/" + DashboardHTTP.encode(app.id) + "/cohorts", request))
         return DashboardHTTP.page(
             Self.cohortsPage(
                 retention: retention, ltv: ltv, reportingCurrency: settings.reportingCurrency, query: query,
-                months: months, app: app, context: context(session, appId: app.id, section: .cohorts)))
+                months: months, app: app, rebuildNote: note,
+                context: context(session, appId: app.id, section: .cohorts)))
     }
 
     static func cohortsPage(
         retention: [JSONValue], ltv: [JSONValue], reportingCurrency: String?, query: AnalyticsQuery, months: Int,
-        app: AppRuntime, context: DashboardPageContext
+        app: AppRuntime, rebuildNote: HTML = "", context: DashboardPageContext
     ) -> HTML {
         let base = "/dashboard/apps/" + DashboardHTTP.encode(app.id)
         let spans = Self.cohortMonths.map { count -> HTML in
@@ -64,7 +69,7 @@ extension DashboardController {
         return DashboardPages.layout(
             title: "Cohorts", context: context,
             body: """
-                <h1>Cohorts</h1>
+                <h1>Cohorts</h1>\(rebuildNote)
                 <form class="filters" method="get" action="\(base)/cohorts">\
                 <label for="months">Cohorts<select id="months" name="months">\(spans)</select></label>\
                 <label for="environment">Environment<select id="environment" name="environment">\(environments)\

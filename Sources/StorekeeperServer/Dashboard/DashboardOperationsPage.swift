@@ -6,7 +6,7 @@ import StorekeeperIngestion
 
 /// The operations page: notification intake by type and outcome, verification failures by
 /// rule, webhook deliveries (failing and dead-lettered, with replay), and the workers' state
-/// (history replay cursors, status polling, the job queue). Every figure is read from the
+/// (history replay cursors, status polling, the job queue, the recent analytics rebuilds). Every figure is read from the
 /// shared database, so each instance shows the same page.
 extension DashboardController {
     /// The window the intake and failure counts cover.
@@ -22,6 +22,7 @@ extension DashboardController {
         var jobs: [JobQueueSummary]
         var cursors: [HistoryCursor]
         var watches: [SubscriptionWatchSummary]
+        var rebuilds: [AnalyticsRebuildRecord]
     }
 
     @Sendable func operations(_ request: HTTPRequest, _ session: DashboardSession, _ app: AppRuntime) async throws
@@ -38,7 +39,8 @@ extension DashboardController {
                 failed: try reader.failedDeliveries(appId: appId, after: nil, limit: Self.failedDeliveryLimit),
                 jobs: try reader.jobQueues(appId: appId, now: now),
                 cursors: try reader.historyCursors().filter { $0.appId == appId },
-                watches: try reader.subscriptionWatches(appId: appId))
+                watches: try reader.subscriptionWatches(appId: appId),
+                rebuilds: try reader.analyticsRebuilds(appId: appId, limit: Self.rebuildListLimit))
         }
         let notice = Self.notice(request.queryValue("notice"))
         return DashboardHTTP.page(
@@ -179,6 +181,10 @@ extension DashboardController {
                 <th scope="col" class="number">Queued</th><th scope="col" class="number">Running</th>\
                 <th scope="col" class="number">Failed</th><th scope="col" class="number">Completed</th>\
                 <th scope="col">Oldest due</th></tr></thead><tbody>\(jobs.isEmpty ? [empty] : jobs)</tbody></table></div>
+                <h3 id="analytics-rebuilds-heading">Analytics rebuilds (latest \(rebuildListLimit))</h3>
+                <p class="muted">A change of the commission terms recomputes the app's analytics in the background; \
+                the figures change as each rebuild goes.</p>
+                \(rebuildTable(view.rebuilds))
                 """)
     }
 }

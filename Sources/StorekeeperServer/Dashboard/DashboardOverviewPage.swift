@@ -49,9 +49,14 @@ extension DashboardController {
     {
         let query = try overviewQuery(request, app: app)
         let overview = try await overviewSource.overview(query)
+        let rebuild = try await latestRebuild(appId: app.id)
+        let note = Self.rebuildNote(
+            rebuild, appId: app.id,
+            refresh: Self.refreshTarget("/dashboard/apps/" + DashboardHTTP.encode(app.id), request))
         return DashboardHTTP.page(
             Self.overviewPage(
-                overview, query: query, app: app, context: context(session, appId: app.id, section: .overview)))
+                overview, query: query, app: app, rebuildNote: note,
+                context: context(session, appId: app.id, section: .overview)))
     }
 
     @Sendable func overviewCSV(_ request: HTTPRequest, _ session: DashboardSession, _ app: AppRuntime) async throws
@@ -100,7 +105,8 @@ extension DashboardController {
     // MARK: Rendering
 
     static func overviewPage(
-        _ overview: DashboardOverview, query: DashboardOverviewQuery, app: AppRuntime, context: DashboardPageContext
+        _ overview: DashboardOverview, query: DashboardOverviewQuery, app: AppRuntime, rebuildNote: HTML = "",
+        context: DashboardPageContext
     ) -> HTML {
         let base = "/dashboard/apps/" + DashboardHTTP.encode(app.id)
         let cards = overview.cards.map { card -> HTML in
@@ -141,7 +147,7 @@ extension DashboardController {
         return DashboardPages.layout(
             title: "Overview", context: context,
             body: """
-                <h1>Overview</h1>
+                <h1>Overview</h1>\(rebuildNote)
                 <form class="filters" method="get" action="\(base)">\
                 <label for="period">Period<select id="period" name="period">\(periods)</select></label>\
                 <label for="environment">Environment<select id="environment" name="environment">\(environments)\

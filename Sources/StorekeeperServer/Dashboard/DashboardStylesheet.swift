@@ -70,6 +70,8 @@ enum DashboardStylesheet {
         .muted { color: var(--muted); }
         .active { color: var(--good); font-weight: 600; }
         .inactive { color: var(--bad); font-weight: 600; }
+        .rebuilt { font-size: .875rem; margin: -.5rem 0 1rem; }
+        code { overflow-wrap: anywhere; }
         .signin { max-width: 28rem; }
         .signin input { width: 100%; }
         @media (max-width: 600px) { body { font-size: 15px; } main { padding: .75rem; }
