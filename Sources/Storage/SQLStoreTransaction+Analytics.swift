@@ -59,7 +59,8 @@ extension SQLStoreTransaction {
                     [StoredContribution].self, storedText, column: "analytics_contributions.contribution_json")
                 {
                     guard let measures = AnalyticsMeasures(values: entry.values) else {
-                        throw StoreError(.corruptValue, "analytics_contributions: an entry has the wrong number of values")
+                        throw StoreError(
+                            .corruptValue, "analytics_contributions: an entry has the wrong number of values")
                     }
                     previous[entry.key] = (previous[entry.key] ?? AnalyticsMeasures()) + measures
                 }

@@ -184,27 +184,27 @@ enum WorstCaseBenchmark {
                 guard let customer = try tx.customer(id: customerId) else { return (times, 0) }
                 let now = batch.receivedAt
                 times[0] = (try milliseconds { _ = try tx.facts(customerId: customerId) })
-                times[1] = (
-                    try milliseconds { _ = try tx.customerInfo(customerId: customerId, environment: .production) })
+                times[1] =
+                    (try milliseconds { _ = try tx.customerInfo(customerId: customerId, environment: .production) })
                 var facts: [Fact] = []
                 times[3] = (try milliseconds { facts = try cache.facts(customerId: customerId, in: tx) })
                 var stored: (info: CustomerInfo, version: Int64)?
                 var catalog = ProductCatalog(products: [])
-                times[4] = (
-                    try milliseconds {
+                times[4] =
+                    (try milliseconds {
                         catalog = try tx.catalog(appId: appId) ?? catalog
                         stored = try cache.customerInfo(customerId: customerId, environment: .production, in: tx)
                     })
                 var evaluation: EntitlementEvaluation?
-                times[5] = (
-                    milliseconds {
+                times[5] =
+                    (milliseconds {
                         evaluation = EntitlementEngine.evaluate(
                             customerId: customer.appUserId, environment: .production, facts: facts, catalog: catalog,
                             now: now, previous: stored?.info)
                     })
                 var encoding: CustomerInfoEncoding?
-                times[6] = (
-                    milliseconds {
+                times[6] =
+                    (milliseconds {
                         encoding = CustomerInfoEncoding(
                             evaluation!.customerInfo,
                             reusing: cache.encoding(customerId: customerId, environment: .production))
@@ -214,8 +214,8 @@ enum WorstCaseBenchmark {
                 precondition(
                     Data(encoding!.json.utf8) == canonical, "CustomerInfoEncoding differs from AppStoreJSON.encode")
                 var appended: [StoredEvent] = []
-                times[7] = (
-                    try milliseconds {
+                times[7] =
+                    (try milliseconds {
                         _ = try tx.saveCustomerInfo(
                             evaluation!.customerInfo, json: encoding!.json, customerId: customerId,
                             expectedVersion: stored?.version, at: now)
@@ -223,31 +223,32 @@ enum WorstCaseBenchmark {
                     })
                 cache.remember(evaluation!.customerInfo, encoding: encoding!, customerId: customerId)
                 let fresh = Set(appended.map(\.event.id))
-                times[8] = (
-                    try milliseconds {
-                        _ = try tx.reviseEvents(evaluation!.allEvents.filter { !fresh.contains($0.id) }, customerId: customerId)
+                times[8] =
+                    (try milliseconds {
+                        _ = try tx.reviseEvents(
+                            evaluation!.allEvents.filter { !fresh.contains($0.id) }, customerId: customerId)
                     })
                 var figures: (daily: [AnalyticsDailyKey: AnalyticsMeasures], periods: [AnalyticsPeriod])?
                 var rule = CommissionRule()
-                times[9] = (
-                    try milliseconds {
+                times[9] =
+                    (try milliseconds {
                         rule = try tx.analyticsSettings(appId: appId)?.settings.commissionRule ?? rule
                         let computed = AnalyticsContribution.figures(
                             facts: facts, environment: .production, catalog: catalog, rule: rule, now: now)
                         figures = (computed.daily, computed.periods)
                     })
-                times[10] = (
-                    try milliseconds {
+                times[10] =
+                    (try milliseconds {
                         _ = try tx.applyAnalyticsContribution(
                             customerId: customerId, appId: appId, environment: .production, figures!.daily)
                     })
-                times[11] = (
-                    try milliseconds {
+                times[11] =
+                    (try milliseconds {
                         _ = try tx.applyAnalyticsPeriods(
                             customerId: customerId, appId: appId, environment: .production, figures!.periods)
                     })
-                times[12] = (
-                    try milliseconds {
+                times[12] =
+                    (try milliseconds {
                         _ = try tx.applyAnalyticsCohorts(
                             customerId: customerId, appId: appId, environment: .production,
                             CohortContribution.of(facts: facts, environment: .production, catalog: catalog, rule: rule))

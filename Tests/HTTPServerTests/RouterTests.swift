@@ -52,7 +52,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("/files/report.v2%20final", "report.v2 final"), ("/files/GPA.3372-4150-9088-12345..0", "GPA.3372-4150-9088-12345..0"),
+        ("/files/report.v2%20final", "report.v2 final"),
+        ("/files/GPA.3372-4150-9088-12345..0", "GPA.3372-4150-9088-12345..0"),
         ("/files/...", "..."), ("/files/a..b", "a..b"),
     ])
     func safeParameterPasses(path: String, value: String) async {

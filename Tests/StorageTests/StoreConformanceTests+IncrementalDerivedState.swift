@@ -1,0 +1,170 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import StorekeeperTesting
+import Testing
+
+@testable import Storage
+
+private typealias F = IngestionFixture
+
+/// What a customer's re-evaluation writes besides its state, done incrementally (issue 10's
+/// worst case: a long history must not cost its whole length per new fact): the daily
+/// contribution reuses what it decoded and encoded before, periods and events are rewritten
+/// only where they changed. Each must store exactly what writing everything afresh stores,
+/// whatever was cached, rolled back or written behind the cache's back.
+extension StoreConformanceTests {
+    static func key(_ day: Int, product: String = "monthly") -> AnalyticsDailyKey {
+        AnalyticsDailyKey(
+            day: CalendarDay(year: 2026, month: 1, day: day), productId: product, subscriptionGroup: "premium",
+            storefront: "USA", currency: "USD")
+    }
+
+    static func measures(gross: Int64, transactions: Int64 = 1) -> AnalyticsMeasures {
+        var measures = AnalyticsMeasures()
+        measures.gross = gross
+        measures.transactions = transactions
+        return measures
+    }
+
+    /// The stored contribution text and the app's daily rows.
+    static func contributionState(_ store: any Store, customerId: Int64) async throws
+        -> (text: String?, rows: [AnalyticsDailyKey: AnalyticsMeasures])
+    {
+        try await store.read { reader in
+            let sql = reader as! SQLStoreTransaction
+            let text = try sql.row(
+                "SELECT contribution_json FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
+                .integer(customerId), .text("Production"))?.text(0)
+            let rows = try reader.analyticsRows(appId: F.appId).filter { !$0.measures.isZero }
+            return (text, Dictionary(uniqueKeysWithValues: rows.map { ($0.key, $0.measures) }))
+        }
+    }
+
+    /// What writing the contribution afresh stores: every non-zero entry in key order.
+    static func canonicalText(_ contribution: [AnalyticsDailyKey: AnalyticsMeasures]) -> String {
+        SQLStoreTransaction.jsonText(
+            contribution.filter { !$0.value.isZero }.sorted { $0.key < $1.key }.map {
+                SQLStoreTransaction.StoredContribution(key: $0.key, values: $0.value.values)
+            })
+    }
+
+    @Test(
+        "a contribution is stored as written afresh; a rolled-back or foreign text is not believed",
+        arguments: Backend.enabled)
+    func contributionCacheIsCheckedByContent(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customerId = try await store.write { tx in
+                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
+            }
+            func apply(_ contribution: [AnalyticsDailyKey: AnalyticsMeasures]) async throws -> Bool {
+                try await store.write { tx in
+                    try tx.applyAnalyticsContribution(
+                        customerId: customerId, appId: F.appId, environment: .production, contribution)
+                }
+            }
+            let first = [Self.key(1): Self.measures(gross: 9990), Self.key(2): Self.measures(gross: 4990)]
+            #expect(try await apply(first))
+            var state = try await Self.contributionState(store, customerId: customerId)
+            #expect(state.text == Self.canonicalText(first))
+            #expect(state.rows == first)
+
+            // One entry changed, one kept (its text reused), one new, one zero (left out).
+            let second = [
+                Self.key(1): Self.measures(gross: 8990), Self.key(2): Self.measures(gross: 4990),
+                Self.key(3): Self.measures(gross: 1000), Self.key(4): AnalyticsMeasures(),
+            ]
+            #expect(try await apply(second))
+            #expect(try await apply(second) == false, "the same contribution again changes nothing")
+            state = try await Self.contributionState(store, customerId: customerId)
+            #expect(state.text == Self.canonicalText(second))
+            #expect(state.rows == second.filter { !$0.value.isZero })
+
+            // A write that rolls back after applying: the cache saw its text, the store did not.
+            struct Planted: Error {}
+            let doomed = [Self.key(1): Self.measures(gross: 1)]
+            await #expect(throws: Planted.self) {
+                try await store.write { tx in
+                    _ = try tx.applyAnalyticsContribution(
+                        customerId: customerId, appId: F.appId, environment: .production, doomed)
+                    throw Planted()
+                }
+            }
+            let third = [Self.key(2): Self.measures(gross: 4990), Self.key(5): Self.measures(gross: 700)]
+            #expect(try await apply(third))
+            state = try await Self.contributionState(store, customerId: customerId)
+            #expect(state.text == Self.canonicalText(third))
+            #expect(state.rows == third, "the difference is taken from the stored text, not the rolled-back one")
+
+            // Another writer (another instance) replaced the text: it is decoded, not the cache's.
+            let foreign = [Self.key(6): Self.measures(gross: 300)]
+            try await store.write { tx in
+                let sql = tx as! SQLStoreTransaction
+                _ = try sql.execute(
+                    "UPDATE analytics_contributions SET contribution_json = $1 WHERE customer_id = $2",
+                    .text(Self.canonicalText(foreign)), .integer(customerId))
+            }
+            #expect(try await apply(third))
+            state = try await Self.contributionState(store, customerId: customerId)
+            #expect(state.text == Self.canonicalText(third))
+            // The rows took third − foreign on top of third: the foreign entry's day went negative,
+            // as a daily row does when a contribution is replaced behind the rows' back.
+            #expect(state.rows[Self.key(6)]?.gross == -300)
+            #expect(state.rows[Self.key(5)]?.gross == 1400)
+
+            #expect(try await apply([:]))
+            state = try await Self.contributionState(store, customerId: customerId)
+            #expect(state.text == nil)
+        }
+    }
+
+    @Test("periods: only changed ones are rewritten, the stored set is the new one", arguments: Backend.enabled)
+    func periodsAreRewrittenWhereTheyChanged(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customerId = try await store.write { tx in
+                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
+            }
+            func period(_ id: String, start: Int64, gross: Int64 = 9990) -> AnalyticsPeriod {
+                AnalyticsPeriod(
+                    transactionId: id, subscription: "premium", productId: "monthly", subscriptionGroup: "premium",
+                    storefront: "USA", currency: "USD", activity: .paid, start: F.at(start), end: F.at(start + 30),
+                    mrrGross: gross, mrrProceeds: gross * 7 / 10, run: nil)
+            }
+            /// Whether the call changed anything, and the stored periods as "id=gross" in id order.
+            func apply(_ periods: [AnalyticsPeriod]) async throws -> (Bool, [String]) {
+                try await store.write { tx in
+                    let changed = try tx.applyAnalyticsPeriods(
+                        customerId: customerId, appId: F.appId, environment: .production, periods)
+                    let stored = try (tx as! SQLStoreTransaction).rows(
+                        "SELECT transaction_id, mrr_gross FROM analytics_periods WHERE customer_id = $1 ORDER BY 1",
+                        .integer(customerId)
+                    ).map { row throws(StoreError) in "\(try row.text(0))=\(try row.integer(1))" }
+                    return (changed, stored)
+                }
+            }
+            func rendered(_ periods: [AnalyticsPeriod]) -> [String] {
+                periods.sorted { $0.transactionId < $1.transactionId }.map { "\($0.transactionId)=\($0.mrrGross)" }
+            }
+            let initial = (0..<5).map { period("t\($0)", start: Int64($0) * 30) }
+            var (changed, stored) = try await apply(initial)
+            #expect(changed)
+            #expect(stored == rendered(initial))
+            // One period changed, one removed, one added, the rest kept.
+            var next = initial
+            next[1] = period("t1", start: 30, gross: 4990)
+            next.remove(at: 3)
+            next.append(period("t5", start: 150))
+            (changed, stored) = try await apply(next.reversed())
+            #expect(changed)
+            #expect(stored == rendered(next))
+            #expect(stored == ["t0=9990", "t1=4990", "t2=9990", "t4=9990", "t5=9990"])
+            (changed, _) = try await apply(next)
+            #expect(changed == false)
+            (changed, stored) = try await apply([])
+            #expect(changed)
+            #expect(stored == [])
+        }
+    }
+}
