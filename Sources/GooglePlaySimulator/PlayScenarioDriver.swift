@@ -28,7 +28,7 @@ public struct ManualPlayTimeline: PlayScenarioTimeline {
 }
 
 /// The wall clock with the App Store simulator's compressed calendar (`TimeScale`): travelling
-/// is waiting, with `tick` (both simulators applying what time did) run as it passes.
+/// is waiting, with `tick` (what the caller's simulators do as time passes) run on the way.
 /// - Note: Immutable; `Sendable`.
 public struct AcceleratedPlayTimeline: PlayScenarioTimeline {
     public let clock: any SimulatorClock

@@ -44,7 +44,8 @@ enum SimulateCommands {
                 options: [
                     Option(name: "--target", valueName: "URL", help: "where the simulator sends notifications"),
                     Option(
-                        name: "--data", valueName: "DIR", help: "where the CA and API key live",
+                        name: "--data", valueName: "DIR",
+                        help: "where the CA, the API key and the Google Play simulator's keys live",
                         defaultValue: "data/simulator"),
                     Option(
                         name: "--port", valueName: "N", help: "the simulator's port (0: any free)", defaultValue: "0"),
