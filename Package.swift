@@ -148,7 +148,7 @@ let package = Package(
             name: "StorekeeperCLITests",
             dependencies: [
                 "StorekeeperTesting", "AppStoreTrust", "HTTPServer", "Storage", "AppStoreModels", "AppStoreSimulator",
-                "StorekeeperIngestion", "Entitlements",
+                "StorekeeperIngestion", "Entitlements", "GooglePlaySimulator",
             ],
             swiftSettings: strict),
         .testTarget(name: "SecretSealingTests", dependencies: ["SecretSealing"], swiftSettings: strict),

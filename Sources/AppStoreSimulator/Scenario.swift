@@ -19,7 +19,8 @@ import Foundation
 /// An expected notification without `subtype` expects none; `notifications` lists everything
 /// the step produced, in order. `"error": "simulator.offerNotAvailable"` expects a refusal.
 /// `store` on a customer or step is `app_store` (the default); a `play_store` step is refused
-/// here (`ScenarioStores`).
+/// by `load` (`ScenarioStores`) and kept apart by `loadWithPlaySteps`, for a runner that drives
+/// the Play simulator too (`storekeeper simulate run`).
 /// - Note: Immutable value; `Sendable`.
 public struct Scenario: Sendable, Codable {
     public struct Clock: Sendable, Codable {
@@ -35,12 +36,17 @@ public struct Scenario: Sendable, Codable {
         public var type: String
         public var subtype: String?
         public var customer: String?
+
+        public init(type: String, subtype: String?, customer: String?) {
+            (self.type, self.subtype, self.customer) = (type, subtype, customer)
+        }
     }
 
     public struct ExpectedSubscription: Sendable, Codable, Hashable {
         public var customer: String
         public var productId: String
-        /// `active`, `expired`, `billingRetry`, `billingGracePeriod`, `revoked`.
+        /// `active`, `expired`, `billingRetry`, `billingGracePeriod`, `revoked` (a Play step:
+        /// Google's `subscriptionState`, `SUBSCRIPTION_STATE_ACTIVE`, …).
         public var status: String
     }
 
@@ -99,6 +105,50 @@ public struct Scenario: Sendable, Codable {
         try container.encode(customers, forKey: .customers)
     }
 
+    /// Where a step of a file with Google Play steps goes: the App Store scenario's step
+    /// `index`, or a `play_store` step (its JSON, for the Play runner to read).
+    public enum StepPlace: Sendable {
+        case appStore(index: Int)
+        case playStore(Data)
+    }
+
+    /// Reads a scenario file whose steps may be `play_store` ones: the scenario of its App Store
+    /// steps, and every step's place in file order.
+    public static func loadWithPlaySteps(_ data: Data) throws(SimulatorError) -> (Scenario, [StepPlace]) {
+        let stores: ScenarioStores
+        do {
+            stores = try JSONDecoder().decode(ScenarioStores.self, from: data)
+        } catch {
+            throw SimulatorError(.invalidAction, "scenario: not a JSON object with customers and steps")
+        }
+        let isPlay = try stores.playSteps()
+        guard var object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw SimulatorError(.invalidAction, "scenario: not a JSON object")
+        }
+        var kept: [Any] = []
+        var places: [StepPlace] = []
+        for (index, step) in (object["steps"] as? [Any] ?? []).enumerated() {
+            if isPlay[index] {
+                guard let json = try? JSONSerialization.data(withJSONObject: step) else {
+                    throw SimulatorError(.invalidAction, "scenario: step \(index + 1) is not a JSON object")
+                }
+                places.append(.playStore(json))
+            } else {
+                places.append(.appStore(index: kept.count))
+                kept.append(step)
+            }
+        }
+        object["steps"] = kept
+        do {
+            let filtered = try JSONSerialization.data(withJSONObject: object)
+            return (try AppStoreJSON.decode(Scenario.self, from: filtered), places)
+        } catch let error as SimulatorError {
+            throw error
+        } catch {
+            throw SimulatorError(.invalidAction, "scenario: \(error)")
+        }
+    }
+
     public static func load(_ data: Data) throws(SimulatorError) -> Scenario {
         // The stores first: a Google Play step must be refused, not run as an App Store action.
         if let stores = try? JSONDecoder().decode(ScenarioStores.self, from: data) { try stores.check() }
@@ -126,22 +176,29 @@ struct ScenarioStores: Decodable {
     static let playStore = "play_store"
 
     func check() throws(SimulatorError) {
+        if let index = try playSteps().firstIndex(of: true) {
+            throw SimulatorError(
+                .invalidAction,
+                "scenario: step \(index + 1) is a play_store step: this runner drives the App Store simulator only "
+                    + "(`storekeeper simulate run` drives Google Play too)")
+        }
+    }
+
+    /// Whether each step is a `play_store` one (its own `store`, else its customer's); an
+    /// unknown store is refused.
+    func playSteps() throws(SimulatorError) -> [Bool] {
         var defaults: [String: String] = [:]
         for customer in customers ?? [] {
             guard let store = customer.store else { continue }
             try Self.known(store, at: "customer \(customer.id ?? "?")")
             defaults[customer.id ?? ""] = store
         }
+        var result: [Bool] = []
         for (index, step) in (steps ?? []).enumerated() {
-            let place = "step \(index + 1)"
-            if let store = step.store { try Self.known(store, at: place) }
-            if (step.store ?? step.customer.flatMap { defaults[$0] }) == Self.playStore {
-                throw SimulatorError(
-                    .invalidAction,
-                    "scenario: \(place) is a play_store step: this runner drives the App Store simulator only "
-                        + "(Google Play steps run in the end-to-end scenarios)")
-            }
+            if let store = step.store { try Self.known(store, at: "step \(index + 1)") }
+            result.append((step.store ?? step.customer.flatMap { defaults[$0] }) == Self.playStore)
         }
+        return result
     }
 
     private static func known(_ store: String, at place: String) throws(SimulatorError) {

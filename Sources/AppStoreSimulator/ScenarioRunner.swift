@@ -10,6 +10,13 @@ public struct ScenarioStepReport: Sendable, Codable {
     public var passed: Bool
     public var problems: [String]
     public var notifications: [ActionResult.ProducedNotification]
+
+    public init(
+        index: Int, action: String, passed: Bool, problems: [String], notifications: [ActionResult.ProducedNotification]
+    ) {
+        (self.index, self.action, self.passed, self.problems, self.notifications) =
+            (index, action, passed, problems, notifications)
+    }
 }
 
 /// The outcome of a scenario run.
@@ -18,6 +25,11 @@ public struct ScenarioReport: Sendable, Codable {
     public var name: String
     public var steps: [ScenarioStepReport]
     public var passed: Bool { steps.allSatisfy(\.passed) }
+
+    public init(name: String, steps: [ScenarioStepReport]) {
+        self.name = name
+        self.steps = steps
+    }
 }
 
 /// Runs a scenario against a simulator: sets up its app and customers, performs each step and
@@ -60,59 +72,74 @@ public struct ScenarioRunner: Sendable {
         var reports: [ScenarioStepReport] = []
         for (index, step) in scenario.steps.enumerated() {
             if index > 0, shouldStop() { break }
-            var problems: [String] = []
-            var produced: [ActionResult.ProducedNotification] = []
-            do {
-                if let waited = await waitIfAccelerated(step.action) {
-                    produced = waited
-                } else {
-                    produced = try await simulator.perform(step.action).notifications
-                }
-                if let expected = step.expect?.error {
-                    problems.append("expected error \(expected), the step succeeded")
-                }
-            } catch {
-                if step.expect?.error != error.code.rawValue {
-                    problems.append("failed: \(error.description)")
-                }
-            }
-            if let expected = step.expect?.notifications {
-                let actual = produced.map {
-                    Scenario.ExpectedNotification(type: $0.notificationType, subtype: $0.subtype, customer: $0.customer)
-                }
-                let comparable = zip(expected, actual).map { want, got in
-                    Scenario.ExpectedNotification(
-                        type: got.type, subtype: got.subtype, customer: want.customer == nil ? nil : got.customer)
-                }
-                if expected.count != actual.count || comparable != expected {
-                    problems.append(
-                        "notifications: expected \(Self.describe(expected)), got \(Self.describe(actual))")
-                }
-            }
-            for want in step.expect?.subscriptions ?? [] {
-                let status = await simulator.subscriptionStatus(customer: want.customer, productId: want.productId)
-                let name = status.map(Self.name) ?? "none"
-                if name != want.status {
-                    problems.append("\(want.customer) \(want.productId): expected \(want.status), got \(name)")
-                }
-            }
-            let report = ScenarioStepReport(
-                index: index + 1, action: step.action.action.rawValue, passed: problems.isEmpty, problems: problems,
-                notifications: produced)
-            log(
-                "\(report.passed ? "ok  " : "FAIL") \(report.index) \(report.action)"
-                    + (produced.isEmpty
-                        ? ""
-                        : " → "
-                            + Self.describe(
-                                produced.map {
-                                    Scenario.ExpectedNotification(
-                                        type: $0.notificationType, subtype: $0.subtype, customer: $0.customer)
-                                }))
-                    + (problems.isEmpty ? "" : "\n     " + problems.joined(separator: "\n     ")))
+            let report = await run(step, number: index + 1)
+            log(Self.line(report))
             reports.append(report)
         }
         return ScenarioReport(name: scenario.name, steps: reports)
+    }
+
+    /// Performs one step (`number`: its place in the file, from 1) and checks its expectation.
+    public func run(_ step: Scenario.Step, number: Int) async -> ScenarioStepReport {
+        var problems: [String] = []
+        var produced: [ActionResult.ProducedNotification] = []
+        do {
+            if let waited = await waitIfAccelerated(step.action) {
+                produced = waited
+            } else {
+                produced = try await simulator.perform(step.action).notifications
+            }
+            if let expected = step.expect?.error {
+                problems.append("expected error \(expected), the step succeeded")
+            }
+        } catch {
+            if step.expect?.error != error.code.rawValue {
+                problems.append("failed: \(error.description)")
+            }
+        }
+        if let expected = step.expect?.notifications {
+            let actual = produced.map {
+                Scenario.ExpectedNotification(type: $0.notificationType, subtype: $0.subtype, customer: $0.customer)
+            }
+            problems += Self.compare(expected, actual)
+        }
+        for want in step.expect?.subscriptions ?? [] {
+            let status = await simulator.subscriptionStatus(customer: want.customer, productId: want.productId)
+            let name = status.map(Self.name) ?? "none"
+            if name != want.status {
+                problems.append("\(want.customer) \(want.productId): expected \(want.status), got \(name)")
+            }
+        }
+        return ScenarioStepReport(
+            index: number, action: step.action.action.rawValue, passed: problems.isEmpty, problems: problems,
+            notifications: produced)
+    }
+
+    /// The problem, if any, with the notifications a step sent: `expected` lists them all, in
+    /// order; one without `customer` matches any customer.
+    public static func compare(
+        _ expected: [Scenario.ExpectedNotification], _ actual: [Scenario.ExpectedNotification]
+    ) -> [String] {
+        let comparable = zip(expected, actual).map { want, got in
+            Scenario.ExpectedNotification(
+                type: got.type, subtype: got.subtype, customer: want.customer == nil ? nil : got.customer)
+        }
+        guard expected.count != actual.count || comparable != expected else { return [] }
+        return ["notifications: expected \(describe(expected)), got \(describe(actual))"]
+    }
+
+    /// The line a run prints for a step: `ok   3 renew → DID_RENEW`, and its problems.
+    public static func line(_ report: ScenarioStepReport) -> String {
+        "\(report.passed ? "ok  " : "FAIL") \(report.index) \(report.action)"
+            + (report.notifications.isEmpty
+                ? ""
+                : " → "
+                    + describe(
+                        report.notifications.map {
+                            Scenario.ExpectedNotification(
+                                type: $0.notificationType, subtype: $0.subtype, customer: $0.customer)
+                        }))
+            + (report.problems.isEmpty ? "" : "\n     " + report.problems.joined(separator: "\n     "))
     }
 
     /// On the wall clock, time travel is waiting: tick until the compressed time has passed.
@@ -161,7 +188,7 @@ public struct ScenarioRunner: Sendable {
         }
     }
 
-    static func describe(_ notifications: [Scenario.ExpectedNotification]) -> String {
+    public static func describe(_ notifications: [Scenario.ExpectedNotification]) -> String {
         notifications.isEmpty
             ? "none"
             : notifications.map { $0.type + ($0.subtype.map { "/" + $0 } ?? "") }.joined(separator: ", ")

@@ -80,6 +80,14 @@ public struct ActionResult: Sendable, Hashable, Codable {
         public var subtype: String?
         public var customer: String?
         public var originalTransactionId: String?
+
+        public init(
+            notificationUUID: String, notificationType: String, subtype: String?, customer: String?,
+            originalTransactionId: String?
+        ) {
+            (self.notificationUUID, self.notificationType, self.subtype) = (notificationUUID, notificationType, subtype)
+            (self.customer, self.originalTransactionId) = (customer, originalTransactionId)
+        }
     }
 
     public var transactionId: String?

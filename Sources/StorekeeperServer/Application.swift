@@ -177,14 +177,16 @@ public struct StorekeeperApplication: Sendable {
                 interval: .seconds(configuration.playVoidedPollingIntervalSeconds),
                 polling: PlayVoidedPurchasesPolling.Settings(
                     overlapMilliseconds: Int64(configuration.playVoidedPollingOverlapSeconds) * 1000,
-                    leaseMilliseconds: Int64(configuration.historyReplayLeaseSeconds) * 1000)))
+                    leaseMilliseconds: Int64(configuration.historyReplayLeaseSeconds) * 1000,
+                    pageSize: UInt32(configuration.playVoidedPollingPageSize))))
         playRereadWorker = PlayRereadWorker(
             ingestion: ingestion, metrics: metrics,
             settings: PlayRereadWorker.Settings(
                 interval: .seconds(configuration.playRereadIntervalSeconds),
                 rules: PlayRereadRules(
                     expiryDelayMilliseconds: Int64(configuration.playRereadExpiryDelaySeconds) * 1000,
-                    pendingIntervalMilliseconds: Int64(configuration.playRereadPendingSeconds) * 1000)))
+                    pendingIntervalMilliseconds: Int64(configuration.playRereadPendingSeconds) * 1000),
+                leaseMilliseconds: Int64(configuration.playRereadLeaseSeconds) * 1000))
     }
 
     /// Starts serving `responder` with `httpConfiguration()`, and exports the server's

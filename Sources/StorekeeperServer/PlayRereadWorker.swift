@@ -74,54 +74,40 @@ public final class PlayRereadWorker: PeriodicWorker {
 
     private func reread(_ runtime: PlayRuntime) async -> Int {
         let (appId, owner, settings) = (runtime.appId, self.owner, self.settings)
-        let now = ingestion.clock.now()
-        let stopAt = now.adding(milliseconds: settings.leaseMilliseconds * 3 / 4)
-        let claimed: [PlaySubscriptionWatch]
-        do {
-            claimed = try await ingestion.store.write { transaction in
+        let batch = LeasedBatch(
+            store: ingestion.store, clock: ingestion.clock, leaseMilliseconds: settings.leaseMilliseconds,
+            retryDelayMilliseconds: settings.retryDelayMilliseconds)
+        let reread = await batch.run(
+            claim: { transaction, now in
                 try transaction.claimPlayRereads(
                     appId: appId, rules: settings.rules, owner: owner, now: now,
                     leaseMilliseconds: settings.leaseMilliseconds, limit: settings.batchSize)
-            }
-        } catch {
+            },
+            work: { watch in
+                do throws(IngestionError) {
+                    let outcome = try await ingestion.googlePlay.reread.reread(
+                        runtime: runtime, purchaseToken: watch.purchaseToken)
+                    metrics.recordPlayReread(outcome: outcome.rawValue)
+                    return ingestion.clock.now()
+                } catch {
+                    // A token Google no longer knows, or a purchase of an environment the app does
+                    // not accept, will answer the same again: recorded as re-read, not retried.
+                    let final = error.code == .transactionNotFound || error.code == .environmentNotAccepted
+                    metrics.recordPlayReread(
+                        outcome: error.code == .transactionNotFound ? "not_found" : final ? "refused" : "failed")
+                    ServerLog.event(["event": "reread.failed", "appId": appId, "code": error.code.rawValue])
+                    return final ? ingestion.clock.now() : nil
+                }
+            },
+            finish: { transaction, watch, rereadAt, retryAt in
+                _ = try transaction.finishPlayReread(
+                    appId: appId, purchaseToken: watch.purchaseToken, owner: owner, rereadAt: rereadAt,
+                    retryAt: retryAt)
+            })
+        guard let reread else {
             metrics.recordPlayReread(outcome: "store_error")
             return 0
         }
-        for (index, watch) in claimed.enumerated() {
-            // Stopping mid-round leaves the rest leased; their lease expires and they are claimed again.
-            if Task.isCancelled { break }
-            if ingestion.clock.now() >= stopAt {
-                let (rest, releasedAt) = (claimed[index...].map(\.purchaseToken), ingestion.clock.now())
-                _ = try? await ingestion.store.write { transaction in
-                    for token in rest {
-                        _ = try transaction.finishPlayReread(
-                            appId: appId, purchaseToken: token, owner: owner, rereadAt: nil, retryAt: releasedAt)
-                    }
-                }
-                return index
-            }
-            var rereadAt: Timestamp?
-            do {
-                let outcome = try await ingestion.googlePlay.reread.reread(
-                    runtime: runtime, purchaseToken: watch.purchaseToken)
-                metrics.recordPlayReread(outcome: outcome.rawValue)
-                rereadAt = ingestion.clock.now()
-            } catch {
-                // A token Google no longer knows, or a purchase of an environment the app does
-                // not accept, will answer the same again: recorded as re-read, not retried.
-                let final = error.code == .transactionNotFound || error.code == .environmentNotAccepted
-                metrics.recordPlayReread(
-                    outcome: error.code == .transactionNotFound ? "not_found" : final ? "refused" : "failed")
-                if final { rereadAt = ingestion.clock.now() }
-                ServerLog.event(["event": "reread.failed", "appId": appId, "code": error.code.rawValue])
-            }
-            let retryAt = ingestion.clock.now().adding(milliseconds: settings.retryDelayMilliseconds)
-            let (token, finishedAt) = (watch.purchaseToken, rereadAt)
-            _ = try? await ingestion.store.write { transaction in
-                try transaction.finishPlayReread(
-                    appId: appId, purchaseToken: token, owner: owner, rereadAt: finishedAt, retryAt: retryAt)
-            }
-        }
-        return claimed.count
+        return reread
     }
 }

@@ -118,6 +118,8 @@ extension ServerConfiguration {
         case "playRereadIntervalSeconds": return String(playRereadIntervalSeconds)
         case "playRereadExpiryDelaySeconds": return String(playRereadExpiryDelaySeconds)
         case "playRereadPendingSeconds": return String(playRereadPendingSeconds)
+        case "playRereadLeaseSeconds": return String(playRereadLeaseSeconds)
+        case "playVoidedPollingPageSize": return String(playVoidedPollingPageSize)
         // A key added to `keys` without a line here shows as unknown rather than crash; the
         // check test fails on it.
         default: return "?"

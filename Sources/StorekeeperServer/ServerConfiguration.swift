@@ -118,6 +118,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var playRereadExpiryDelaySeconds = 3600
     /// A Play subscription in grace, on hold or paused is re-read this often while nothing is read.
     public var playRereadPendingSeconds = 86_400
+    /// How long a claimed batch of Play re-reads stays leased: what another instance waits, at
+    /// most, after a server died mid-batch; what is unread at three quarters of it is given back.
+    public var playRereadLeaseSeconds = 300
+    /// Voided purchases asked for per page of `voidedpurchases.list` (Google's maximum, 1000, by
+    /// default); each page is committed, and the window's place saved, before the next.
+    public var playVoidedPollingPageSize = 1000
     /// One customer may be synced on demand at most once per this many seconds (0: no limit).
     public var customerSyncIntervalSeconds = 60
     /// The percentage of Apple's documented per-app rate limits this process may use (lower it
@@ -196,6 +202,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds", "playApiBaseURL",
         "playPushKeySet", "playVoidedPolling", "playVoidedPollingIntervalSeconds", "playVoidedPollingOverlapSeconds",
         "playReread", "playRereadIntervalSeconds", "playRereadExpiryDelaySeconds", "playRereadPendingSeconds",
+        "playRereadLeaseSeconds", "playVoidedPollingPageSize",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -394,6 +401,8 @@ public struct ServerConfiguration: Sendable, Hashable {
         case "playRereadIntervalSeconds": playRereadIntervalSeconds = try integer(1...86_400)
         case "playRereadExpiryDelaySeconds": playRereadExpiryDelaySeconds = try integer(0...(30 * 86_400))
         case "playRereadPendingSeconds": playRereadPendingSeconds = try integer(60...(30 * 86_400))
+        case "playRereadLeaseSeconds": playRereadLeaseSeconds = try integer(2...86_400)
+        case "playVoidedPollingPageSize": playVoidedPollingPageSize = try integer(1...1000)
         case "appStoreRatePercent": appStoreRatePercent = try integer(1...100)
         case "dashboardSecureCookies": dashboardSecureCookies = try boolean()
         case "dashboardSessionSeconds": dashboardSessionSeconds = try integer(300...(7 * 86_400))

@@ -91,61 +91,46 @@ public final class StatusPollingWorker: PeriodicWorker {
 
     private func poll(app: AppRuntime, environment: AppStoreEnvironment) async -> Int {
         let (appId, owner, settings) = (app.id, self.owner, self.settings)
-        let now = ingestion.clock.now()
         let limit = Self.batchSize(
             configured: settings.batchSize,
             requestsPerSecond: ingestion.rateLimiters.limiter(appId: appId, environment: environment).limits.rate(
                 of: .getAllSubscriptionStatuses),
             leaseMilliseconds: settings.leaseMilliseconds)
-        // Past three quarters of the lease the rest of the batch is given back, not polled: the
+        // The rest of a batch is given back at three quarters of the lease (`LeasedBatch`): the
         // limiter may be slower than its rate when other paths of the app take slots too.
-        let stopAt = now.adding(milliseconds: settings.leaseMilliseconds * 3 / 4)
-        let claimed: [SubscriptionPoll]
-        do {
-            claimed = try await ingestion.store.write { transaction in
+        let batch = LeasedBatch(
+            store: ingestion.store, clock: ingestion.clock, leaseMilliseconds: settings.leaseMilliseconds,
+            retryDelayMilliseconds: settings.retryDelayMilliseconds)
+        let polled = await batch.run(
+            claim: { transaction, now in
                 try transaction.claimSubscriptionPolls(
                     appId: appId, environment: environment, rules: settings.rules, owner: owner, now: now,
                     leaseMilliseconds: settings.leaseMilliseconds, limit: limit)
-            }
-        } catch {
+            },
+            work: { poll in
+                do throws(IngestionError) {
+                    let outcome = try await ingestion.recovery.polling.poll(
+                        app: app, environment: environment, originalTransactionId: poll.originalTransactionId)
+                    metrics.recordStatusPoll(outcome: outcome.rawValue)
+                    return ingestion.clock.now()
+                } catch {
+                    metrics.recordStatusPoll(outcome: "failed")
+                    ServerLog.event([
+                        "event": "poll.failed", "appId": appId, "environment": environment.rawValue,
+                        "code": error.code.rawValue,
+                    ])
+                    return nil
+                }
+            },
+            finish: { transaction, poll, polledAt, retryAt in
+                _ = try transaction.finishSubscriptionPoll(
+                    appId: appId, environment: environment, originalTransactionId: poll.originalTransactionId,
+                    owner: owner, polledAt: polledAt, retryAt: retryAt)
+            })
+        guard let polled else {
             metrics.recordStatusPoll(outcome: "store_error")
             return 0
         }
-        for (index, poll) in claimed.enumerated() {
-            // Stopping mid-round leaves the rest leased; their lease expires and they are claimed again.
-            if Task.isCancelled { break }
-            if ingestion.clock.now() >= stopAt {
-                let (rest, releasedAt) = (claimed[index...].map(\.originalTransactionId), ingestion.clock.now())
-                _ = try? await ingestion.store.write { transaction in
-                    for id in rest {
-                        _ = try transaction.finishSubscriptionPoll(
-                            appId: appId, environment: environment, originalTransactionId: id, owner: owner,
-                            polledAt: nil, retryAt: releasedAt)
-                    }
-                }
-                return index
-            }
-            var polledAt: Timestamp?
-            do {
-                let outcome = try await ingestion.recovery.polling.poll(
-                    app: app, environment: environment, originalTransactionId: poll.originalTransactionId)
-                metrics.recordStatusPoll(outcome: outcome.rawValue)
-                polledAt = ingestion.clock.now()
-            } catch {
-                metrics.recordStatusPoll(outcome: "failed")
-                ServerLog.event([
-                    "event": "poll.failed", "appId": appId, "environment": environment.rawValue,
-                    "code": error.code.rawValue,
-                ])
-            }
-            let retryAt = ingestion.clock.now().adding(milliseconds: settings.retryDelayMilliseconds)
-            let (id, finishedAt) = (poll.originalTransactionId, polledAt)
-            _ = try? await ingestion.store.write { transaction in
-                try transaction.finishSubscriptionPoll(
-                    appId: appId, environment: environment, originalTransactionId: id, owner: owner,
-                    polledAt: finishedAt, retryAt: retryAt)
-            }
-        }
-        return claimed.count
+        return polled
     }
 }

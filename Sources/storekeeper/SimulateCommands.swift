@@ -9,8 +9,10 @@ import HTTPServer
 /// - `serve [--port N] [--host H] [--data DIR] [--month-seconds N] [--app FILE] [--notification-url URL]`
 ///   serves production at `/` and sandbox at `/sandbox` (Server API, verifyReceipt, admin API
 ///   under `/simulator/v1`) until interrupted. The CA and an API key live in `DIR`.
-/// - `run SCENARIO [--target URL] [--data DIR] [--port N]` runs a scenario file against an
-///   embedded simulator whose notifications go to `--target`; exit 0 when every expectation held.
+/// - `run SCENARIO [--target URL] [--data DIR] [--port N] [--play-target URL] [--play-port N] …`
+///   runs a scenario file against an embedded simulator whose notifications go to `--target`
+///   (and its `play_store` steps against the Google Play simulator, pushing to `--play-target`:
+///   `ScenarioPlaySide`); exit 0 when every expectation held.
 enum SimulateCommands {
     static let command: Command = Command(
         name: "simulate",
@@ -42,10 +44,27 @@ enum SimulateCommands {
                 options: [
                     Option(name: "--target", valueName: "URL", help: "where the simulator sends notifications"),
                     Option(
-                        name: "--data", valueName: "DIR", help: "where the CA and API key live",
+                        name: "--data", valueName: "DIR",
+                        help: "where the CA, the API key and the Google Play simulator's keys live",
                         defaultValue: "data/simulator"),
                     Option(
                         name: "--port", valueName: "N", help: "the simulator's port (0: any free)", defaultValue: "0"),
+                    Option(
+                        name: "--play-target", valueName: "URL",
+                        help: "where play_store steps push: the server's …/v1/apps/{appId}/notifications/googleplay"),
+                    Option(
+                        name: "--play-port", valueName: "N",
+                        help: "the Google Play simulator's port (the server's playApiBaseURL names it)",
+                        defaultValue: "8091"),
+                    Option(
+                        name: "--play-package", valueName: "NAME", help: "the Google Play package name",
+                        defaultValue: "com.example.app"),
+                    Option(
+                        name: "--play-audience", valueName: "AUD", help: "the audience of the push OIDC tokens",
+                        defaultValue: "storekeeper"),
+                    Option(
+                        name: "--public-key", valueName: "KEY",
+                        help: "the app's public key, for play_store postTransaction steps"),
                 ],
                 action: { try await runScenario($0) }),
             SimulatePlayCommand.command,
@@ -105,11 +124,13 @@ enum SimulateCommands {
 
     private static func runScenario(_ parsed: CommandLineArguments) async throws -> Int32 {
         let path = parsed.positional[0]
-        let scenario = try Scenario.load(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let (scenario, places) = try Scenario.loadWithPlaySteps(try Data(contentsOf: URL(fileURLWithPath: path)))
         let now = Timestamp(Date())
-        let data = try SimulatorDataDirectory.open(
-            URL(fileURLWithPath: parsed.value("--data") ?? "data/simulator"), now: now)
+        let dataURL = URL(fileURLWithPath: parsed.value("--data") ?? "data/simulator")
+        let data = try SimulatorDataDirectory.open(dataURL, now: now)
         let port = try UInt16(parsed.value("--port") ?? "0").orThrow(UsageError("--port must be a port number"))
+        let playPort = try UInt16(parsed.value("--play-port") ?? "8091").orThrow(
+            UsageError("--play-port must be a port number"))
         let target = parsed.value("--target")
         let report: ScenarioReport
         do {
@@ -125,24 +146,46 @@ enum SimulateCommands {
             print(
                 "scenario \(scenario.name): simulator at \(server.baseURL.absoluteString)"
                     + (target.map { ", notifications to \($0)" } ?? ""))
-            let progress = ProgressReporter(label: "scenario", total: scenario.steps.count)
+            var play: ScenarioPlaySide?
+            if places.contains(where: { if case .playStore = $0 { true } else { false } }) {
+                play = try await ScenarioPlaySide.start(
+                    scenario: scenario, appStore: simulator, data: dataURL, port: playPort,
+                    target: parsed.value("--play-target"), audience: parsed.value("--play-audience") ?? "storekeeper",
+                    packageName: parsed.value("--play-package") ?? "com.example.app",
+                    publicKey: parsed.value("--public-key"))
+            }
+            let progress = ProgressReporter(label: "scenario", total: places.count)
             let interrupt = InterruptRequest()
-            report = await ScenarioRunner(simulator: simulator).run(
-                scenario,
-                log: {
-                    print($0)
-                    progress.advance()
-                }, shouldStop: { interrupt.isRequested })
+            let runner = ScenarioRunner(simulator: simulator)
+            var steps: [ScenarioStepReport] = []
+            for (index, place) in places.enumerated() {
+                if index > 0, interrupt.isRequested { break }
+                let step: ScenarioStepReport
+                switch place {
+                case .appStore(let number):
+                    step = await runner.run(scenario.steps[number], number: index + 1)
+                    // The clock is shared: the Play simulator applies what time did too.
+                    await play?.simulator.tick()
+                case .playStore(let json):
+                    // play is set whenever a step is a play_store one.
+                    step = await play!.run(json, number: index + 1)
+                }
+                print(ScenarioRunner.line(step))
+                progress.advance()
+                steps.append(step)
+            }
+            report = ScenarioReport(name: scenario.name, steps: steps)
             interrupt.cancel()
-            progress.finish(interrupted: report.steps.count < scenario.steps.count)
+            progress.finish(interrupted: report.steps.count < places.count)
+            await play?.stop()
             await server.stop()
         }
         let failed = report.steps.filter { !$0.passed }.count
         print("\(report.steps.count - failed) passed, \(failed) failed")
-        if report.steps.count < scenario.steps.count {
+        if report.steps.count < places.count {
             FileHandle.standardError.write(
                 Data(
-                    ("interrupted after step \(report.steps.count) of \(scenario.steps.count); the simulator keeps its "
+                    ("interrupted after step \(report.steps.count) of \(places.count); the simulator keeps its "
                         + "state in memory only, so run the scenario again from its start\n").utf8))
             return BackfillCommand.interruptedExitCode
         }

@@ -101,7 +101,7 @@ import Testing
         #expect(load(customer: #", "store": "app_store""#, step: #", "store": "app_store""#) == nil)
         let play =
             "scenario: step 2 is a play_store step: this runner drives the App Store simulator only "
-            + "(Google Play steps run in the end-to-end scenarios)"
+            + "(`storekeeper simulate run` drives Google Play too)"
         #expect(load(customer: "", step: #", "store": "play_store""#) == play)
         #expect(load(customer: #", "store": "play_store""#, step: "") == play)
         #expect(
@@ -110,6 +110,33 @@ import Testing
         #expect(
             load(customer: #", "store": "googlePlay""#, step: "")
                 == #"scenario: customer a: store "googlePlay" is not app_store or play_store"#)
+    }
+
+    /// A file with Google Play steps: the App Store scenario keeps its own steps, and every
+    /// step's place says which runner takes it, in file order.
+    @Test func playStepsAreKeptApartInFileOrder() throws {
+        let json = """
+            {"name": "both", "app": {"bundleId": "b", "appAppleId": 1, "products": []},
+             "customers": [{"id": "a"}, {"id": "p", "store": "play_store"}],
+             "steps": [{"action": "advanceTime", "days": 1},
+                       {"action": "purchase", "customer": "p", "productId": "monthly"},
+                       {"action": "advanceTime", "days": 2, "store": "play_store"},
+                       {"action": "advanceTime", "days": 3}]}
+            """
+        let (scenario, places) = try Scenario.loadWithPlaySteps(Data(json.utf8))
+        #expect(scenario.steps.map { $0.action.days } == [1, 3])
+        let shape = places.map { place -> String in
+            switch place {
+            case .appStore(let index): return "appStore \(index)"
+            case .playStore(let step):
+                let object = (try? JSONSerialization.jsonObject(with: step)) as? [String: Any]
+                return "playStore \(object?["action"] as? String ?? "?") \(object?["days"] as? Int ?? 0)"
+            }
+        }
+        #expect(shape == ["appStore 0", "playStore purchase 0", "playStore advanceTime 2", "appStore 1"])
+        #expect(throws: SimulatorError.self) {
+            try Scenario.loadWithPlaySteps(Data(json.replacingOccurrences(of: "play_store", with: "amazon").utf8))
+        }
     }
 
     @Test func subscriptionLifecycleDatesAndRenewalInfo() async throws {

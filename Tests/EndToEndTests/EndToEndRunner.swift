@@ -19,7 +19,9 @@ struct EndToEndRunner {
     init(scenario: EndToEndScenario, harness: EndToEndHarness) {
         self.scenario = scenario
         self.harness = harness
-        play = PlayScenarioDriver(harness: harness, products: scenario.app.products)
+        play = PlayScenarioDriver(
+            play: harness.play, packageName: harness.scenarioPlayPackage, products: scenario.app.products,
+            timeline: ManualPlayTimeline(clock: harness.clock))
     }
 
     static func run(_ file: String, on database: TestDatabase) async throws {

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 import Entitlements
 import Foundation
+import GooglePlaySimulator
 
 /// A customer journey run through the whole product: simulator actions, the app posting what
 /// StoreKit gave it, and what Storekeeper must end up with.
@@ -121,9 +122,13 @@ struct EndToEndScenario: Sendable, Decodable {
         {
             let step = "step \((decoder.codingPath.last?.intValue ?? -1) + 1)"
             if container.contains(.action) {
-                return .play(
-                    try PlayScenarioAction(from: decoder, at: step),
-                    expect: try container.decodeIfPresent(SimulatorExpectation.self, forKey: .expect))
+                let action: PlayScenarioAction
+                do {
+                    action = try PlayScenarioAction(from: decoder, at: step)
+                } catch let error as PlayScenarioError {
+                    throw ScenarioFileError(error.description)
+                }
+                return .play(action, expect: try container.decodeIfPresent(SimulatorExpectation.self, forKey: .expect))
             }
             guard let call = try container.decodeIfPresent(String.self, forKey: .app) else {
                 throw ScenarioFileError("\(step): a play_store step is an action or the app's postTransaction")

@@ -6,9 +6,10 @@ import Testing
 @testable import Storage
 
 /// Retention cohorts and realized LTV of the random history, computed in plain SQL from the
-/// stored facts and compared exactly with the rows `AnalyticsAggregation` keeps.
+/// stored facts and compared exactly with the rows `AnalyticsAggregation` keeps; with `play`,
+/// the world's Google Play customers too (`IndependentPlaySQL`), both stores in one cohort.
 extension AnalyticsIndependentComputationTests {
-    static func expectCohortsAgree(store: any Store, postgres: Bool) async throws {
+    static func expectCohortsAgree(store: any Store, postgres: Bool, play: Bool = false) async throws {
         let firstMonth = CalendarDay(year: 2025, month: 1, day: 1)
         let lastMonth = CalendarDay(year: 2030, month: 12, day: 1)
         let (retention, ltv, expectedRetention, expectedLTV, expectedCustomers) = try await store.read { reader in
@@ -19,9 +20,14 @@ extension AnalyticsIndependentComputationTests {
                 try reader.analyticsLTV(
                     appId: Self.appId, environment: .production, fromMonth: firstMonth, throughMonth: lastMonth,
                     filter: AnalyticsFilter(), dayBoundaries: nil),
-                try IndependentSQL.retention(reader: reader, postgres: postgres),
-                try IndependentSQL.ltv(reader: reader, postgres: postgres),
-                try IndependentSQL.cohortCustomers(reader: reader, postgres: postgres)
+                try IndependentSQL.retention(reader: reader, postgres: postgres).merging(
+                    play ? IndependentPlaySQL.retention(reader: reader, postgres: postgres) : [:], uniquingKeysWith: +),
+                play
+                    ? try IndependentPlaySQL.ltvBothStores(reader: reader, postgres: postgres)
+                    : try IndependentSQL.ltv(reader: reader, postgres: postgres),
+                play
+                    ? try IndependentPlaySQL.cohortCustomersBothStores(reader: reader, postgres: postgres)
+                    : try IndependentSQL.cohortCustomers(reader: reader, postgres: postgres)
             )
         }
         func label(_ month: CalendarDay) -> String { String(month.iso8601.prefix(7)) }
@@ -65,7 +71,7 @@ extension AnalyticsIndependentComputationTests {
         }
         #expect(keptLTV.count > 15)
         #expect(keptLTV == expectedLTV)
-        #expect(keptCustomers.values.reduce(0, +) == Int64(Self.customers))
+        #expect(keptCustomers.values.reduce(0, +) == Int64(Self.customers + (play ? Self.playCustomers / 2 : 0)))
         #expect(keptCustomers == expectedCustomers)
     }
 }

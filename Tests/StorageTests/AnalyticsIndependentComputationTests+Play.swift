@@ -209,6 +209,8 @@ extension AnalyticsIndependentComputationTests {
                 checked += Int(expected.paid)
             }
             #expect(checked > 500)
+            // Retention and LTV: both stores' customers in one cohort.
+            try await Self.expectCohortsAgree(store: store, postgres: postgres, play: true)
         }
     }
 }
@@ -326,6 +328,94 @@ struct IndependentPlaySQL {
         {
             newCustomers[try row.integer(0)] = try row.integer(1)
         }
+    }
+
+    /// Play subscriptions (one token each, no replacements, no offers: every order is full
+    /// price) by the month of their first order not refunded and the number of such orders
+    /// after it, keyed `YYYY-MM/renewals`.
+    static func retention(reader: any StoreReader, postgres: Bool) throws -> [String: Int64] {
+        var result: [String: Int64] = [:]
+        for row in try reader.sql(
+            """
+            \(orders(postgres: postgres))
+            SELECT \(IndependentSQL.month("first_payment", postgres: postgres)), renewals, COUNT(*) FROM (
+                SELECT token, MIN(start_at) AS first_payment, COUNT(*) - 1 AS renewals
+                FROM orders WHERE voided_at IS NULL GROUP BY token
+            ) subscriptions GROUP BY 1, 2
+            """)
+        {
+            result["\(try row.text(0))/\(try row.integer(1))"] = try row.integer(2)
+        }
+        return result
+    }
+
+    /// Every purchase of both stores with its customer, instant, price, net (0 when refunded
+    /// in full) and currency, and each customer's first purchase, as CTEs: the App Store's
+    /// purchased transactions, Play's subscription orders and one-time purchases.
+    static func purchases(postgres: Bool) -> String {
+        let apple = IndependentSQL.latest.replacingOccurrences(of: "WITH latest AS", with: "latest AS")
+        let play = orders(postgres: postgres).replacingOccurrences(of: "WITH charged AS", with: "charged AS")
+        let price = IndependentSQL.number("price", postgres: postgres)
+        let refunded = "\(IndependentSQL.field("revocationType", postgres: postgres)) = 'REFUND_FULL'"
+        return """
+            WITH \(apple.trimmingCharacters(in: .whitespacesAndNewlines)),
+            \(play.trimmingCharacters(in: .whitespacesAndNewlines)),
+            purchases AS (
+                SELECT customer, \(IndependentSQL.number("purchaseDate", postgres: postgres)) AS at, \(price) AS price,
+                       CASE WHEN \(refunded) THEN 0 ELSE \(price) END AS net,
+                       \(IndependentSQL.field("currency", postgres: postgres)) AS currency
+                FROM latest WHERE \(IndependentSQL.field("ownership", postgres: postgres)) = 'PURCHASED'
+                UNION ALL
+                SELECT customer, start_at, price, CASE WHEN voided_at IS NULL THEN price ELSE 0 END, currency
+                FROM orders
+                UNION ALL
+                SELECT c.customer_id, \(path(["purchaseTime"], number: true, postgres: postgres)),
+                       \(path(["price", "milliunits"], number: true, postgres: postgres)),
+                       \(path(["price", "milliunits"], number: true, postgres: postgres)),
+                       \(path(["price", "currency"], postgres: postgres))
+                FROM play_snapshots s
+                JOIN customer_transactions c ON c.app_id = s.app_id AND c.original_transaction_id = s.purchase_token
+                WHERE s.app_id = 'app-1' AND s.environment = 'Production' AND s.kind = 'product'
+            ),
+            firsts AS (SELECT customer AS first_customer, MIN(at) AS first_purchase FROM purchases GROUP BY customer)
+            """
+    }
+
+    /// Both stores' net revenue of paid purchases within 7, 30, 90 and 365 days of the
+    /// customer's first purchase in either, keyed `YYYY-MM/currency` by that first purchase's month.
+    static func ltvBothStores(reader: any StoreReader, postgres: Bool) throws -> [String: [Int64]] {
+        let horizons = [7, 30, 90, 365].map { days in
+            "SUM(CASE WHEN at - first_purchase < \(Int64(days) * 86_400_000) THEN net ELSE 0 END)"
+        }
+        var result: [String: [Int64]] = [:]
+        for row in try reader.sql(
+            """
+            \(purchases(postgres: postgres))
+            SELECT \(IndependentSQL.month("first_purchase", postgres: postgres)), currency,
+                   \(horizons.joined(separator: ", "))
+            FROM purchases JOIN firsts ON first_customer = customer
+            WHERE price > 0
+            GROUP BY 1, 2
+            """)
+        {
+            let sums = try (2...5).map { try row.integer($0) }
+            if sums.contains(where: { $0 != 0 }) { result["\(try row.text(0))/\(try row.text(1))"] = sums }
+        }
+        return result
+    }
+
+    /// Customers of either store by the month of their first purchase in either.
+    static func cohortCustomersBothStores(reader: any StoreReader, postgres: Bool) throws -> [String: Int64] {
+        var result: [String: Int64] = [:]
+        for row in try reader.sql(
+            """
+            \(purchases(postgres: postgres))
+            SELECT \(IndependentSQL.month("first_purchase", postgres: postgres)), COUNT(*) FROM firsts GROUP BY 1
+            """)
+        {
+            result[try row.text(0)] = try row.integer(1)
+        }
+        return result
     }
 
     /// Play orders paid for at `midnight` (not refunded), and their MRR per currency, gross and

@@ -566,4 +566,95 @@ private typealias F = IngestionWorkload
             try await Self.rebuildChangesNothing(store, now: play)
         }
     }
+
+    /// Retention and realized LTV hold both stores' customers in one cohort, by hand: in January
+    /// 2026 Frank subscribes on the App Store (day 5, renewed day 35) and Grace on Google Play
+    /// (day 8, renewed day 38 and day 68, the last order refunded in full on day 70; a lifetime
+    /// product on day 10). Retention: one monthly cohort of 2 subscriptions, both paid 1
+    /// renewal (Grace's refunded order is no payment). LTV, 2 customers: d7 = d30 = Frank's
+    /// 9.99 + Grace's 9.99 + 4.99 = 24970 (the renewals are exactly 30 days after each first
+    /// purchase, outside d30); d90 = d365 = 24970 + 9990 + 9990 = 44950 (the refunded order adds
+    /// 0).
+    @Test(arguments: Backend.enabled)
+    func retentionAndLTVCohortsHoldBothStores(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.setUp(store)
+            let writer = IngestionWriter(store: store)
+            let ingestor = PlayIngestor(writer: writer)
+            for (id, day) in [("a-1", Int64(5)), ("a-2", 35)] {
+                let purchase = Self.noon(day)
+                var batch = FactBatch(
+                    appId: F.appId, receivedAt: purchase, environment: .production,
+                    ownership: .claim(appUserId: "frank", policy: .transferToNewest))
+                batch.transactions = [
+                    NewTransaction(
+                        appId: F.appId, jws: "jws.\(id)",
+                        fact: TransactionFact(
+                            transactionId: id, originalTransactionId: "a-1", productId: "monthly",
+                            subscriptionGroup: "premium", purchaseDate: purchase,
+                            expiresDate: purchase.adding(milliseconds: 30 * F.day), signedDate: purchase,
+                            environment: .production, price: 9990, currency: "USD", storefront: "USA"),
+                        source: "test", receivedAt: purchase)
+                ]
+                _ = try await writer.commit(batch, operation: "test")
+            }
+            let start = Self.noon(8)
+            try await Self.post(
+                ingestor, "grace",
+                try Self.subscription(
+                    "tok-g", start: start, read: start, expiry: Self.noon(38), order: "GPA.g"),
+                at: start)
+            try await Self.post(
+                ingestor, "grace", try Self.product("tok-life", "lifetime", at: Self.noon(10)), at: Self.noon(10))
+            for (day, order) in [(Int64(38), "GPA.g..0"), (68, "GPA.g..1")] {
+                try await Self.read(
+                    ingestor,
+                    try Self.subscription(
+                        "tok-g", start: start, read: Self.noon(day), expiry: Self.noon(day + 30), order: order),
+                    at: Self.noon(day))
+            }
+            try await Self.read(
+                ingestor,
+                try Self.voided(
+                    "tok-g", order: "GPA.g..1", type: .subscription, at: Self.noon(70), reason: 0, refund: .full),
+                at: Self.noon(70))
+
+            let january = CalendarDay(year: 2026, month: 1, day: 1)
+            let december = CalendarDay(year: 2026, month: 12, day: 1)
+            let (retention, ltv) = try await store.read { reader in
+                (
+                    try reader.analyticsRetention(
+                        appId: F.appId, environment: .production, fromMonth: january, throughMonth: december,
+                        filter: AnalyticsFilter()),
+                    try reader.analyticsLTV(
+                        appId: F.appId, environment: .production, fromMonth: january, throughMonth: december,
+                        filter: AnalyticsFilter(), dayBoundaries: [])
+                )
+            }
+            #expect(
+                retention == [
+                    RetentionCohortTotal(cohortMonth: january, productId: "monthly", paidRenewals: 1, subscriptions: 2)
+                ])
+            let summed = ltv.reduce(LTVMeasures()) { $0 + $1.measures }
+            #expect(Set(ltv.map(\.currency)) == ["USD"])
+            #expect(Set(ltv.map(\.cohortMonth)) == [january])
+            #expect(summed == LTVMeasures(customers: 2, d7: 24970, d30: 24970, d90: 44950, d365: 44950))
+            // Per store: Google Play's share alone is Grace's.
+            let playOnly = CohortContribution.of(
+                facts: try await store.read { reader in
+                    let grace = try #require(try reader.customer(appId: F.appId, .appUserId("grace")))
+                    return try reader.facts(customerId: grace.id)
+                }, environment: .production, catalog: Self.catalog, rule: CommissionRule())
+            #expect(
+                playOnly.retention == [
+                    RetentionCohortKey(
+                        cohortMonth: january, productId: "monthly", subscriptionGroup: "premium", storefront: "US",
+                        paidRenewals: 1): 1
+                ])
+            #expect(
+                playOnly.ltv.values.reduce(LTVMeasures(), +)
+                    == LTVMeasures(customers: 1, d7: 14980, d30: 14980, d90: 24970, d365: 24970))
+            try await Self.rebuildChangesNothing(store, now: Self.noon(70))
+        }
+    }
 }

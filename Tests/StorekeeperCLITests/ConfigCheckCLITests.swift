@@ -41,7 +41,8 @@ struct ConfigCheckCLITests {
             ("playApiBaseURL", "-"), ("playPushKeySet", "-"), ("playVoidedPolling", "true"),
             ("playVoidedPollingIntervalSeconds", "3600"), ("playVoidedPollingOverlapSeconds", "3600"),
             ("playReread", "true"), ("playRereadIntervalSeconds", "60"), ("playRereadExpiryDelaySeconds", "3600"),
-            ("playRereadPendingSeconds", "86400"),
+            ("playRereadPendingSeconds", "86400"), ("playRereadLeaseSeconds", "300"),
+            ("playVoidedPollingPageSize", "1000"),
         ]
         return defaults.map { key, value in
             if let (changed, source) = changes[key] { return (key, changed, source) }

@@ -124,6 +124,14 @@ public struct LTVMeasures: Sendable, Hashable, Codable {
 /// of it adds its gross minus what a refund took back, dated its purchase day. Every row of the
 /// customer carries the first purchase's product, group and storefront (the filters select
 /// customers by how they were acquired).
+///
+/// Google Play counts the same way (`PlayAnalyticsCharges`): each order of a subscription line
+/// item is a transaction of the subscription that began with the first token of its chain of
+/// replacements (`linkedPurchaseToken`, as Apple keeps one original transaction across
+/// upgrades), a free-trial or introductory offer phase is not full price, the order a
+/// replacement cut short is not a payment (Apple's upgraded-away transaction), and a one-time
+/// purchase is a purchase for LTV. A customer of both stores is first seen at the earlier first
+/// purchase (the App Store's at equal instants) and their revenue in both counts.
 /// - Note: Immutable value; `Sendable`.
 public struct CohortContribution: Sendable, Hashable {
     public var retention: [RetentionCohortKey: Int64]
@@ -155,48 +163,93 @@ public struct CohortContribution: Sendable, Hashable {
     ) -> CohortContribution {
         var transactions: [TransactionFact] = []
         var latest: [String: TransactionFact] = [:]
-        for case .transaction(let transaction) in facts where transaction.environment == environment {
-            transactions.append(transaction)
-            if let known = latest[transaction.transactionId], known.signedDate >= transaction.signedDate { continue }
-            latest[transaction.transactionId] = transaction
+        var playFacts: [Fact] = []
+        for fact in facts where fact.environment == environment {
+            switch fact {
+            case .transaction(let transaction):
+                transactions.append(transaction)
+                if let known = latest[transaction.transactionId], known.signedDate >= transaction.signedDate {
+                    continue
+                }
+                latest[transaction.transactionId] = transaction
+            case .playSubscription, .playProductPurchase, .playVoidedPurchase, .playOrder:
+                playFacts.append(fact)
+            case .renewalInfo, .notification:
+                break
+            }
         }
         // In purchase order, from each transaction's latest signed version.
         let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(of: transactions)
+        // Play's charges: `now` only decides trial outcomes, which cohorts do not read.
+        let playCharges =
+            playFacts.isEmpty
+            ? []
+            : PlayAnalyticsCharges(
+                ledger: FactLedger(facts: playFacts, environment: environment).play,
+                now: Timestamp(millisecondsSince1970: 0), catalog: catalog, rule: rule.play
+            ).charges.sorted { ($0.purchaseDate, $0.periodId) < ($1.purchaseDate, $1.periodId) }
         var result = CohortContribution()
 
+        var payments: [[CohortPayment]] = []
         var bySubscription: [String: [TransactionProceeds]] = [:]
         for money in proceeds where !money.isFamilyShared && isAutoRenewable(latest[money.transactionId], catalog) {
             bySubscription[money.originalTransactionId, default: []].append(money)
         }
-        for payments in bySubscription.values {
-            let paid = payments.filter { money in
-                guard let transaction = latest[money.transactionId] else { return false }
-                return money.isPaid && money.refunded < money.gross && !transaction.isUpgraded
-            }
-            guard
-                let start = paid.firstIndex(where: { latest[$0.transactionId]?.periodType == .normal })
-            else { continue }
+        for subscription in bySubscription.values {
+            payments.append(
+                subscription.compactMap { money in
+                    guard let transaction = latest[money.transactionId] else { return nil }
+                    return CohortPayment(
+                        money, isPayment: money.isPaid && money.refunded < money.gross && !transaction.isUpgraded,
+                        periodType: transaction.periodType)
+                })
+        }
+        var byPlaySubscription: [String: [PlayAnalyticsCharges.Charge]] = [:]
+        for charge in playCharges {
+            guard let subscription = charge.subscription else { continue }
+            byPlaySubscription[subscription, default: []].append(charge)
+        }
+        for charges in byPlaySubscription.values {
+            payments.append(
+                charges.map { charge in
+                    CohortPayment(
+                        charge, isPayment: charge.isPaid && charge.refunded < charge.gross && !charge.isReplacedAway)
+                })
+        }
+        for subscription in payments {
+            let paid = subscription.filter(\.isPayment)
+            guard let start = paid.firstIndex(where: { $0.periodType == .normal }) else { continue }
             let first = paid[start]
             let key = RetentionCohortKey(
                 cohortMonth: month(containing: first.purchaseDate), productId: first.productId,
-                subscriptionGroup: first.subscriptionGroup ?? "", storefront: first.storefront ?? "",
+                subscriptionGroup: first.subscriptionGroup, storefront: first.storefront,
                 paidRenewals: Int64(paid.count - start - 1))
             result.retention[key, default: 0] += 1
         }
 
-        guard let first = proceeds.first(where: { !$0.isFamilyShared }) else { return result }
+        // Both stores' purchases, in purchase order (the App Store's first at equal instants, as
+        // new customers are counted).
+        let purchases =
+            proceeds.filter { !$0.isFamilyShared }.map { CohortPayment($0, isPayment: $0.isPaid, periodType: nil) }
+            + playCharges.map { CohortPayment($0, isPayment: $0.isPaid) }
+        guard
+            let first = purchases.enumerated().min(by: {
+                ($0.element.purchaseDate, $0.offset) < ($1.element.purchaseDate, $1.offset)
+            })?.element
+        else { return result }
         let cohortMonth = month(containing: first.purchaseDate)
         func key(day: CalendarDay, currency: String) -> LTVCohortKey {
             LTVCohortKey(
-                cohortMonth: cohortMonth, productId: first.productId, subscriptionGroup: first.subscriptionGroup ?? "",
-                storefront: first.storefront ?? "", day: day, currency: currency)
+                cohortMonth: cohortMonth, productId: first.productId, subscriptionGroup: first.subscriptionGroup,
+                storefront: first.storefront, day: day, currency: currency)
         }
-        result.ltv[
-            key(day: CalendarDay(containing: first.purchaseDate), currency: first.currency ?? ""), default: .init()
-        ]
-        .customers += 1
+        result.ltv[key(day: CalendarDay(containing: first.purchaseDate), currency: first.currency), default: .init()]
+            .customers += 1
         let millisecondsPerDay: Int64 = 86_400_000
-        for money in proceeds where money.isPaid {
+        let paidPurchases =
+            proceeds.filter(\.isPaid).map { CohortPayment($0, isPayment: true, periodType: nil) }
+            + playCharges.filter(\.isPaid).map { CohortPayment($0, isPayment: true) }
+        for money in paidPurchases {
             let elapsed = money.purchaseDate.millisecondsSince1970 - first.purchaseDate.millisecondsSince1970
             guard elapsed < 365 * millisecondsPerDay else { continue }
             let net = money.gross - money.refunded
@@ -205,10 +258,47 @@ public struct CohortContribution: Sendable, Hashable {
             if elapsed < 30 * millisecondsPerDay { measures.d30 = net }
             if elapsed < 90 * millisecondsPerDay { measures.d90 = net }
             measures.d365 = net
-            let rowKey = key(day: CalendarDay(containing: money.purchaseDate), currency: money.currency ?? "")
+            let rowKey = key(day: CalendarDay(containing: money.purchaseDate), currency: money.currency)
             result.ltv[rowKey] = (result.ltv[rowKey] ?? LTVMeasures()) + measures
         }
         result.ltv = result.ltv.filter { !$0.value.isZero }
         return result
+    }
+}
+
+/// One purchase as the cohorts read it, from either store: an App Store transaction's proceeds
+/// or a Google Play charge (an order of a subscription line item, a one-time purchase).
+/// - Note: Immutable value; `Sendable`.
+struct CohortPayment: Sendable {
+    var purchaseDate: Timestamp
+    var productId: String
+    var subscriptionGroup: String
+    var storefront: String
+    var currency: String
+    var gross: Int64
+    var refunded: Int64
+    /// Counts as a payment of its subscription for retention (paid, not refunded in full, not
+    /// upgraded or replaced away).
+    var isPayment: Bool
+    var periodType: PeriodType?
+
+    init(_ money: TransactionProceeds, isPayment: Bool, periodType: PeriodType?) {
+        (purchaseDate, productId, subscriptionGroup) = (
+            money.purchaseDate, money.productId, money.subscriptionGroup ?? ""
+        )
+        (storefront, currency, gross, refunded) = (
+            money.storefront ?? "", money.currency ?? "", money.gross, money.refunded
+        )
+        self.isPayment = isPayment
+        self.periodType = periodType
+    }
+
+    init(_ charge: PlayAnalyticsCharges.Charge, isPayment: Bool) {
+        (purchaseDate, productId, subscriptionGroup) = (
+            charge.purchaseDate, charge.productId, charge.subscriptionGroup ?? ""
+        )
+        (storefront, currency, gross, refunded) = (charge.storefront, charge.currency, charge.gross, charge.refunded)
+        self.isPayment = isPayment
+        periodType = charge.periodType
     }
 }

@@ -48,6 +48,16 @@ struct PlayAnalyticsCharges: Sendable {
         var active: (start: Timestamp, end: Timestamp)?
         var trialOutcome: TrialOutcome?
         var churnReason: ChurnReason?
+        /// Subscriptions only: the order's offer phase as a period type (`.normal` for products).
+        var periodType: PeriodType = .normal
+        /// Subscriptions only: the subscription the order belongs to for retention, as an
+        /// original transaction id is Apple's: the first token of its chain of replacements
+        /// (`linkedPurchaseToken`), with the product when the token has several line items.
+        var subscription: String?
+        /// The token's last order, cut short by the token that replaced it (an upgrade or a
+        /// downgrade, which Google applies at once and credits to the new token): not a
+        /// payment for retention, as Apple's upgraded-away transaction is not.
+        var isReplacedAway = false
 
         var isPaid: Bool { !isTrial && gross > 0 }
     }
@@ -70,6 +80,21 @@ struct PlayAnalyticsCharges: Sendable {
             if let kept = replacedAt[linked], (kept.start, kept.token) < (start, token) { continue }
             replacedAt[linked] = (start, token)
         }
+        var linkedOf: [String: String] = [:]
+        for (token, snapshots) in ledger.subscriptionsByToken {
+            if let linked = snapshots.last(where: { $0.linkedPurchaseToken != nil })?.linkedPurchaseToken,
+                linked != token
+            {
+                linkedOf[token] = linked
+            }
+        }
+        /// The first token of `token`'s chain of replacements (a cycle, which Google never
+        /// makes, stops where it closes).
+        func chainStart(_ token: String) -> String {
+            var (current, seen) = (token, Set([token]))
+            while let linked = linkedOf[current], seen.insert(linked).inserted { current = linked }
+            return current
+        }
         for token in ledger.subscriptionsByToken.keys.sorted() {
             let snapshots = ledger.subscriptionsByToken[token]!
             let voided = (ledger.voidedByToken[token] ?? []).filter { $0.applies(to: .subscription) }
@@ -78,7 +103,8 @@ struct PlayAnalyticsCharges: Sendable {
                 let history = PlayOrderHistory(productId: productId, snapshots: snapshots)
                 guard !history.entries.isEmpty else { continue }
                 subscription(
-                    token: token, history: history, latestSnapshot: snapshots.last!, voided: voided,
+                    token: token, chainStart: chainStart(token), history: history, latestSnapshot: snapshots.last!,
+                    voided: voided,
                     replacedAt: replacedAt[token]?.start, sharesOrders: products.count > 1, now: now,
                     catalog: catalog, rule: rule)
             }
@@ -137,7 +163,7 @@ struct PlayAnalyticsCharges: Sendable {
     }
 
     private mutating func subscription(
-        token: String, history: PlayOrderHistory, latestSnapshot: PlaySubscriptionFact,
+        token: String, chainStart: String, history: PlayOrderHistory, latestSnapshot: PlaySubscriptionFact,
         voided: [PlayVoidedPurchaseFact], replacedAt: Timestamp?, sharesOrders: Bool, now: Timestamp,
         catalog: ProductCatalog, rule: PlayCommissionRule
     ) {
@@ -174,6 +200,12 @@ struct PlayAnalyticsCharges: Sendable {
                 figures, token: token, group: catalog[history.productId]?.subscriptionGroup,
                 storefront: latestSnapshot.regionCode, refund: refund, isTrial: isTrial)
             if sharesOrders { charge.periodId = orderId + "/" + history.productId }
+            charge.periodType = order.periodType
+            charge.subscription = sharesOrders ? chainStart + "/" + history.productId : chainStart
+            // Cut short: replaced before the end of what was paid for (a read at the replacement
+            // may already show it ended; a resubscription after the expiry is not cut short).
+            let paidThrough = order.entries.filter(\.isGranting).map(\.expiry).max()
+            if isLast, let replacedAt, let paidThrough, replacedAt < paidThrough { charge.isReplacedAway = true }
             var end = order.accessEnd
             if !isLast { end = min(end, history.start(charged[position + 1])) }
             if let replacedAt { end = min(end, replacedAt) }

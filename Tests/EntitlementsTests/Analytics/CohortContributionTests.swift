@@ -98,4 +98,65 @@ import Testing
                 ltvKey(1, 10, productId: "monthly", group: "premium"): LTVMeasures(d30: 990, d90: 990, d365: 990),
             ])
     }
+
+    /// A Google Play read of `token` at `read`: one line item, order `order`.
+    static func play(
+        _ token: String, _ productId: String, read: Timestamp, start: Timestamp, expiry: Timestamp, order: String,
+        price: Int64, state: PlaySubscriptionState = .active, trial: Bool = false, linked: String? = nil
+    ) -> Fact {
+        .playSubscription(
+            PlaySubscriptionFact(
+                packageName: "com.example.play", purchaseToken: token, readAt: read, state: RawEnum(state),
+                startTime: start,
+                lineItems: [
+                    PlaySubscriptionLineItem(
+                        productId: productId, expiryTime: expiry, autoRenewEnabled: state == .active,
+                        offerPhase: trial ? .freeTrial : nil, latestSuccessfulOrderId: order,
+                        recurringPrice: Money(milliunits: price, currency: "USD"))
+                ], isAcknowledged: true, linkedPurchaseToken: linked, regionCode: "US"))
+    }
+
+    /// Google Play: a monthly free trial from January 10, paid from the 17th, upgraded on
+    /// February 1 to a yearly plan on a new token linked to the first. One subscription across
+    /// the two tokens: the trial is not full price and the paid month the upgrade cut short is
+    /// no payment, so its cohort is February's, by the yearly plan, with no renewal. LTV: first
+    /// seen at the trial on January 10; the month paid on the 17th (7 days later: outside d7)
+    /// and the yearly plan on February 1 (22 days) in d30.
+    @Test func aPlayUpgradeChainIsOneSubscription() {
+        let start = Self.noon(1, 10)
+        let facts: [Fact] = [
+            Self.play(
+                "tok-a", "monthly", read: start, start: start, expiry: Self.noon(1, 17), order: "GPA.a", price: 9990,
+                trial: true),
+            Self.play(
+                "tok-a", "monthly", read: Self.noon(1, 17), start: start, expiry: Self.noon(2, 17), order: "GPA.a..0",
+                price: 9990),
+            Self.play(
+                "tok-a", "monthly", read: Self.noon(2, 1), start: start, expiry: Self.noon(2, 1), order: "GPA.a..0",
+                price: 9990, state: .expired),
+            Self.play(
+                "tok-b", "yearly", read: Self.noon(2, 1), start: Self.noon(2, 1),
+                expiry: F.day(2027, 2, 1).adding(milliseconds: 12 * 3_600_000), order: "GPA.b", price: 49990,
+                linked: "tok-a"),
+        ]
+        let contribution = CohortContribution.of(
+            facts: facts, environment: .production, catalog: F.catalog, rule: CommissionRule())
+        #expect(
+            contribution.retention == [
+                RetentionCohortKey(
+                    cohortMonth: CalendarDay(year: 2026, month: 2, day: 1), productId: "yearly",
+                    subscriptionGroup: "premium", storefront: "US", paidRenewals: 0): 1
+            ])
+        func key(_ month: Int, _ day: Int) -> LTVCohortKey {
+            LTVCohortKey(
+                cohortMonth: Self.january, productId: "monthly", subscriptionGroup: "premium", storefront: "US",
+                day: CalendarDay(year: 2026, month: month, day: day), currency: "USD")
+        }
+        #expect(
+            contribution.ltv == [
+                key(1, 10): LTVMeasures(customers: 1),
+                key(1, 17): LTVMeasures(d30: 9990, d90: 9990, d365: 9990),
+                key(2, 1): LTVMeasures(d30: 49990, d90: 49990, d365: 49990),
+            ])
+    }
 }

@@ -2,48 +2,96 @@ import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import GooglePlayModels
-import GooglePlaySimulator
 
-/// Runs a scenario's `play_store` steps on the harness's Play simulator: keeps each customer's
-/// purchase tokens (the Play simulator knows tokens, not customers), travels the clock shared with
-/// the App Store simulator, and answers what the app would post.
+/// How a scenario's time moves for the Play simulator: on a manual clock it travels at once
+/// (the end-to-end harness), on the wall clock with compressed periods (`simulate run`'s
+/// accelerated clock) it is waited for while both simulators apply what time does.
+public protocol PlayScenarioTimeline: Sendable {
+    /// Simulator milliseconds in `days` days (a period, a pause, a move of the clock).
+    func milliseconds(days: Double) -> Int64
+    /// Brings the clock to `millis` (nothing when it is already there).
+    func travel(to millis: Int64) async
+}
+
+/// A `ManualClock` moved by hand: travelling is setting it.
+/// - Note: Immutable; `Sendable` (the clock is).
+public struct ManualPlayTimeline: PlayScenarioTimeline {
+    public let clock: ManualClock
+
+    public init(clock: ManualClock) { self.clock = clock }
+
+    public func milliseconds(days: Double) -> Int64 { Int64((days * 86_400_000).rounded()) }
+
+    public func travel(to millis: Int64) async {
+        if millis > clock.now.millisecondsSince1970 { clock.set(Timestamp(millisecondsSince1970: millis)) }
+    }
+}
+
+/// The wall clock with the App Store simulator's compressed calendar (`TimeScale`): travelling
+/// is waiting, with `tick` (what the caller's simulators do as time passes) run on the way.
+/// - Note: Immutable; `Sendable`.
+public struct AcceleratedPlayTimeline: PlayScenarioTimeline {
+    public let clock: any SimulatorClock
+    public let scale: TimeScale
+    let tick: @Sendable () async -> Void
+
+    public init(clock: any SimulatorClock, scale: TimeScale, tick: @escaping @Sendable () async -> Void) {
+        (self.clock, self.scale, self.tick) = (clock, scale, tick)
+    }
+
+    public func milliseconds(days: Double) -> Int64 { scale.milliseconds(days: days) }
+
+    public func travel(to millis: Int64) async {
+        while clock.now.millisecondsSince1970 < millis, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(50))
+            await tick()
+        }
+    }
+}
+
+/// Runs a scenario's `play_store` steps on a Play simulator: keeps each customer's purchase
+/// tokens (the Play simulator knows tokens, not customers), moves the scenario's time through
+/// its `PlayScenarioTimeline`, and answers what the app would post. Used by the end-to-end
+/// harness and by `storekeeper simulate run`.
 /// - Note: An actor; its token book is touched by one scenario run.
-actor PlayScenarioDriver {
-    static let day: Int64 = 86_400_000
-
-    let harness: EndToEndHarness
+public actor PlayScenarioDriver {
+    public let play: PlaySimulator
+    public let packageName: String
+    let timeline: any PlayScenarioTimeline
     /// Product id → whether it is a subscription (an auto-renewable product in the catalog).
     private let subscriptionProducts: Set<String>
     /// (customer, product id) → tokens, oldest first.
     private var tokens: [String: [String]] = [:]
     private var owners: [String: String] = [:]
 
-    init(harness: EndToEndHarness, products: [SimulatedProduct]) {
-        self.harness = harness
+    public init(
+        play: PlaySimulator, packageName: String, products: [SimulatedProduct], timeline: any PlayScenarioTimeline
+    ) {
+        (self.play, self.packageName, self.timeline) = (play, packageName, timeline)
         subscriptionProducts = Set(products.filter { $0.kind == .autoRenewable }.map(\.productId))
     }
 
     private static func key(_ customer: String, _ productId: String) -> String { customer + "\u{0}" + productId }
 
     /// The customer's latest token of `productId`, or of its only product when nil.
-    func token(of customer: String, productId: String?) throws -> (token: String, productId: String) {
+    public func token(of customer: String, productId: String?) throws -> (token: String, productId: String) {
         if let productId {
             guard let token = tokens[Self.key(customer, productId)]?.last else {
-                throw EndToEndFailure("\(customer) has no Google Play purchase of \(productId)")
+                throw PlayScenarioError("\(customer) has no Google Play purchase of \(productId)")
             }
             return (token, productId)
         }
         let mine = tokens.filter { $0.key.hasPrefix(customer + "\u{0}") }
         guard mine.count == 1, let entry = mine.first, let token = entry.value.last else {
-            throw EndToEndFailure("\(customer) has \(mine.count) Google Play products: name the productId")
+            throw PlayScenarioError("\(customer) has \(mine.count) Google Play products: name the productId")
         }
         return (token, String(entry.key.dropFirst(customer.count + 1)))
     }
 
-    func owner(of token: String) -> String? { owners[token] }
+    public func owner(of token: String) -> String? { owners[token] }
 
     /// Whether `productId` is bought as a subscription (else as a one-time product).
-    func isSubscription(_ productId: String) -> Bool { subscriptionProducts.contains(productId) }
+    public func isSubscription(_ productId: String) -> Bool { subscriptionProducts.contains(productId) }
 
     private func record(_ token: String, customer: String, productId: String) {
         tokens[Self.key(customer, productId), default: []].append(token)
@@ -51,28 +99,28 @@ actor PlayScenarioDriver {
     }
 
     /// Performs the action; the pushes it caused are in the Play simulator's record.
-    func perform(_ action: PlayScenarioAction) async throws {
-        let play = harness.play
-        let clock = harness.clock
-        func travel(to millis: Int64) {
-            if millis > clock.now.millisecondsSince1970 { clock.set(Timestamp(millisecondsSince1970: millis)) }
-        }
+    public func perform(_ action: PlayScenarioAction) async throws {
+        let play = self.play
+        let timeline = self.timeline
+        func travel(to millis: Int64) async { await timeline.travel(to: millis) }
         if action.action == .advanceTime {
-            clock.advance(milliseconds: Int64(action.days ?? 0) * Self.day)
-            clock.advance(milliseconds: Int64(((action.hours ?? 0) * 3_600_000).rounded()))
+            let now = play.clock.now.millisecondsSince1970
+            await travel(
+                to: now + timeline.milliseconds(days: Double(action.days ?? 0) + (action.hours ?? 0) / 24))
             return
         }
         let customer = action.customer ?? ""
         if action.action == .purchase {
-            guard let productId = action.productId else { throw EndToEndFailure("purchase needs a productId") }
+            guard let productId = action.productId else { throw PlayScenarioError("purchase needs a productId") }
             let token: String
             if isSubscription(productId) {
                 token = try await play.purchaseSubscription(
-                    packageName: harness.scenarioPlayPackage, productId: productId,
-                    periodMillis: Int64(action.days ?? 30) * Self.day, obfuscatedAccountId: "\(customer)-account")
+                    packageName: packageName, productId: productId,
+                    periodMillis: timeline.milliseconds(days: Double(action.days ?? 30)),
+                    obfuscatedAccountId: "\(customer)-account")
             } else {
                 token = try await play.purchaseProduct(
-                    packageName: harness.scenarioPlayPackage, productId: productId, quantity: action.quantity ?? 1,
+                    packageName: packageName, productId: productId, quantity: action.quantity ?? 1,
                     obfuscatedAccountId: "\(customer)-account")
             }
             record(token, customer: customer, productId: productId)
@@ -81,31 +129,31 @@ actor PlayScenarioDriver {
         let (token, productId) = try self.token(of: customer, productId: action.productId)
         guard isSubscription(productId) else {
             guard action.action == .void else {
-                throw EndToEndFailure("\(productId) is a one-time product: only purchase and void apply")
+                throw PlayScenarioError("\(productId) is a one-time product: only purchase and void apply")
             }
             return try await play.voidProduct(
                 token, quantity: action.quantity, reason: action.reason, source: action.source)
         }
         guard let subscription = await play.subscription(token) else {
-            throw EndToEndFailure("the Play simulator does not know \(token)")
+            throw PlayScenarioError("the Play simulator does not know \(token)")
         }
         switch action.action {
         case .purchase, .advanceTime:
             break
         case .renew:
-            travel(to: subscription.expiryMillis)
+            await travel(to: subscription.expiryMillis)
             try await play.renew(token)
         case .grace:
-            travel(to: subscription.expiryMillis)
+            await travel(to: subscription.expiryMillis)
             try await play.enterGracePeriod(token)
         case .hold:
-            travel(to: subscription.graceEndsMillis ?? subscription.expiryMillis)
+            await travel(to: subscription.graceEndsMillis ?? subscription.expiryMillis)
             try await play.hold(token)
         case .recover:
             try await play.recover(token)
         case .pause:
-            travel(to: subscription.expiryMillis)
-            let resumeAt = clock.now.millisecondsSince1970 + Int64(action.days ?? 30) * Self.day
+            await travel(to: subscription.expiryMillis)
+            let resumeAt = play.clock.now.millisecondsSince1970 + timeline.milliseconds(days: Double(action.days ?? 30))
             try await play.pause(token, resumeAtMillis: resumeAt)
         case .resume:
             try await play.resume(token)
@@ -116,13 +164,13 @@ actor PlayScenarioDriver {
         case .revoke:
             try await play.revoke(token)
         case .expire:
-            travel(to: subscription.holdEndsMillis ?? subscription.expiryMillis)
+            await travel(to: subscription.holdEndsMillis ?? subscription.expiryMillis)
             try await play.expire(token)
         case .void:
             try await play.voidSubscription(token, reason: action.reason, source: action.source)
         case .changePlan:
             let target = action.toProductId ?? ""
-            guard isSubscription(target) else { throw EndToEndFailure("\(target) is not a subscription") }
+            guard isSubscription(target) else { throw PlayScenarioError("\(target) is not a subscription") }
             let new = try await play.changePlan(token, toProductId: target)
             record(new, customer: customer, productId: target)
         }
@@ -131,28 +179,30 @@ actor PlayScenarioDriver {
     /// What an expectation may write for values the Play simulator draws:
     /// `{token:customer/productId}` for the customer's latest purchase token of the product and
     /// `{order:customer/productId}` for its first order id (a renewal's is `{order:…}..0`).
-    func placeholders() async -> [String: String] {
+    public func placeholders() async -> [String: String] {
         var values: [String: String] = [:]
         for (key, list) in tokens {
             guard let token = list.last else { continue }
             let name = key.replacingOccurrences(of: "\u{0}", with: "/")
             values["{token:\(name)}"] = token
-            let subscription = await harness.play.subscription(token)
-            let product = await harness.play.productPurchase(token)
+            let subscription = await play.subscription(token)
+            let product = await play.productPurchase(token)
             if let order = subscription?.orderId ?? product?.orderId { values["{order:\(name)}"] = order }
         }
         return values
     }
 
     /// The state the Play simulator holds for the customer's subscription (Google's name).
-    func state(of customer: String, productId: String) async throws -> String? {
+    public func state(of customer: String, productId: String) async throws -> String? {
         let (token, _) = try self.token(of: customer, productId: productId)
-        return await harness.play.subscription(token)?.state.rawValue
+        return await play.subscription(token)?.state.rawValue
     }
 
     /// A push as a scenario expects it: Google's name of the notification type, and for a voided
     /// purchase the refund type as the subtype.
-    static func describe(_ notification: DeveloperNotification) -> (type: String, subtype: String?, token: String) {
+    public static func describe(_ notification: DeveloperNotification) -> (
+        type: String, subtype: String?, token: String
+    ) {
         switch notification.kind {
         case .subscription(let subscription):
             let number = subscription.notificationType.rawValue
@@ -174,7 +224,7 @@ actor PlayScenarioDriver {
     }
 
     /// Google's names of `subscriptionNotification.notificationType`.
-    static let subscriptionNames: [Int: String] = [
+    public static let subscriptionNames: [Int: String] = [
         1: "SUBSCRIPTION_RECOVERED", 2: "SUBSCRIPTION_RENEWED", 3: "SUBSCRIPTION_CANCELED",
         4: "SUBSCRIPTION_PURCHASED", 5: "SUBSCRIPTION_ON_HOLD", 6: "SUBSCRIPTION_IN_GRACE_PERIOD",
         7: "SUBSCRIPTION_RESTARTED", 8: "SUBSCRIPTION_PRICE_CHANGE_CONFIRMED", 9: "SUBSCRIPTION_DEFERRED",

@@ -12,8 +12,8 @@ import GooglePlayModels
 /// (renewals, grace → hold → expiry, automatic resume, Google's refund of purchases not
 /// acknowledged within three days).
 /// - Note: Immutable value; `Sendable`.
-struct PlayScenarioAction: Sendable, Equatable {
-    enum Kind: String, Sendable, CaseIterable {
+public struct PlayScenarioAction: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
         /// A subscription (an auto-renewable product in the catalog) or a one-time product.
         case purchase
         case renew
@@ -41,25 +41,25 @@ struct PlayScenarioAction: Sendable, Equatable {
         case advanceTime
     }
 
-    var action: Kind
-    var customer: String?
-    var productId: String?
-    var toProductId: String?
+    public var action: Kind
+    public var customer: String?
+    public var productId: String?
+    public var toProductId: String?
     /// purchase: the billing period (30 days unless given); pause: its length; advanceTime.
-    var days: Int?
-    var hours: Double?
+    public var days: Int?
+    public var hours: Double?
     /// A one-time purchase's quantity; a partial refund's units.
-    var quantity: Int32?
+    public var quantity: Int32?
     /// void: Google's voided reason, by name (`remorse` unless given).
-    var reason: VoidedReason
+    public var reason: VoidedReason
     /// void: who voided it, by name (`user` unless given).
-    var source: VoidedSource
+    public var source: VoidedSource
 
     private enum CodingKeys: String, CodingKey {
         case action, customer, productId, toProductId, days, hours, quantity, reason, source
     }
 
-    init(
+    public init(
         _ action: Kind, customer: String? = nil, productId: String? = nil, toProductId: String? = nil,
         days: Int? = nil, hours: Double? = nil, quantity: Int32? = nil, reason: VoidedReason = .remorse,
         source: VoidedSource = .user
@@ -76,11 +76,11 @@ struct PlayScenarioAction: Sendable, Equatable {
     }
 
     /// Decodes the step at `step` (its place in the file, for errors).
-    init(from decoder: any Decoder, at step: String) throws {
+    public init(from decoder: any Decoder, at step: String) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let name = try container.decode(String.self, forKey: .action)
         guard let action = Kind(rawValue: name) else {
-            throw ScenarioFileError(
+            throw PlayScenarioError(
                 "\(step): play_store action \"\(name.prefix(64))\" is not one of "
                     + Kind.allCases.map(\.rawValue).joined(separator: ", "))
         }
@@ -94,13 +94,13 @@ struct PlayScenarioAction: Sendable, Equatable {
         reason = try Self.named(container, .reason, default: VoidedReason.remorse, step: step)
         source = try Self.named(container, .source, default: VoidedSource.user, step: step)
         if action != .advanceTime, customer == nil {
-            throw ScenarioFileError("\(step): play_store action \(name) needs a customer")
+            throw PlayScenarioError("\(step): play_store action \(name) needs a customer")
         }
         if action == .changePlan, toProductId == nil {
-            throw ScenarioFileError("\(step): changePlan needs toProductId")
+            throw PlayScenarioError("\(step): changePlan needs toProductId")
         }
-        if let days, days < 0 || days > 3650 { throw ScenarioFileError("\(step): days must be 0 to 3650") }
-        if let hours, !(hours >= 0 && hours <= 87_600) { throw ScenarioFileError("\(step): hours must be 0 to 87600") }
+        if let days, days < 0 || days > 3650 { throw PlayScenarioError("\(step): days must be 0 to 3650") }
+        if let hours, !(hours >= 0 && hours <= 87_600) { throw PlayScenarioError("\(step): hours must be 0 to 87600") }
     }
 
     /// A Google enumeration's case written by its Swift name (`remorse`, `chargeback`, …).
@@ -109,7 +109,7 @@ struct PlayScenarioAction: Sendable, Equatable {
     ) throws -> T {
         guard let name = try container.decodeIfPresent(String.self, forKey: key) else { return value }
         guard let match = T.allCases.first(where: { "\($0)" == name }) else {
-            throw ScenarioFileError(
+            throw PlayScenarioError(
                 "\(step): \(key.stringValue) \"\(name.prefix(64))\" is not one of "
                     + T.allCases.map { "\($0)" }.joined(separator: ", "))
         }
