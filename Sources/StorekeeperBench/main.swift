@@ -208,7 +208,12 @@ if only == nil || only == "analytics" {
     let sqlite = try await StoreLocation(directory.appendingPathComponent("bench.db").path).open()
     try await AnalyticsBenchmark.run(store: sqlite, customers: customers, label: "SQLite")
     await sqlite.close()
-    try? FileManager.default.removeItem(at: directory)
+    // BENCH_KEEP=1 keeps the store for a look at its query plans (`sqlite3 PATH`).
+    if ProcessInfo.processInfo.environment["BENCH_KEEP"] == "1" {
+        print("  kept \(directory.appendingPathComponent("bench.db").path)")
+    } else {
+        try? FileManager.default.removeItem(at: directory)
+    }
     if let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty {
         let postgres = try await StoreLocation(url).open()
         try await AnalyticsBenchmark.run(store: postgres, customers: customers, label: "PostgreSQL")
