@@ -21,6 +21,7 @@ public struct Migration: Sendable, Hashable {
         initialSchema, sharedPurchases, stateFreshness, perAppKeys, accessSchedule, deliveryLeases, resourceVersions,
         eventIdentity, recovery, jobDedupe, consumption, analytics, backfill, googlePlay, analyticsCohorts,
         analyticsStore, playRecovery, analyticsCohortsLTV, playVoidedResume, analyticsRebuilds, playOrderRevenue,
+        analyticsPeriodsCovering,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.
