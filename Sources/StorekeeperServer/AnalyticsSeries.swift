@@ -97,6 +97,17 @@ struct AnalyticsSeries: Sendable {
             }
             return low == 0 ? initial : snapshots[low - 1].running
         }
+        let runsByEnd = runEnds.sorted { $0.end < $1.end }
+        /// The index of the first run (by end) ending after `instant`.
+        func firstRunEnding(after instant: Timestamp) -> Int {
+            var low = 0
+            var high = runsByEnd.count
+            while low < high {
+                let middle = (low + high) / 2
+                if runsByEnd[middle].end <= instant { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
         var atNow: [String: AnalyticsMeasures] = [:]
         for total in activeNow {
             var measures = atNow[total.currency] ?? AnalyticsMeasures()
@@ -143,7 +154,13 @@ struct AnalyticsSeries: Sendable {
             if range.start.start <= now {
                 bucket.churn.activeAtStart = bucket.atStart.values.reduce(0) { $0 + $1.paidRunsActiveDelta }
                 let from = range.start.start
-                for run in runEnds where from < run.end && run.end <= measuredAt && run.start <= from {
+                // Only the runs ending inside the bucket are visited (found by their end), so a
+                // long range of small buckets costs the runs once, not once per bucket.
+                var position = firstRunEnding(after: from)
+                while position < runsByEnd.count, runsByEnd[position].end <= measuredAt {
+                    let run = runsByEnd[position]
+                    position += 1
+                    guard run.start <= from else { continue }
                     bucket.churn.expired += 1
                     if let next = run.nextStart, next <= measuredAt {
                         bucket.churn.resubscribed += 1
