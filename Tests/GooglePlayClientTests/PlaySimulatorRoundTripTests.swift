@@ -17,7 +17,18 @@ import Testing
 /// The client against the Play simulator over real HTTP: the simulator's wire format is what the
 /// client reads, and Google's error shapes come back as typed errors.
 struct PlaySimulatorRoundTripTests {
-    @Test func clientReadsAcknowledgesAndListsThroughTheSimulator() async throws {
+    /// The Play simulator served over loopback HTTP, a service account of it, and a client
+    /// signed in with that account's tokens.
+    struct World {
+        var play: PlaySimulator
+        var base: URL
+        var account: ServiceAccountKey
+        var tokens: AccessTokenProvider
+        var client: PlayDeveloperAPIClient
+    }
+
+    /// Runs `body` in a fresh `World`; the server is stopped after it.
+    static func withSimulator(_ body: (World) async throws -> Void) async throws {
         let clock = ManualClock(Timestamp(Date()))
         let play = try PlaySimulator(
             packageNames: ["com.example.app"], clock: clock, push: .init(url: nil, audience: "aud"), transport: nil)
@@ -29,7 +40,22 @@ struct PlaySimulatorRoundTripTests {
             let account = try await play.createServiceAccount(
                 email: "sa@sim.iam.gserviceaccount.com", tokenURI: base.appendingPathComponent("token"))
             let tokens = AccessTokenProvider(key: account)
-            let client = PlayDeveloperAPIClient(baseURL: base, tokens: tokens)
+            try await body(
+                World(
+                    play: play, base: base, account: account, tokens: tokens,
+                    client: PlayDeveloperAPIClient(baseURL: base, tokens: tokens)))
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test func clientReadsAcknowledgesAndListsThroughTheSimulator() async throws {
+        try await Self.withSimulator { world in
+            let (play, base, account, tokens, client) = (
+                world.play, world.base, world.account, world.tokens, world.client
+            )
 
             let subscription = try await play.purchaseSubscription(
                 packageName: "com.example.app", productId: "premium", obfuscatedAccountId: "acct")
@@ -61,7 +87,7 @@ struct PlaySimulatorRoundTripTests {
             do {
                 _ = try await client.subscriptionV2(packageName: "com.example.app", token: "unknown")
                 Issue.record("an unknown token was found")
-            } catch {
+            } catch let error as GooglePlayClientError {
                 #expect(error.httpStatus == 404)
                 #expect(error.googleStatus == "NOT_FOUND")
                 #expect(error.googleMessage == "The purchase token was not found.")
@@ -74,7 +100,7 @@ struct PlaySimulatorRoundTripTests {
             do {
                 _ = try await AccessTokenProvider(key: stranger).accessToken()
                 Issue.record("a forged assertion got a token")
-            } catch {
+            } catch let error as GooglePlayClientError {
                 #expect(error.code == .tokenRefused)
                 #expect(error.oauthError == "invalid_grant")
             }
@@ -92,28 +118,15 @@ struct PlaySimulatorRoundTripTests {
             let keySet = try await GoogleKeySetURLLoader(url: base.appendingPathComponent("oauth2/v3/certs"))
                 .loadKeySet()
             #expect(try GoogleKeySet(json: keySet).keys.keys.sorted() == ["sim-key-1"])
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 
     /// `orders.get` and `orders.batchget` through the simulator: each charge of a subscription
     /// and each one-time purchase is an order with the price set and 85 % of it as developer
     /// revenue unless a test set the exact figure; an unknown order is Google's 404.
     @Test func clientReadsOrdersThroughTheSimulator() async throws {
-        let clock = ManualClock(Timestamp(Date()))
-        let play = try PlaySimulator(
-            packageNames: ["com.example.app"], clock: clock, push: .init(url: nil, audience: "aud"), transport: nil)
-        var router = Router()
-        PlaySimulatorRoutes.add(play, to: &router)
-        let server = try HTTPServer(responder: router.buildResponder())
-        do {
-            let base = server.baseURL
-            let account = try await play.createServiceAccount(
-                email: "sa@sim.iam.gserviceaccount.com", tokenURI: base.appendingPathComponent("token"))
-            let client = PlayDeveloperAPIClient(baseURL: base, tokens: AccessTokenProvider(key: account))
+        try await Self.withSimulator { world in
+            let (play, client) = (world.play, world.client)
             try await play.setPrice(productId: "premium", micros: 9_990_000, currency: "EUR")
             let token = try await play.purchaseSubscription(packageName: "com.example.app", productId: "premium")
             try await play.renew(token)
@@ -140,7 +153,7 @@ struct PlaySimulatorRoundTripTests {
                 do {
                     _ = try await client.order(packageName: "com.example.app", orderId: unknown)
                     Issue.record("an order not charged yet was found")
-                } catch {
+                } catch let error as GooglePlayClientError {
                     #expect(error.httpStatus == 404)
                     #expect(error.googleStatus == "NOT_FOUND")
                     #expect(error.googleMessage == "The order was not found.")
@@ -149,13 +162,9 @@ struct PlaySimulatorRoundTripTests {
             do {
                 _ = try await client.orders(packageName: "com.example.app", orderIds: [first, "GPA.none"])
                 Issue.record("a batch with an unknown order succeeded")
-            } catch {
+            } catch let error as GooglePlayClientError {
                 #expect(error.httpStatus == 404)
             }
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 }
