@@ -49,6 +49,8 @@ final class RequestState: @unchecked Sendable {
         var resumeReturned = false
         /// The stored response has been queued.
         var queued = false
+        /// libmicrohttpd ended the request without queueing it (the client went away).
+        var ended = false
     }
 
     let rawTarget: String
@@ -270,7 +272,7 @@ final class DaemonCore: @unchecked Sendable {
         MHD_resume_connection(connection.pointer)
         let done = handoff.withLock { handoff in
             handoff.resumeReturned = true
-            return handoff.queued
+            return handoff.queued || handoff.ended
         }
         if done { unregisterSuspended(state) }
         return true
@@ -365,9 +367,17 @@ enum MicroHTTPDCallbacks {
         let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
         core.registry.withLock { $0.live -= 1 }
         // A request libmicrohttpd ends without a second access call (the client hung up while
-        // its handler ran) never reaches the access handler's unregistering: do it here, or
-        // the record stays (a leak per such client) and a stop waits for it to be resumed.
-        if state.handoff != nil { core.unregisterSuspended(state) }
+        // its handler ran) never reaches the access handler's unregistering: it happens here,
+        // or the record stays (a leak per such client) and a stop waits for it. Only once
+        // `deliver`'s MHD_resume_connection has returned, though (else `deliver` does it): the
+        // record is what keeps a stop from freeing the daemon under that call.
+        if let handoff = state.handoff {
+            let done = handoff.withLock { handoff in
+                handoff.ended = true
+                return handoff.resumeReturned
+            }
+            if done { core.unregisterSuspended(state) }
+        }
         // The connection waits for its next request head (unless libmicrohttpd closes it).
         if termination == .REQUEST_TERMINATED_COMPLETED_OK, !state.closesAfterResponse, state.connectionID != 0 {
             core.connections.responded(state.connectionID)

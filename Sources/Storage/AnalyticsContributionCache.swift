@@ -24,35 +24,58 @@ final class AnalyticsContributionCache: Sendable {
         var fragments: [AnalyticsDailyKey: String]
     }
 
-    /// The most customers kept; past it the cache starts over (the next use of each decodes).
-    let capacity: Int
-    private let entries = Mutex([Key: Entry]())
+    /// The most stored text kept, all customers together (a customer's decoded entries and
+    /// their texts take about twice its text again); a contribution larger than an eighth of
+    /// it is not kept. Past it, entries go until a quarter of the budget is free.
+    let byteBudget: Int
+    private let entries = Mutex(Entries())
 
-    init(capacity: Int = 2_000) {
-        self.capacity = capacity
+    private struct Entries {
+        var byKey: [Key: Entry] = [:]
+        var bytes = 0
+    }
+
+    init(byteBudget: Int = 32 << 20) {
+        self.byteBudget = byteBudget
     }
 
     static let shared = AnalyticsContributionCache()
 
     /// The entry made from exactly `json`, if any.
     func entry(_ key: Key, json: String) -> Entry? {
-        guard let entry = entries.withLock({ $0[key] }), StoredText.sameBytes(entry.json, json) else { return nil }
+        guard let entry = entries.withLock({ $0.byKey[key] }), StoredText.sameBytes(entry.json, json) else {
+            return nil
+        }
         return entry
     }
 
     func remember(_ entry: Entry, for key: Key) {
-        guard capacity > 0 else { return }
+        let size = entry.json.utf8.count
         entries.withLock { entries in
-            if entries[key] == nil, entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = entry
+            if let old = entries.byKey.removeValue(forKey: key) { entries.bytes -= old.json.utf8.count }
+            guard size <= byteBudget / 8 else { return }
+            if entries.bytes + size > byteBudget {
+                // Any entries, not all: what stays is still checked by its bytes when used.
+                while let victim = entries.byKey.first, entries.bytes + size > byteBudget * 3 / 4 {
+                    entries.byKey.removeValue(forKey: victim.key)
+                    entries.bytes -= victim.value.json.utf8.count
+                }
+            }
+            entries.byKey[key] = entry
+            entries.bytes += size
         }
     }
 
     func forget(_ key: Key) {
-        _ = entries.withLock { $0.removeValue(forKey: key) }
+        entries.withLock { entries in
+            if let old = entries.byKey.removeValue(forKey: key) { entries.bytes -= old.json.utf8.count }
+        }
     }
 
     func removeAll() {
-        entries.withLock { $0.removeAll() }
+        entries.withLock { $0 = Entries() }
     }
+
+    /// The stored text kept now (tests).
+    var keptBytes: Int { entries.withLock { $0.bytes } }
 }

@@ -18,6 +18,8 @@ extension SQLStoreTransaction {
             WHERE customer_id = $1 AND environment = $2 ORDER BY transaction_id
             """, .integer(customerId), .text(environment.rawValue)
         ).map { row throws(StoreError) in try Self.period(row) }
+            // In Swift's order: PostgreSQL's collation may order ids with dots and dashes apart.
+            .sorted { $0.transactionId < $1.transactionId }
         let sorted = periods.sorted { $0.transactionId < $1.transactionId }
         guard stored != sorted else { return false }
         // Only the periods that changed are rewritten: a long history adds one period at a time,
@@ -37,7 +39,7 @@ extension SQLStoreTransaction {
                 WHERE customer_id = $1 AND environment = $2 AND transaction_id IN (\(placeholders))
                 """, [.integer(customerId), .text(environment.rawValue)] + chunk.map { SQLValue.text($0) })
         }
-        guard !fresh.isEmpty else { return true }
+        guard !fresh.isEmpty else { return !stale.isEmpty }
         _ = try insertRows(
             into: """
                 INSERT INTO analytics_periods (customer_id, environment, app_id, \(Self.periodColumns))

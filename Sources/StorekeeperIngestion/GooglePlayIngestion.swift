@@ -187,8 +187,10 @@ public struct GooglePlayIngestion: Sendable {
     /// With the app's `readOrderRevenue` on: `orders.get` of each order the reads show that is
     /// not stored yet (a new purchase, a renewal), so revenue uses Google's exact developer
     /// revenue. An order that cannot be read now (Google busy, not yet known to the orders
-    /// API, the key lacking the permission) is left out: the commission rule stands for it
-    /// and the next read of the purchase tries again; the purchase itself is never held up.
+    /// API, the key lacking the permission) is left out: the commission rule stands for it,
+    /// and the next read of the purchase tries again while that order is still the latest one
+    /// the read shows (a renewal after it moves on: the estimate stays for that order); the
+    /// purchase itself is never held up.
     func orderReads(of snapshots: [VerifiedPlaySnapshot], runtime: PlayRuntime) async -> [VerifiedPlaySnapshot] {
         guard runtime.settings.readOrderRevenue else { return [] }
         var wanted: [(orderId: String, purchase: VerifiedPlaySnapshot)] = []

@@ -162,9 +162,45 @@ extension StoreConformanceTests {
             #expect(stored == ["t0=9990", "t1=4990", "t2=9990", "t4=9990", "t5=9990"])
             (changed, _) = try await apply(next)
             #expect(changed == false)
+            // Ids with dots and dashes (Play order ids): the database's collation may order them
+            // otherwise than Swift; the same set again is still no change.
+            let dotted = ["GPA.1-2..0", "GPA.12", "GPA.1.2", "a-b", "ab", "a.c"].enumerated().map {
+                period($0.element, start: Int64($0.offset) * 30)
+            }
+            (changed, _) = try await apply(dotted)
+            #expect(changed)
+            (changed, _) = try await apply(dotted.shuffled())
+            #expect(changed == false)
             (changed, stored) = try await apply([])
             #expect(changed)
             #expect(stored == [])
         }
+    }
+
+    @Test("the contribution cache keeps to its byte budget and leaves out what is too large")
+    func contributionCacheKeepsToItsBudget() {
+        let cache = AnalyticsContributionCache(byteBudget: 8_000)
+        func entry(_ size: Int) -> AnalyticsContributionCache.Entry {
+            .init(json: String(repeating: "x", count: size), measures: [:], fragments: [:])
+        }
+        for id in 0..<20 {
+            cache.remember(entry(900), for: .init(customerId: Int64(id), environment: "Production"))
+            #expect(cache.keptBytes <= 8_000)
+        }
+        #expect(
+            cache.entry(.init(customerId: 19, environment: "Production"), json: String(repeating: "x", count: 900))
+                != nil)
+        cache.remember(entry(1_001), for: .init(customerId: 19, environment: "Production"))
+        #expect(
+            cache.entry(.init(customerId: 19, environment: "Production"), json: String(repeating: "x", count: 1_001))
+                == nil)
+        #expect(
+            cache.entry(.init(customerId: 19, environment: "Production"), json: String(repeating: "x", count: 900))
+                == nil)
+        let kept = cache.keptBytes
+        cache.remember(entry(500), for: .init(customerId: 100, environment: "Production"))
+        #expect(cache.keptBytes == kept + 500)
+        cache.forget(.init(customerId: 100, environment: "Production"))
+        #expect(cache.keptBytes == kept)
     }
 }
