@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "AppStoreClient", dependencies: ["AppStoreModels", "AppStoreTrust"], swiftSettings: strict),
         .target(name: "Entitlements", dependencies: ["AppStoreModels"], swiftSettings: hot),
         // Google Play (issue 15): wire formats, RS256 trust (push OIDC tokens, service accounts), API client.
-        .target(name: "GooglePlayModels", swiftSettings: strict),
+        .target(name: "GooglePlayModels", dependencies: ["AppStoreModels"], swiftSettings: strict),
         .target(
             name: "GooglePlayTrust", dependencies: ["GooglePlayModels", "AppStoreTrust", "COpenSSL"],
             swiftSettings: strict),

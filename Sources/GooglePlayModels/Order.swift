@@ -1,3 +1,5 @@
+import AppStoreModels
+
 /// `orders.get`: one order of the Play Developer API's orders resource (a purchase, a renewal
 /// charge, a paid app), with what the buyer paid (`total`, `tax`) and what the developer
 /// receives (`developerRevenueInBuyerCurrency`, after Google's fee and tax).
@@ -25,7 +27,7 @@ public struct Order: Sendable, Hashable, Codable {
     public var orderHistory: OrderHistory?
     public var pointsDetails: PointsDetails?
     /// Members Google sent that this build does not know, by name.
-    public var unknownFields: [String: PlayJSONValue]
+    public var unknownFields: [String: JSONValue]
 
     public init(
         orderId: String? = nil, purchaseToken: String? = nil, state: PlayRawEnum<OrderState>? = nil,
@@ -33,7 +35,7 @@ public struct Order: Sendable, Hashable, Codable {
         lastEventTime: GoogleDateTime? = nil, buyerAddress: BuyerAddress? = nil, total: Money? = nil,
         tax: Money? = nil, developerRevenueInBuyerCurrency: Money? = nil, lineItems: [LineItem]? = nil,
         orderDetails: OrderDetails? = nil, orderHistory: OrderHistory? = nil, pointsDetails: PointsDetails? = nil,
-        unknownFields: [String: PlayJSONValue] = [:]
+        unknownFields: [String: JSONValue] = [:]
     ) {
         self.unknownFields = unknownFields
         self.orderId = orderId
@@ -80,7 +82,7 @@ extension Order {
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         let members = try decoder.container(keyedBy: PlayMemberKey.self)
         for key in members.allKeys where !known.contains(key.stringValue) {
-            unknownFields[key.stringValue] = try members.decode(PlayJSONValue.self, forKey: key)
+            unknownFields[key.stringValue] = try members.decode(JSONValue.self, forKey: key)
         }
     }
 
