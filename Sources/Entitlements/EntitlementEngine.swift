@@ -32,6 +32,17 @@ public enum EntitlementEngine {
         customerId: String, environment: AppStoreEnvironment, facts: [Fact], catalog: ProductCatalog,
         now: Timestamp, previous: CustomerInfo? = nil, playCommission: PlayCommissionRule = PlayCommissionRule()
     ) -> EntitlementEvaluation {
+        evaluate(
+            customerId: customerId, environment: environment, facts: facts, catalog: catalog, now: now,
+            previousEvaluation: previous.map(PreviousEvaluation.init), playCommission: playCommission)
+    }
+
+    /// The same, given only what is read of the previous state.
+    public static func evaluate(
+        customerId: String, environment: AppStoreEnvironment, facts: [Fact], catalog: ProductCatalog,
+        now: Timestamp, previousEvaluation previous: PreviousEvaluation?,
+        playCommission: PlayCommissionRule = PlayCommissionRule()
+    ) -> EntitlementEvaluation {
         let ledger = FactLedger(facts: facts, environment: environment)
         var notes = ledger.notes
 

@@ -81,18 +81,31 @@ public struct AnalyticsActiveTotal: Sendable, Hashable {
     }
 }
 
-/// The end of one paid run (`AnalyticsPeriod.Run`), for churn.
+/// One window of churn: the paid runs active at `from` whose paid service ended in
+/// `(from, through]`.
 /// - Note: Immutable value; `Sendable`.
-public struct AnalyticsRunEnd: Sendable, Hashable {
-    public var start: Timestamp
-    public var end: Timestamp
-    public var nextStart: Timestamp?
-    public var reason: ChurnReason?
+public struct AnalyticsChurnWindow: Sendable, Hashable {
+    public var from: Timestamp
+    public var through: Timestamp
 
-    public init(start: Timestamp, end: Timestamp, nextStart: Timestamp?, reason: ChurnReason?) {
-        self.start = start
-        self.end = end
-        self.nextStart = nextStart
-        self.reason = reason
+    public init(from: Timestamp, through: Timestamp) {
+        self.from = from
+        self.through = through
+    }
+}
+
+/// The paid runs of one `AnalyticsChurnWindow` that ended in it: all of them, those that paid
+/// again in the same group by its end, and the others by reason (`nil`: not known).
+/// - Note: Immutable value; `Sendable`.
+public struct AnalyticsChurnEnds: Sendable, Hashable {
+    public var expired: Int64 = 0
+    public var resubscribed: Int64 = 0
+    public var byReason: [ChurnReason?: Int64] = [:]
+    public var churned: Int64 { expired - resubscribed }
+
+    public init(expired: Int64 = 0, resubscribed: Int64 = 0, byReason: [ChurnReason?: Int64] = [:]) {
+        self.expired = expired
+        self.resubscribed = resubscribed
+        self.byReason = byReason
     }
 }

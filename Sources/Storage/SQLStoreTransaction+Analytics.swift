@@ -14,13 +14,17 @@ extension SQLStoreTransaction {
     private static let measureColumns = AnalyticsMeasures.columns.joined(separator: ", ")
     private static let summedColumns = AnalyticsMeasures.columns.map { "SUM(\($0))" }.joined(separator: ", ")
 
+    /// Decoded analytics settings by app: every ingestion reads its app's.
+    static let analyticsSettingsCache = DecodedTextCache<AnalyticsSettings>()
+
     func analyticsSettings(appId: String) throws -> StoredAnalyticsSettings? {
         try row("SELECT settings_json, version FROM analytics_settings WHERE app_id = $1", .text(appId)).map {
             row throws(StoreError) in
             StoredAnalyticsSettings(
-                settings: try Self.decode(
-                    AnalyticsSettings.self, try row.text(0), column: "analytics_settings.settings_json"),
-                version: try row.integer(1))
+                settings: try Self.analyticsSettingsCache.value(appId, text: try row.text(0)) {
+                    text throws(StoreError) in
+                    try Self.decode(AnalyticsSettings.self, text, column: "analytics_settings.settings_json")
+                }, version: try row.integer(1))
         }
     }
 

@@ -65,14 +65,8 @@ extension SQLStoreTransaction {
         }
         var run: AnalyticsPeriod.Run?
         if let start = try row.optionalTimestamp(11) {
-            var reason: ChurnReason?
-            if let text = try row.optionalText(13) {
-                guard let value = ChurnReason(rawValue: text) else {
-                    throw StoreError(.corruptValue, "analytics_periods.churn_reason: unknown value")
-                }
-                reason = value
-            }
-            run = AnalyticsPeriod.Run(start: start, nextStart: try row.optionalTimestamp(12), reason: reason)
+            run = AnalyticsPeriod.Run(
+                start: start, nextStart: try row.optionalTimestamp(12), reason: try churnReason(row, 13))
         }
         guard let store = AnalyticsStore(rawValue: try row.text(14)) else {
             throw StoreError(.corruptValue, "analytics_periods.store: unknown value")
@@ -104,29 +98,63 @@ extension SQLStoreTransaction {
         }
     }
 
-    func analyticsRunEnds(
-        appId: String, environment: AppStoreEnvironment, after: Timestamp, through: Timestamp,
-        filter: AnalyticsFilter
-    ) throws -> [AnalyticsRunEnd] {
-        let (conditions, arguments) = Self.analyticsFilterClause(filter, firstParameter: 5)
-        return try connection.query(
-            """
-            SELECT run_start_at, end_at, next_run_start_at, churn_reason FROM analytics_periods
-            WHERE app_id = $1 AND environment = $2 AND end_at > $3 AND end_at <= $4
-              AND run_start_at IS NOT NULL\(conditions)
-            ORDER BY end_at
-            """, [.text(appId), .text(environment.rawValue), SQLValue(after), SQLValue(through)] + arguments
-        ).map { row throws(StoreError) in
-            var reason: ChurnReason?
-            if let text = try row.optionalText(3) {
-                guard let value = ChurnReason(rawValue: text) else {
-                    throw StoreError(.corruptValue, "analytics_periods.churn_reason: unknown value")
-                }
-                reason = value
+    /// Windows per statement: 3 parameters each, well inside SQLite's and PostgreSQL's limits
+    /// (the longest range, 3,660 days, takes 8 statements).
+    static let churnWindowsPerStatement = 500
+
+    func analyticsChurnEnds(
+        appId: String, environment: AppStoreEnvironment, windows: [AnalyticsChurnWindow], filter: AnalyticsFilter
+    ) throws -> [AnalyticsChurnEnds] {
+        var ends = [AnalyticsChurnEnds](repeating: AnalyticsChurnEnds(), count: windows.count)
+        var first = 0
+        while first < windows.count {
+            let chunk = windows[first..<min(first + Self.churnWindowsPerStatement, windows.count)]
+            var arguments: [SQLValue] = [.text(appId), .text(environment.rawValue)]
+            var values: [String] = []
+            for (position, window) in zip(chunk.indices, chunk) {
+                let parameter = arguments.count + 1
+                values.append(
+                    "(CAST($\(parameter) AS BIGINT), CAST($\(parameter + 1) AS BIGINT), CAST($\(parameter + 2) AS BIGINT))"
+                )
+                arguments += [.integer(Int64(position)), SQLValue(window.from), SQLValue(window.through)]
             }
-            return AnalyticsRunEnd(
-                start: try row.timestamp(0), end: try row.timestamp(1), nextStart: try row.optionalTimestamp(2),
-                reason: reason)
+            let (conditions, filterArguments) = Self.analyticsFilterClause(filter, firstParameter: arguments.count + 1)
+            // Each window is an index range of the run ends' partial index (0023); the
+            // database sums them, so only a few rows per window come back. `CROSS JOIN` keeps
+            // SQLite's loop over the windows outside.
+            let rows = try connection.query(
+                """
+                WITH windows (position, from_at, through_at) AS (VALUES \(values.joined(separator: ", ")))
+                SELECT w.position, CASE WHEN p.next_run_start_at <= w.through_at THEN 1 ELSE 0 END, p.churn_reason,
+                       COUNT(*)
+                FROM windows w CROSS JOIN analytics_periods p
+                WHERE p.app_id = $1 AND p.environment = $2 AND p.end_at > w.from_at AND p.end_at <= w.through_at
+                  AND p.run_start_at IS NOT NULL AND p.run_start_at <= w.from_at\(conditions)
+                GROUP BY w.position, CASE WHEN p.next_run_start_at <= w.through_at THEN 1 ELSE 0 END, p.churn_reason
+                """, arguments + filterArguments)
+            for row in rows {
+                let position = Int(try row.integer(0))
+                let count = try row.integer(3)
+                guard chunk.indices.contains(position) else {
+                    throw StoreError(.corruptValue, "analytics churn: window \(position) out of range")
+                }
+                ends[position].expired += count
+                if try row.integer(1) == 1 {
+                    ends[position].resubscribed += count
+                } else {
+                    ends[position].byReason[try Self.churnReason(row, 2), default: 0] += count
+                }
+            }
+            first += chunk.count
         }
+        return ends
+    }
+
+    private static func churnReason(_ row: SQLRow, _ column: Int) throws(StoreError) -> ChurnReason? {
+        guard let text = try row.optionalText(column) else { return nil }
+        guard let reason = ChurnReason(rawValue: text) else {
+            throw StoreError(.corruptValue, "analytics_periods.churn_reason: unknown value")
+        }
+        return reason
     }
 }

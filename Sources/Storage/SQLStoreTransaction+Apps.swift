@@ -104,19 +104,25 @@ extension SQLStoreTransaction {
         return try row.integer(0)
     }
 
+    /// Decoded catalogs by app: every ingestion reads its app's catalog.
+    static let catalogs = DecodedTextCache<ProductCatalog>()
+
     func catalog(appId: String) throws -> ProductCatalog? {
         try row("SELECT catalog_json FROM product_catalogs WHERE app_id = $1", .text(appId)).map {
-            row throws(StoreError) in
-            try Self.decode(ProductCatalog.self, try row.text(0), column: "product_catalogs.catalog_json")
+            row throws(StoreError) in try Self.catalog(appId: appId, text: try row.text(0))
         }
     }
 
     func storedCatalog(appId: String) throws -> StoredCatalog? {
         try row("SELECT catalog_json, version FROM product_catalogs WHERE app_id = $1", .text(appId)).map {
             row throws(StoreError) in
-            StoredCatalog(
-                catalog: try Self.decode(ProductCatalog.self, try row.text(0), column: "product_catalogs.catalog_json"),
-                version: try row.integer(1))
+            StoredCatalog(catalog: try Self.catalog(appId: appId, text: try row.text(0)), version: try row.integer(1))
+        }
+    }
+
+    private static func catalog(appId: String, text: String) throws(StoreError) -> ProductCatalog {
+        try catalogs.value(appId, text: text) { text throws(StoreError) in
+            try decode(ProductCatalog.self, text, column: "product_catalogs.catalog_json")
         }
     }
 

@@ -99,4 +99,9 @@ public struct StoredCustomerInfoJSON: Sendable, Hashable {
     public func decode() throws(StoreError) -> CustomerInfo {
         try SQLStoreTransaction.decode(CustomerInfo.self, json, column: "customer_states.info_json")
     }
+
+    /// What the next evaluation reads of it; `corruptValue` if those fields do not decode.
+    public func decodePrevious() throws(StoreError) -> PreviousEvaluation {
+        try SQLStoreTransaction.decode(PreviousEvaluation.self, json, column: "customer_states.info_json")
+    }
 }

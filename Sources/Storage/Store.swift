@@ -153,11 +153,11 @@ public protocol StoreReader {
     func analyticsActiveAt(
         appId: String, environment: AppStoreEnvironment, instant: Timestamp, filter: AnalyticsFilter
     ) throws -> [AnalyticsActiveTotal]
-    /// The paid runs ending in `(after, through]` matching `filter` (by their last period), by end.
-    func analyticsRunEnds(
-        appId: String, environment: AppStoreEnvironment, after: Timestamp, through: Timestamp,
-        filter: AnalyticsFilter
-    ) throws -> [AnalyticsRunEnd]
+    /// Churn's ended runs matching `filter`, counted per window in `windows`' order: summed by
+    /// the database (a 3-year range of days holds a row per subscriber, too many to return).
+    func analyticsChurnEnds(
+        appId: String, environment: AppStoreEnvironment, windows: [AnalyticsChurnWindow], filter: AnalyticsFilter
+    ) throws -> [AnalyticsChurnEnds]
     /// The ids of the app's customers, ascending.
     func customerIds(appId: String) throws -> [Int64]
     // Retention cohorts and realized LTV (0018).

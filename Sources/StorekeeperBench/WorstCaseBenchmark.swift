@@ -188,19 +188,20 @@ enum WorstCaseBenchmark {
                     (try milliseconds { _ = try tx.customerInfo(customerId: customerId, environment: .production) })
                 var facts: [Fact] = []
                 times[3] = (try milliseconds { facts = try cache.facts(customerId: customerId, in: tx) })
-                var stored: (info: CustomerInfo, version: Int64)?
+                var stored: (previous: PreviousEvaluation, version: Int64)?
                 var catalog = ProductCatalog(products: [])
                 times[4] =
                     (try milliseconds {
                         catalog = try tx.catalog(appId: appId) ?? catalog
-                        stored = try cache.customerInfo(customerId: customerId, environment: .production, in: tx)
+                        stored = try cache.previousEvaluation(
+                            customerId: customerId, environment: .production, in: tx)
                     })
                 var evaluation: EntitlementEvaluation?
                 times[5] =
                     (milliseconds {
                         evaluation = EntitlementEngine.evaluate(
                             customerId: customer.appUserId, environment: .production, facts: facts, catalog: catalog,
-                            now: now, previous: stored?.info)
+                            now: now, previousEvaluation: stored?.previous)
                     })
                 var encoding: CustomerInfoEncoding?
                 times[6] =

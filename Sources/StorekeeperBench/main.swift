@@ -203,6 +203,20 @@ if only == "storage" { try await benchStorage() }
 if only == nil || only == "analytics" {
     print("== Analytics (reads behind each request, over the daily aggregates) ==")
     let customers = Int(ProcessInfo.processInfo.environment["BENCH_ANALYTICS_CUSTOMERS"] ?? "") ?? 100_000
+    // BENCH_ANALYTICS_ENGINE=sqlite|postgres runs one engine only.
+    let engine = ProcessInfo.processInfo.environment["BENCH_ANALYTICS_ENGINE"]
+    if engine != "postgres" {
+        try await benchAnalyticsSQLite(customers: customers)
+    }
+    if engine != "sqlite", let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty
+    {
+        let postgres = try await StoreLocation(url).open()
+        try await AnalyticsBenchmark.run(store: postgres, customers: customers, label: "PostgreSQL")
+        await postgres.close()
+    }
+}
+
+func benchAnalyticsSQLite(customers: Int) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sk-analytics-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let sqlite = try await StoreLocation(directory.appendingPathComponent("bench.db").path).open()
@@ -213,11 +227,6 @@ if only == nil || only == "analytics" {
         print("  kept \(directory.appendingPathComponent("bench.db").path)")
     } else {
         try? FileManager.default.removeItem(at: directory)
-    }
-    if let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty {
-        let postgres = try await StoreLocation(url).open()
-        try await AnalyticsBenchmark.run(store: postgres, customers: customers, label: "PostgreSQL")
-        await postgres.close()
     }
 }
 // Minutes at Apple's rate limits: `make bench` runs it on its own.

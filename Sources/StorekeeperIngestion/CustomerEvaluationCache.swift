@@ -28,7 +28,7 @@ public final class CustomerEvaluationCache: Sendable {
 
     private struct Entries {
         var facts: [Int64: [FactKind: [Decoded<Fact>]]] = [:]
-        var states: [Key: Decoded<CustomerInfo>] = [:]
+        var states: [Key: Decoded<PreviousEvaluation>] = [:]
         /// How each state was last encoded here, for the next encoding to reuse.
         var encodings: [Key: CustomerInfoEncoding] = [:]
         /// Customers by last use, for eviction.
@@ -86,11 +86,11 @@ public final class CustomerEvaluationCache: Sendable {
         return facts
     }
 
-    /// The customer's stored state in `environment` and its version, as
-    /// `reader.customerInfo(customerId:environment:)` returns them.
-    public func customerInfo(customerId: Int64, environment: AppStoreEnvironment, in reader: any StoreReader) throws
-        -> (info: CustomerInfo, version: Int64)?
-    {
+    /// What the next evaluation reads of the customer's stored state in `environment`, and the
+    /// state's version (as `reader.customerInfo(customerId:environment:)` has them).
+    public func previousEvaluation(
+        customerId: Int64, environment: AppStoreEnvironment, in reader: any StoreReader
+    ) throws -> (previous: PreviousEvaluation, version: Int64)? {
         guard let stored = try reader.customerInfoJSON(customerId: customerId, environment: environment) else {
             return nil
         }
@@ -98,19 +98,14 @@ public final class CustomerEvaluationCache: Sendable {
         if let cached = entries.withLock({ $0.states[key] }), StoredText.sameBytes(cached.json, stored.json) {
             return (cached.value, stored.version)
         }
-        let info = try stored.decode()
-        remember(info, json: stored.json, customerId: customerId)
-        return (info, stored.version)
-    }
-
-    /// Records `info`, stored as `json`, as the customer's state in its environment.
-    public func remember(_ info: CustomerInfo, json: String, customerId: Int64) {
-        guard capacity > 0 else { return }
-        entries.withLock { entries in
-            entries.states[Key(customerId: customerId, environment: info.environment)] = Decoded(
-                json: json, value: info)
-            touch(customerId, &entries)
+        let previous = try stored.decodePrevious()
+        if capacity > 0 {
+            entries.withLock { entries in
+                entries.states[key] = Decoded(json: stored.json, value: previous)
+                touch(customerId, &entries)
+            }
         }
+        return (previous, stored.version)
     }
 
     /// Records `info`, encoded as `encoding` (and stored as `encoding.json`), as the customer's
@@ -119,7 +114,7 @@ public final class CustomerEvaluationCache: Sendable {
         guard capacity > 0 else { return }
         let key = Key(customerId: customerId, environment: info.environment)
         entries.withLock { entries in
-            entries.states[key] = Decoded(json: encoding.json, value: info)
+            entries.states[key] = Decoded(json: encoding.json, value: PreviousEvaluation(info))
             entries.encodings[key] = encoding
             touch(customerId, &entries)
         }

@@ -40,10 +40,11 @@ public enum CustomerStateUpdater {
     ) throws -> Outcome {
         let facts = try cache.facts(customerId: customer.id, in: transaction)
         let catalog = try transaction.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
-        let previous = try cache.customerInfo(customerId: customer.id, environment: environment, in: transaction)
+        let previous = try cache.previousEvaluation(
+            customerId: customer.id, environment: environment, in: transaction)
         let evaluation = EntitlementEngine.evaluate(
             customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
-            previous: previous?.info,
+            previousEvaluation: previous?.previous,
             playCommission: try playCommission(facts: facts, appId: customer.appId, in: transaction))
         let encoding = CustomerInfoEncoding(
             evaluation.customerInfo, reusing: cache.encoding(customerId: customer.id, environment: environment))

@@ -78,7 +78,7 @@ struct AnalyticsController: Sendable {
         let app = try await apps.app(context)
         let (series, settings) = try await Self.series(
             appId: app.id, query: query, buckets: query.buckets, apps: apps, now: clock.now(),
-            readsRunEnds: metric == .churn)
+            readsChurn: metric == .churn)
         let points = series.points(metric)
         if query.format == .csv {
             return AnalyticsCSV.response(metric: metric, points: points)
@@ -170,17 +170,17 @@ struct AnalyticsController: Sendable {
     /// Reads the totals the buckets need and builds the series.
     static func series(
         appId: String, query: AnalyticsQuery, buckets: [(start: CalendarDay, end: CalendarDay)], apps: AppDirectory,
-        now: Timestamp, readsRunEnds: Bool
+        now: Timestamp, readsChurn: Bool
     ) async throws -> (AnalyticsSeries, AnalyticsSettings) {
         let first = buckets.first!.start
         let last = buckets.last!.end
         let environment = query.environment
         let filter = query.filter
-        // Churn reads the runs that ended in the range, up to now (never a scheduled end); the
-        // periods active now are read only when a bucket has not ended.
-        let runsThrough = min(last.adding(days: 1).start, now)
+        // Churn reads the runs that ended in each bucket, up to now; the periods active now are
+        // read only when a bucket has not ended.
         let readsActiveNow = now < last.adding(days: 1).start
-        let (settings, before, daily, activeNow, runEnds) = try await apps.read { reader in
+        let churnWindows = readsChurn ? AnalyticsSeries.churnWindows(buckets: buckets, now: now) : []
+        let (settings, before, daily, activeNow, churnEnds) = try await apps.read { reader in
             (
                 try reader.analyticsSettings(appId: appId)?.settings ?? AnalyticsSettings(),
                 try reader.analyticsTotalsBefore(appId: appId, environment: environment, day: first, filter: filter),
@@ -189,15 +189,13 @@ struct AnalyticsController: Sendable {
                 readsActiveNow
                     ? try reader.analyticsActiveAt(
                         appId: appId, environment: environment, instant: now, filter: filter) : [],
-                readsRunEnds && first.start < runsThrough
-                    ? try reader.analyticsRunEnds(
-                        appId: appId, environment: environment, after: first.start, through: runsThrough,
-                        filter: filter) : []
+                try reader.analyticsChurnEnds(
+                    appId: appId, environment: environment, windows: churnWindows, filter: filter)
             )
         }
         let series = AnalyticsSeries(
             buckets: buckets, before: before, daily: daily, table: settings.exchangeRateTable, now: now,
-            activeNow: activeNow, runEnds: runEnds)
+            activeNow: activeNow, churnEnds: churnEnds)
         return (series, settings)
     }
 
@@ -218,7 +216,7 @@ struct AnalyticsController: Sendable {
         let previous = (start: query.from.adding(days: -length), end: query.from.adding(days: -1))
         let (series, settings) = try await Self.series(
             appId: appId, query: query, buckets: [previous, (query.from, query.to)], apps: apps, now: now,
-            readsRunEnds: false)
+            readsChurn: false)
         func card(_ metric: String, _ field: String, in name: AnalyticsMetric, money: Bool = false) -> JSONValue {
             let points = series.points(name)
             func value(_ point: JSONValue) -> Int64? {

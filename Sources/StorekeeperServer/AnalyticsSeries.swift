@@ -67,11 +67,12 @@ struct AnalyticsSeries: Sendable {
     ///     the last bucket's end, in day order.
     ///   - now: the instant of the answer: no figure is measured after it.
     ///   - activeNow: the periods active at `now` (for a bucket measured at now).
-    ///   - runEnds: the paid runs that ended after the first bucket's start, through now.
+    ///   - churnEnds: the ended runs of `churnWindows(buckets:now:)`, one per window, or none
+    ///     when churn is not asked for.
     init(
         buckets ranges: [(start: CalendarDay, end: CalendarDay)], before: [AnalyticsDailyTotal],
         daily: [AnalyticsDailyTotal], table: ExchangeRateTable?, now: Timestamp = .init(millisecondsSince1970: .max),
-        activeNow: [AnalyticsActiveTotal] = [], runEnds: [AnalyticsRunEnd] = []
+        activeNow: [AnalyticsActiveTotal] = [], churnEnds: [AnalyticsChurnEnds] = []
     ) {
         self.table = table
         var initial: [String: AnalyticsMeasures] = [:]
@@ -96,17 +97,6 @@ struct AnalyticsSeries: Sendable {
                 if snapshots[middle].day <= day { low = middle + 1 } else { high = middle }
             }
             return low == 0 ? initial : snapshots[low - 1].running
-        }
-        let runsByEnd = runEnds.sorted { $0.end < $1.end }
-        /// The index of the first run (by end) ending after `instant`.
-        func firstRunEnding(after instant: Timestamp) -> Int {
-            var low = 0
-            var high = runsByEnd.count
-            while low < high {
-                let middle = (low + high) / 2
-                if runsByEnd[middle].end <= instant { low = middle + 1 } else { high = middle }
-            }
-            return low
         }
         var atNow: [String: AnalyticsMeasures] = [:]
         for total in activeNow {
@@ -153,25 +143,28 @@ struct AnalyticsSeries: Sendable {
             bucket.mrrAtMovementTo = through(movementTo)
             if range.start.start <= now {
                 bucket.churn.activeAtStart = bucket.atStart.values.reduce(0) { $0 + $1.paidRunsActiveDelta }
-                let from = range.start.start
-                // Only the runs ending inside the bucket are visited (found by their end), so a
-                // long range of small buckets costs the runs once, not once per bucket.
-                var position = firstRunEnding(after: from)
-                while position < runsByEnd.count, runsByEnd[position].end <= measuredAt {
-                    let run = runsByEnd[position]
-                    position += 1
-                    guard run.start <= from else { continue }
-                    bucket.churn.expired += 1
-                    if let next = run.nextStart, next <= measuredAt {
-                        bucket.churn.resubscribed += 1
-                    } else {
-                        bucket.churn.byReason[run.reason ?? .other, default: 0] += 1
+                if buckets.count < churnEnds.count {
+                    let ends = churnEnds[buckets.count]
+                    bucket.churn.expired = ends.expired
+                    bucket.churn.resubscribed = ends.resubscribed
+                    for (reason, count) in ends.byReason {
+                        bucket.churn.byReason[reason ?? .other, default: 0] += count
                     }
                 }
             }
             buckets.append(bucket)
         }
         self.buckets = buckets
+    }
+
+    /// Churn's windows: one per bucket that has started by `now`, from its first midnight to its
+    /// end or `now` (never a scheduled end), in bucket order.
+    static func churnWindows(buckets: [(start: CalendarDay, end: CalendarDay)], now: Timestamp)
+        -> [AnalyticsChurnWindow]
+    {
+        buckets.prefix { $0.start.start <= now }.map { range in
+            AnalyticsChurnWindow(from: range.start.start, through: min(range.end.adding(days: 1).start, now))
+        }
     }
 
     /// The money fields converted to the reporting currency, by name.

@@ -33,6 +33,27 @@ import Testing
         }
     }
 
+    /// A cold customer's previous state is read as `PreviousEvaluation` alone: the same three
+    /// fields as decoding the whole stored state.
+    @Test func previousEvaluationReadsTheStoredStatesFields() throws {
+        var random = SeededGenerator(seed: Self.seed ^ 0x2)
+        var checked = 0
+        for _ in 0..<100 {
+            let (facts, now) = RandomCustomer.facts(using: &random)
+            let info = Fixture.evaluate(facts, at: now).customerInfo
+            let stored = AppStoreJSON.encode(info)
+            let previous = try AppStoreJSON.decode(PreviousEvaluation.self, from: stored)
+            #expect(previous == PreviousEvaluation(info))
+            #expect(previous.eventIds == info.eventIds)
+            checked += info.eventIds.count
+        }
+        #expect(checked > 100)
+        #expect(throws: ModelDecodingError.self) {
+            try AppStoreJSON.decode(
+                PreviousEvaluation.self, from: Data(#"{"customerId":"a","environment":"Sandbox"}"#.utf8))
+        }
+    }
+
     @Test func cachedUpdatesMatchFullEvaluation() async throws {
         var random = SeededGenerator(seed: Self.seed ^ 0x1)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

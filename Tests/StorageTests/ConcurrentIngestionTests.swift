@@ -133,6 +133,16 @@ struct PostgresConnectionLossTests {
         }
     }
 
+    @Test("every connection runs without JIT compilation (it cost churn's read three times its run)")
+    func noJIT() async throws {
+        try await withStore(.postgres) { store, _ in
+            for _ in 0..<3 {
+                let setting = try await store.read { try $0.sql("SELECT current_setting('jit')").first?.text(0) }
+                #expect(setting == "off")
+            }
+        }
+    }
+
     @Test("statement_timeout ends a long statement with a retryable timeout")
     func statementTimeout() async throws {
         try await withStore(.postgres, options: "statement_timeout=200") { store, _ in

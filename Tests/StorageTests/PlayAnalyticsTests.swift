@@ -380,24 +380,16 @@ private typealias F = IngestionWorkload
                     "tok-i", start: start, read: Self.noon(70), expiry: end, order: "GPA.tok-i", state: .expired,
                     autoRenew: false, cancelReason: .system),
                 at: Self.noon(70))
-            let runs = try await store.read { reader in
+            let churn = try await store.read { reader in
                 try [AnalyticsStore.googlePlay, .appStore].map { store in
-                    try reader.analyticsRunEnds(
-                        appId: F.appId, environment: .production, after: F.at(30), through: F.at(50),
+                    try reader.analyticsChurnEnds(
+                        appId: F.appId, environment: .production,
+                        windows: [AnalyticsChurnWindow(from: F.at(30), through: F.at(50))],
                         filter: AnalyticsFilter(store: store))
                 }
             }
-            let (play, appStore) = (runs[0], runs[1])
-            #expect(
-                play == [
-                    AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .voluntary),
-                    AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .involuntary),
-                ]
-                    || play == [
-                        AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .involuntary),
-                        AnalyticsRunEnd(start: start, end: end, nextStart: nil, reason: .voluntary),
-                    ])
-            #expect(appStore == [])
+            #expect(churn[0] == [AnalyticsChurnEnds(expired: 2, byReason: [.voluntary: 1, .involuntary: 1])])
+            #expect(churn[1] == [AnalyticsChurnEnds()])
             // Two paid subscriptions at day 40's midnight, none at day 41's: MRR churned on day 40.
             #expect(
                 try await Self.day(store, 40, .googlePlay)

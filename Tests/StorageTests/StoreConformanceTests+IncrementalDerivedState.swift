@@ -203,4 +203,56 @@ extension StoreConformanceTests {
         cache.forget(.init(customerId: 100, environment: "Production"))
         #expect(cache.keptBytes == kept)
     }
+    @Test("a decoded catalog or analytics setting is reused only for the very text read, whoever wrote it")
+    func decodedTextCacheReusesOnlyTheSameText() throws {
+        let cache = DecodedTextCache<Int>(capacity: 2)
+        var decoded = 0
+        func value(_ key: String, _ text: String) throws -> Int {
+            try cache.value(key, text: text) { text throws(StoreError) in
+                decoded += 1
+                return text.count
+            }
+        }
+        #expect(try value("a", "xx") == 2)
+        #expect(try value("a", "xx") == 2)
+        #expect(decoded == 1)
+        #expect(try value("a", "xyz") == 3)
+        #expect(decoded == 2)
+        // Canonically equal, different bytes: decoded afresh.
+        #expect(try value("b", "\u{E9}") == 1)
+        #expect(try value("b", "e\u{301}") == 1)
+        #expect(decoded == 4)
+        // Full: a new key starts it over.
+        _ = try value("c", "c")
+        #expect(decoded == 5)
+        _ = try value("a", "xyz")
+        #expect(decoded == 6)
+    }
+
+    @Test(arguments: Backend.enabled)
+    func catalogAndSettingsChangedBehindTheCacheAreReadAsStored(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            let now = Timestamp(millisecondsSince1970: 1_767_225_600_000)
+            try await store.write { tx in
+                try tx.saveApp(
+                    AppRecord(id: "cache-app", bundleId: "com.example.cache", environments: [.production]), at: now)
+            }
+            for products in [["a"], ["a", "b"], ["c"]] {
+                let catalog = ProductCatalog(
+                    products: products.map { CatalogProduct(productId: $0, kind: .nonConsumable) })
+                let settings = AnalyticsSettings(reportingCurrency: products.count == 2 ? "EUR" : "USD")
+                try await store.write { tx in
+                    try tx.saveCatalog(appId: "cache-app", catalog, at: now)
+                    _ = try tx.saveAnalyticsSettings(appId: "cache-app", settings, at: now)
+                }
+                for _ in 0..<2 {
+                    let (read, stored) = try await store.read { reader in
+                        (try reader.catalog(appId: "cache-app"), try reader.analyticsSettings(appId: "cache-app"))
+                    }
+                    #expect(read == catalog)
+                    #expect(stored?.settings == settings)
+                }
+            }
+        }
+    }
 }

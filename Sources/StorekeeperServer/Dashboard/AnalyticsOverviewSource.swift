@@ -35,7 +35,7 @@ struct AnalyticsOverviewSource: DashboardOverviewSource {
         let now = clock.now()
         let body = try await AnalyticsController.overview(appId: query.appId, query: analytics, apps: apps, now: now)
         let (series, _) = try await AnalyticsController.series(
-            appId: query.appId, query: analytics, buckets: analytics.buckets, apps: apps, now: now, readsRunEnds: true)
+            appId: query.appId, query: analytics, buckets: analytics.buckets, apps: apps, now: now, readsChurn: true)
         let notifications = try await apps.read { reader in
             try reader.notificationsByDay(
                 appId: query.appId, environment: query.environment, from: query.from, to: query.to)
