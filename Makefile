@@ -6,7 +6,7 @@ VENV := .build/interop-venv
 STOREKEEPER_BIN ?= .build/release/storekeeper
 BIN_BUILD := $(if $(filter .build/release/%,$(STOREKEEPER_BIN)),build-release,)
 
-.PHONY: run test bench deps test-deps bench-deps build build-release interop interop-play schemathesis dashboard-browser lint clean
+.PHONY: run test test-analytics-10k bench deps test-deps bench-deps build build-release interop interop-play schemathesis dashboard-browser lint clean
 
 # The demo: Storekeeper on 127.0.0.1:8080 (SQLite in ./data) with the App Store simulator as its
 # App Store and simulated customers; it prints curl examples with working keys. Ctrl-C stops it.
@@ -25,6 +25,16 @@ test: test-deps lint
 	  SWIFT=$(SWIFT) scripts/test-shards.sh $$url -- \
 	    $(MAKE) --no-print-directory interop interop-play schemathesis dashboard-browser STOREKEEPER_BIN=.build/debug/storekeeper; \
 	  status=$$?; scripts/postgres-test.sh stop; exit $$status
+
+# Issue 13's acceptance at full size: the independent plain-SQL computation of every analytics
+# figure against the aggregates over a random 10,000-customer history (make test runs 250), on
+# SQLite and on a throwaway PostgreSQL.
+test-analytics-10k: test-deps
+	$(SWIFT) build --build-tests
+	@url=$$(scripts/postgres-test.sh start .build/postgres-analytics) && \
+	  STOREKEEPER_ANALYTICS_CUSTOMERS=10000 STOREKEEPER_TEST_POSTGRES_URL=$$url \
+	    $(SWIFT) test --skip-build --filter 'AnalyticsIndependentComputationTests'; \
+	  status=$$?; scripts/postgres-test.sh stop .build/postgres-analytics; exit $$status
 
 # Storage runs each size in its own process: peak RSS at 100k and at 1M transactions shows
 # whether memory grows with the database. PostgreSQL runs on a throwaway local cluster.

@@ -98,25 +98,35 @@ extension SQLStoreTransaction {
         }
     }
 
-    /// Windows per statement: 3 parameters each, well inside SQLite's and PostgreSQL's limits
-    /// (the longest range, 3,660 days, takes 8 statements).
-    static let churnWindowsPerStatement = 500
+    /// The window counts a churn statement is written for: a chunk is padded to the next one
+    /// with windows that match nothing, so the statement texts (which SQLite keeps prepared per
+    /// connection, about 0.3 MB for the largest) are a few per filter, whatever ranges clients
+    /// ask for. The longest range, 3,660 daily windows, takes 8 statements of 512.
+    static let churnStatementSizes = [8, 64, 512]
 
     func analyticsChurnEnds(
         appId: String, environment: AppStoreEnvironment, windows: [AnalyticsChurnWindow], filter: AnalyticsFilter
     ) throws -> [AnalyticsChurnEnds] {
         var ends = [AnalyticsChurnEnds](repeating: AnalyticsChurnEnds(), count: windows.count)
+        let largest = Self.churnStatementSizes.last!
         var first = 0
         while first < windows.count {
-            let chunk = windows[first..<min(first + Self.churnWindowsPerStatement, windows.count)]
+            let chunk = windows[first..<min(first + largest, windows.count)]
+            let size = Self.churnStatementSizes.first { $0 >= chunk.count } ?? largest
             var arguments: [SQLValue] = [.text(appId), .text(environment.rawValue)]
             var values: [String] = []
-            for (position, window) in zip(chunk.indices, chunk) {
+            for offset in 0..<size {
                 let parameter = arguments.count + 1
                 values.append(
                     "(CAST($\(parameter) AS BIGINT), CAST($\(parameter + 1) AS BIGINT), CAST($\(parameter + 2) AS BIGINT))"
                 )
-                arguments += [.integer(Int64(position)), SQLValue(window.from), SQLValue(window.through)]
+                if offset < chunk.count {
+                    let window = chunk[chunk.startIndex + offset]
+                    arguments += [.integer(Int64(first + offset)), SQLValue(window.from), SQLValue(window.through)]
+                } else {
+                    // Padding: no run ends in (0, 0].
+                    arguments += [.integer(-1), .integer(0), .integer(0)]
+                }
             }
             let (conditions, filterArguments) = Self.analyticsFilterClause(filter, firstParameter: arguments.count + 1)
             // Each window is an index range of the run ends' partial index (0023); the

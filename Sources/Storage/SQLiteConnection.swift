@@ -9,6 +9,8 @@ final class SQLiteConnection: SQLConnection {
     let dialect = SQLDialect.sqlite
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// Statements kept prepared (tests: texts built from a request must stay few).
+    var preparedStatementCount: Int { statements.count }
 
     /// Opens `path`; the writer creates the file, puts it in WAL mode and sets
     /// `synchronous=FULL`, so a commit is on disk before `COMMIT` returns.

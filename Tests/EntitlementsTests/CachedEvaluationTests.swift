@@ -41,7 +41,7 @@ import Testing
         for _ in 0..<100 {
             let (facts, now) = RandomCustomer.facts(using: &random)
             let info = Fixture.evaluate(facts, at: now).customerInfo
-            let stored = AppStoreJSON.encode(info)
+            let stored = Data(CustomerInfoEncoding(info, reusing: nil).json.utf8)
             let previous = try AppStoreJSON.decode(PreviousEvaluation.self, from: stored)
             #expect(previous == PreviousEvaluation(info))
             #expect(previous.eventIds == info.eventIds)

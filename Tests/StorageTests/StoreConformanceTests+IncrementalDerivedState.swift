@@ -227,6 +227,27 @@ extension StoreConformanceTests {
         #expect(decoded == 5)
         _ = try value("a", "xyz")
         #expect(decoded == 6)
+        // Bytes: a text over an eighth of the budget is never kept; past the budget it starts over.
+        let small = DecodedTextCache<Int>(capacity: 100, byteBudget: 80)
+        var smallDecoded = 0
+        func smallValue(_ key: String, _ text: String) throws -> Int {
+            try small.value(key, text: text) { text throws(StoreError) in
+                smallDecoded += 1
+                return text.count
+            }
+        }
+        _ = try smallValue("big", String(repeating: "b", count: 11))
+        _ = try smallValue("big", String(repeating: "b", count: 11))
+        #expect(smallDecoded == 2)
+        #expect(small.keptBytes == 0)
+        for index in 0..<8 { _ = try smallValue("k\(index)", String(repeating: "k", count: 10)) }
+        #expect(small.keptBytes == 80)
+        _ = try smallValue("k0", String(repeating: "k", count: 10))
+        #expect(smallDecoded == 10)
+        _ = try smallValue("k0", String(repeating: "j", count: 10))
+        #expect(small.keptBytes == 80)
+        _ = try smallValue("k8", "k")
+        #expect(small.keptBytes == 1)
     }
 
     @Test(arguments: Backend.enabled)
@@ -253,6 +274,29 @@ extension StoreConformanceTests {
                     #expect(stored?.settings == settings)
                 }
             }
+        }
+    }
+    @Test("churn statements come in a few sizes whatever the number of windows asked for")
+    func churnStatementTextsStayFew() async throws {
+        try await withStore(.sqlite) { store, _ in
+            let counts = try await store.read { reader -> [Int] in
+                let connection = (reader as! SQLStoreTransaction).connection as! SQLiteConnection
+                var counts: [Int] = []
+                for windows in [1, 2, 7, 8, 9, 40, 64, 65, 300, 512, 513, 1_100] {
+                    let ends = try reader.analyticsChurnEnds(
+                        appId: F.appId, environment: .production,
+                        windows: (0..<windows).map {
+                            AnalyticsChurnWindow(
+                                from: Timestamp(millisecondsSince1970: Int64($0) * 86_400_000),
+                                through: Timestamp(millisecondsSince1970: Int64($0 + 1) * 86_400_000))
+                        }, filter: AnalyticsFilter())
+                    #expect(ends == Array(repeating: AnalyticsChurnEnds(), count: windows))
+                    counts.append(connection.preparedStatementCount)
+                }
+                return counts
+            }
+            // Three texts (8, 64 and 512 windows) for twelve different lengths.
+            #expect(counts.last! - counts.first! == 2)
         }
     }
 }

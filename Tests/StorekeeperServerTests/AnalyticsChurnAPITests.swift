@@ -133,12 +133,18 @@ import Testing
         #expect(daily.map { $0["churned"] as? Int } == [1, 0, 0, 1])
         #expect(daily.map { $0["activeAtStart"] as? Int } == [4, 3, 3, 3])
         #expect(daily.map { integers($0["byReason"])["involuntary"] } == [1, 0, 0, 0])
-        // 601 days read in two statements (500 windows each at most): the same four days last.
+        // 601 days read in two statements (512 windows each at most): the same four days last.
         let long = try await get("churn", "from=2024-05-16&to=2026-01-06")
         #expect(long.count == 601)
         #expect(long.suffix(4).map { $0["churned"] as? Int } == [1, 0, 0, 1])
         #expect(long.suffix(4).map { integers($0["byReason"])["involuntary"] } == [1, 0, 0, 0])
         #expect(long.dropLast(4).allSatisfy { $0["expired"] as? Int == 0 })
+        // With a filter after the windows' parameters: the product's figures, another's none.
+        let product = try await get("churn", "from=2024-05-16&to=2026-01-06&productId=com.example.monthly")
+        #expect(product.suffix(4).map { $0["churned"] as? Int } == [1, 0, 0, 1])
+        let other = try await get("churn", "from=2024-05-16&to=2026-01-06&productId=com.example.other")
+        #expect(other.count == 601)
+        #expect(other.allSatisfy { $0["expired"] as? Int == 0 && $0["activeAtStart"] as? Int == 0 })
 
         // MRR movement: December's four new subscriptions; January to the midnight starting
         // today: bob and cat churned, bob reactivated (erin's end and dan's start are today's).
