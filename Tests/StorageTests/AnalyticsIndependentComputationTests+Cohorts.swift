@@ -99,7 +99,7 @@ extension IndependentSQL {
         var result: [String: Int64] = [:]
         for row in try reader.sql(
             """
-            \(latest)
+            \(latest(postgres: postgres))
             SELECT \(month("first_payment", postgres: postgres)), renewals, COUNT(*) FROM (
                 SELECT original, MIN(purchase) AS first_payment, COUNT(*) - 1 AS renewals
                 FROM (\(payments)) payments GROUP BY original
@@ -135,7 +135,7 @@ extension IndependentSQL {
         var result: [String: [Int64]] = [:]
         for row in try reader.sql(
             """
-            \(latest)\(firsts(postgres: postgres))
+            \(latest(postgres: postgres))\(firsts(postgres: postgres))
             SELECT \(month("first_purchase", postgres: postgres)), \(field("currency", postgres: postgres)),
                    \(horizons.joined(separator: ", "))
             FROM latest JOIN firsts ON first_customer = customer
@@ -154,7 +154,7 @@ extension IndependentSQL {
         var result: [String: Int64] = [:]
         for row in try reader.sql(
             """
-            \(latest)\(firsts(postgres: postgres))
+            \(latest(postgres: postgres))\(firsts(postgres: postgres))
             SELECT \(month("first_purchase", postgres: postgres)), COUNT(*) FROM firsts GROUP BY 1
             """)
         {

@@ -306,7 +306,8 @@ struct IndependentPlaySQL {
             refundsOnDate["\(try row.integer(0))/\(try row.text(1))"] = try (2...4).map { try row.integer($0) }
         }
         // New customers, both stores: each customer's first purchase day in either.
-        let apple = IndependentSQL.latest.replacingOccurrences(of: "WITH latest AS", with: "latest AS")
+        let apple = IndependentSQL.latest(postgres: postgres).replacingOccurrences(
+            of: "WITH latest AS", with: "latest AS")
         let ownership = IndependentSQL.field("ownership", postgres: postgres)
         let purchaseDay = "(\(IndependentSQL.number("purchaseDate", postgres: postgres)) / 86400000)"
         for row in try reader.sql(
@@ -353,7 +354,8 @@ struct IndependentPlaySQL {
     /// in full) and currency, and each customer's first purchase, as CTEs: the App Store's
     /// purchased transactions, Play's subscription orders and one-time purchases.
     static func purchases(postgres: Bool) -> String {
-        let apple = IndependentSQL.latest.replacingOccurrences(of: "WITH latest AS", with: "latest AS")
+        let apple = IndependentSQL.latest(postgres: postgres).replacingOccurrences(
+            of: "WITH latest AS", with: "latest AS")
         let play = orders(postgres: postgres).replacingOccurrences(of: "WITH charged AS", with: "charged AS")
         let price = IndependentSQL.number("price", postgres: postgres)
         let refunded = "\(IndependentSQL.field("revocationType", postgres: postgres)) = 'REFUND_FULL'"
