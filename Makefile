@@ -42,6 +42,7 @@ bench: bench-deps build-release
 	BENCH_ONLY=backfill .build/release/StorekeeperBench
 	scripts/bench-http.sh .build/release/storekeeper
 	scripts/bench-ingestion.sh .build/release/storekeeper .build/release/StorekeeperBench
+	scripts/bench-analytics-http.sh .build/release/storekeeper .build/release/StorekeeperBench
 	@for engine in sqlite postgres; do \
 	  url=""; if [ $$engine = postgres ]; then url=$$(scripts/postgres-test.sh start .build/postgres-bench) || exit 1; fi; \
 	  for size in "100000 10000" "1000000 100000"; do set -- $$size; \
