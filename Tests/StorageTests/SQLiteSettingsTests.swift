@@ -1,0 +1,22 @@
+import Testing
+
+@testable import Storage
+
+/// The settings every SQLite connection runs with.
+@Suite struct SQLiteSettingsTests {
+    @Test("writes are durable at commit; the writer caches 64 MiB of pages and each reader 16 MiB")
+    func connectionSettings() async throws {
+        try await withStore(.sqlite) { store, _ in
+            let writer = try await store.write { tx in
+                try ["synchronous", "journal_mode", "cache_size", "foreign_keys"].map {
+                    try (tx as! SQLStoreTransaction).connection.query("PRAGMA \($0)", []).first?.text(0)
+                }
+            }
+            #expect(writer == ["2", "wal", "-65536", "1"])
+            let reader = try await store.read { reader in
+                try (reader as! SQLStoreTransaction).connection.query("PRAGMA cache_size", []).first?.text(0)
+            }
+            #expect(reader == "-16384")
+        }
+    }
+}
