@@ -113,7 +113,8 @@ public struct StorekeeperApplication: Sendable {
                 apps: apps, clock: clock, destinations: webhookDestinations, deliverer: webhookDeliverer
             ).routes
         routes += RecentNotificationsController(apps: apps).routes
-        routes += AppsController(apps: apps, clock: clock).routes
+        let keys = APIKeyCache(refreshInterval: .milliseconds(configuration.appRefreshMilliseconds))
+        routes += AppsController(apps: apps, clock: clock, keys: keys).routes
         routes +=
             GooglePlaySettingsController(
                 apps: apps, clock: clock, playRuntimes: ingestion.googlePlay.runtimes
@@ -134,7 +135,8 @@ public struct StorekeeperApplication: Sendable {
 
         var router = Router(accessLog: accessLog ?? (configuration.accessLog ? AccessLog.standardError() : nil))
         router.use(MetricsMiddleware(metrics: metrics))
-        router.use(AuthenticationMiddleware(access: access, store: store, adminKey: configuration.adminKey))
+        router.use(
+            AuthenticationMiddleware(access: access, store: store, adminKey: configuration.adminKey, keys: keys))
         for route in routes { router.add(route.method, route.path, route.handler) }
         for (method, path, handler) in dashboard.routes { router.add(method, path, handler: handler) }
         responder = router.buildResponder()

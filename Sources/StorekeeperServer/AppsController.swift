@@ -22,6 +22,8 @@ import StorekeeperIngestion
 struct AppsController: Sendable {
     let apps: AppDirectory
     let clock: ServerClock
+    /// Forgotten after each revocation, so that the key is refused here at once.
+    let keys: APIKeyCache
 
     /// The body of create and update. On update, omitted fields keep their value.
     struct AppInput: Decodable {
@@ -344,6 +346,7 @@ struct AppsController: Sendable {
             }
             return revoked
         }
+        keys.removeAll()
         guard revoked else { throw HTTPError(status: .notFound, code: "key_not_found", message: "No such active key.") }
         return HTTPResponse(status: .noContent)
     }

@@ -87,12 +87,19 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
     private let access: [String: RouteAccess]
     private let store: any Store
     private let adminKeyHash: [UInt8]?
+    private let keys: APIKeyCache
 
-    /// - Parameter access: the access of each route, keyed by `"METHOD pattern"`.
-    public init(access: [String: RouteAccess], store: any Store, adminKey: String?) {
+    /// - Parameters:
+    ///   - access: the access of each route, keyed by `"METHOD pattern"`.
+    ///   - keys: valid stored keys read recently (none kept by default).
+    public init(
+        access: [String: RouteAccess], store: any Store, adminKey: String?,
+        keys: APIKeyCache = APIKeyCache(refreshInterval: .zero)
+    ) {
         self.access = access
         self.store = store
         self.adminKeyHash = adminKey.map { Array(APIKeys.hash($0).utf8) }
+        self.keys = keys
     }
 
     public func handle(_ request: HTTPRequest, context: RequestContext, next: Next) async throws -> HTTPResponse {
@@ -101,11 +108,15 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
         switch try check(request) {
         case .known(let known): principal = known
         case .stored(let hash):
-            let record: APIKeyRecord?
-            do {
-                record = try await store.read { reader in try reader.apiKey(hash: hash) }
-            } catch {
-                throw ErrorMapping.storeFailure(error)
+            var record = keys.record(hash: hash)
+            if record == nil {
+                let checkedAt = ContinuousClock.now
+                do {
+                    record = try await store.read { reader in try reader.apiKey(hash: hash) }
+                } catch {
+                    throw ErrorMapping.storeFailure(error)
+                }
+                keys.remember(record, hash: hash, checkedAt: checkedAt)
             }
             principal = try Self.principal(record, hash: hash)
         }
@@ -121,11 +132,15 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
         switch try check(request) {
         case .known(let known): principal = known
         case .stored(let hash):
-            let record: APIKeyRecord?
-            do {
-                record = try store.readBlocking { reader in try reader.apiKey(hash: hash) }
-            } catch {
-                throw ErrorMapping.storeFailure(error)
+            var record = keys.record(hash: hash)
+            if record == nil {
+                let checkedAt = ContinuousClock.now
+                do {
+                    record = try store.readBlocking { reader in try reader.apiKey(hash: hash) }
+                } catch {
+                    throw ErrorMapping.storeFailure(error)
+                }
+                keys.remember(record, hash: hash, checkedAt: checkedAt)
             }
             principal = try Self.principal(record, hash: hash)
         }
