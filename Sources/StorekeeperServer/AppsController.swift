@@ -336,6 +336,8 @@ struct AppsController: Sendable {
         let keyId = try context.parameter("keyId")
         let now = clock.now()
         let actor = context[PrincipalKey.self]?.actor ?? "admin"
+        // Also when the write reports a failure: its commit may have happened all the same.
+        defer { keys.removeAll() }
         let revoked = try await apps.write("admin") { transaction -> Bool in
             let revoked = try transaction.revokeAPIKey(id: keyId, at: now)
             if revoked {
@@ -346,7 +348,6 @@ struct AppsController: Sendable {
             }
             return revoked
         }
-        keys.removeAll()
         guard revoked else { throw HTTPError(status: .notFound, code: "key_not_found", message: "No such active key.") }
         return HTTPResponse(status: .noContent)
     }
