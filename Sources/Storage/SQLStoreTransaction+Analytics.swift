@@ -15,7 +15,8 @@ extension SQLStoreTransaction {
     private static let summedColumns = AnalyticsMeasures.columns.map { "SUM(\($0))" }.joined(separator: ", ")
 
     /// Decoded analytics settings by app: every ingestion reads its app's.
-    static let analyticsSettingsCache = DecodedTextCache<AnalyticsSettings>()
+    static let analyticsSettingsCache = StoredTextCache<String, AnalyticsSettings>(
+        byteBudget: 16 << 20, capacity: 1_024)
 
     func analyticsSettings(appId: String) throws -> StoredAnalyticsSettings? {
         try row("SELECT settings_json, version FROM analytics_settings WHERE app_id = $1", .text(appId)).map {
@@ -55,7 +56,7 @@ extension SQLStoreTransaction {
         var previous: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
         var fragments: [AnalyticsDailyKey: String] = [:]
         if let storedText {
-            if let cached = cache.entry(cacheKey, json: storedText) {
+            if let cached = cache.value(cacheKey, text: storedText) {
                 previous = cached.measures
                 fragments = cached.fragments
             } else {
@@ -120,7 +121,7 @@ extension SQLStoreTransaction {
             ON CONFLICT (customer_id, environment) DO UPDATE SET contribution_json = excluded.contribution_json
             """, .integer(customerId), .text(environment.rawValue), .text(appId), .text(json))
         // Remembered before the commit: if it rolls back, the text read next differs and is decoded.
-        cache.remember(.init(json: json, measures: kept, fragments: encoded), for: cacheKey)
+        cache.remember(.init(measures: kept, fragments: encoded), text: json, for: cacheKey)
         return !changed.isEmpty
     }
 

@@ -105,7 +105,7 @@ extension SQLStoreTransaction {
     }
 
     /// Decoded catalogs by app: every ingestion reads its app's catalog.
-    static let catalogs = DecodedTextCache<ProductCatalog>()
+    static let catalogs = StoredTextCache<String, ProductCatalog>(byteBudget: 16 << 20, capacity: 1_024)
 
     func catalog(appId: String) throws -> ProductCatalog? {
         try row("SELECT catalog_json FROM product_catalogs WHERE app_id = $1", .text(appId)).map {

@@ -179,33 +179,33 @@ extension StoreConformanceTests {
 
     @Test("the contribution cache keeps to its byte budget and leaves out what is too large")
     func contributionCacheKeepsToItsBudget() {
-        let cache = AnalyticsContributionCache(byteBudget: 8_000)
-        func entry(_ size: Int) -> AnalyticsContributionCache.Entry {
-            .init(json: String(repeating: "x", count: size), measures: [:], fragments: [:])
+        let cache = AnalyticsContributionCache.make(byteBudget: 8_000)
+        func remember(_ size: Int, for key: AnalyticsContributionCache.Key) {
+            cache.remember(.init(measures: [:], fragments: [:]), text: String(repeating: "x", count: size), for: key)
         }
         for id in 0..<20 {
-            cache.remember(entry(900), for: .init(customerId: Int64(id), environment: "Production"))
+            remember(900, for: .init(customerId: Int64(id), environment: "Production"))
             #expect(cache.keptBytes <= 8_000)
         }
         #expect(
-            cache.entry(.init(customerId: 19, environment: "Production"), json: String(repeating: "x", count: 900))
+            cache.value(.init(customerId: 19, environment: "Production"), text: String(repeating: "x", count: 900))
                 != nil)
-        cache.remember(entry(1_001), for: .init(customerId: 19, environment: "Production"))
+        remember(1_001, for: .init(customerId: 19, environment: "Production"))
         #expect(
-            cache.entry(.init(customerId: 19, environment: "Production"), json: String(repeating: "x", count: 1_001))
+            cache.value(.init(customerId: 19, environment: "Production"), text: String(repeating: "x", count: 1_001))
                 == nil)
         #expect(
-            cache.entry(.init(customerId: 19, environment: "Production"), json: String(repeating: "x", count: 900))
+            cache.value(.init(customerId: 19, environment: "Production"), text: String(repeating: "x", count: 900))
                 == nil)
         let kept = cache.keptBytes
-        cache.remember(entry(500), for: .init(customerId: 100, environment: "Production"))
+        remember(500, for: .init(customerId: 100, environment: "Production"))
         #expect(cache.keptBytes == kept + 500)
         cache.forget(.init(customerId: 100, environment: "Production"))
         #expect(cache.keptBytes == kept)
     }
     @Test("a decoded catalog or analytics setting is reused only for the very text read, whoever wrote it")
     func decodedTextCacheReusesOnlyTheSameText() throws {
-        let cache = DecodedTextCache<Int>(capacity: 2)
+        let cache = StoredTextCache<String, Int>(byteBudget: 16 << 20, capacity: 2)
         var decoded = 0
         func value(_ key: String, _ text: String) throws -> Int {
             try cache.value(key, text: text) { text throws(StoreError) in
@@ -228,7 +228,7 @@ extension StoreConformanceTests {
         _ = try value("a", "xyz")
         #expect(decoded == 6)
         // Bytes: a text over an eighth of the budget is never kept; past the budget it starts over.
-        let small = DecodedTextCache<Int>(capacity: 100, byteBudget: 80)
+        let small = StoredTextCache<String, Int>(byteBudget: 80, capacity: 100)
         var smallDecoded = 0
         func smallValue(_ key: String, _ text: String) throws -> Int {
             try small.value(key, text: text) { text throws(StoreError) in
