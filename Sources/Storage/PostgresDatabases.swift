@@ -40,7 +40,8 @@ public enum PostgresDatabases {
 
     private static func execute(_ sql: String, on serverURL: String) throws(StoreError) {
         let configuration = try PostgresConfiguration(url: serverURL)
-        let connection = try PostgresConnection(conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil)
+        let connection = try PostgresConnection(
+            conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil, preparesStatements: false)
         defer { connection.close() }
         _ = try connection.query(sql, [])
     }

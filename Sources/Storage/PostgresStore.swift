@@ -33,7 +33,8 @@ public final class PostgresStore: Store {
             ConnectionWorker(label: "storekeeper.postgres.\(index)") { () throws(StoreError) in
                 try PostgresConnection(
                     conninfo: configuration.conninfo,
-                    statementTimeoutMilliseconds: configuration.statementTimeoutMilliseconds)
+                    statementTimeoutMilliseconds: configuration.statementTimeoutMilliseconds,
+                    preparesStatements: configuration.preparedStatements)
             }
         }
         _ = try await workers[0].run { connection in try Migrator.migrate(connection, apply: migrate) }
@@ -86,15 +87,17 @@ public final class PostgresStore: Store {
 
 /// A parsed `postgres://user:password@host:port/database?pool_size=N&statement_timeout=ms`.
 ///
-/// `pool_size` (default 8) and `statement_timeout` (milliseconds, default none) are
-/// Storekeeper's; every other query parameter (`sslmode`, `application_name`,
-/// `connect_timeout`, …) goes to libpq unchanged.
+/// `pool_size` (default 8), `statement_timeout` (milliseconds, default none) and
+/// `prepared_statements` (`on`, the default, or `off`) are Storekeeper's; every other query
+/// parameter (`sslmode`, `application_name`, `connect_timeout`, …) goes to libpq unchanged.
 /// - Note: Immutable value; `Sendable`.
 public struct PostgresConfiguration: Sendable, Hashable {
     /// What libpq receives (a `postgresql://` URI without Storekeeper's options).
     let conninfo: String
     public let poolSize: Int
     public let statementTimeoutMilliseconds: Int?
+    /// Whether connections prepare their statements (`PostgresConnection`).
+    public let preparedStatements: Bool
 
     public init(url: String) throws(StoreError) {
         guard var components = URLComponents(string: url),
@@ -104,6 +107,7 @@ public struct PostgresConfiguration: Sendable, Hashable {
         }
         var poolSize = 8
         var statementTimeout: Int?
+        var preparedStatements = true
         var passed: [URLQueryItem] = []
         for item in components.queryItems ?? [] {
             switch item.name {
@@ -117,6 +121,12 @@ public struct PostgresConfiguration: Sendable, Hashable {
                     throw StoreError(.invalidConfiguration, "statement_timeout must be milliseconds (an integer ≥ 0)")
                 }
                 statementTimeout = value
+            case "prepared_statements":
+                switch item.value {
+                case "on": preparedStatements = true
+                case "off": preparedStatements = false
+                default: throw StoreError(.invalidConfiguration, "prepared_statements must be on or off")
+                }
             default:
                 passed.append(item)
             }
@@ -129,5 +139,6 @@ public struct PostgresConfiguration: Sendable, Hashable {
         self.conninfo = conninfo
         self.poolSize = poolSize
         self.statementTimeoutMilliseconds = statementTimeout
+        self.preparedStatements = preparedStatements
     }
 }

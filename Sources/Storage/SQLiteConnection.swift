@@ -110,7 +110,7 @@ final class SQLiteConnection: SQLConnection {
         return Int(sqlite3_changes64(handle))
     }
 
-    func commit() throws(StoreError) { try executeScript("COMMIT") }
+    func commit() throws(StoreError) { try execute("COMMIT", []) }
 
     func executeScript(_ sql: String) throws(StoreError) {
         guard let handle else { throw StoreError(.closed, "SQLite connection is closed") }

@@ -54,11 +54,13 @@ public final class SQLiteStore: Store {
     }
 
     /// A read transaction on a read-only connection: one WAL snapshot for the whole body.
+    /// `BEGIN` and `COMMIT` go through the connection's prepared statements (`execute`), not
+    /// parsed again by `sqlite3_exec` on every read: a GET is one short read.
     static func snapshot<R>(_ connection: any SQLConnection, _ body: (any StoreReader) throws -> R) throws -> R {
-        try connection.executeScript("BEGIN")
+        try connection.execute("BEGIN", [])
         do {
             let result = try body(SQLStoreTransaction(connection: connection))
-            try connection.executeScript("COMMIT")
+            try connection.execute("COMMIT", [])
             return result
         } catch {
             try? connection.executeScript("ROLLBACK")
@@ -68,12 +70,12 @@ public final class SQLiteStore: Store {
 
     static func transaction<R>(_ connection: any SQLConnection, _ body: (any StoreTransaction) throws -> R) throws -> R
     {
-        try connection.executeScript("BEGIN IMMEDIATE")
+        try connection.execute("BEGIN IMMEDIATE", [])
         do {
             let transaction = SQLStoreTransaction(connection: connection)
             let result = try body(transaction)
             try transaction.flushAnalyticsDaily()
-            try connection.executeScript("COMMIT")
+            try connection.execute("COMMIT", [])
             return result
         } catch {
             try? connection.executeScript("ROLLBACK")

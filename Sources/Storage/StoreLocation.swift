@@ -47,7 +47,8 @@ public enum StoreLocation: Sendable, Hashable {
                 return try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: 30_000)
             case .postgres(let configuration):
                 return try PostgresConnection(
-                    conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil)
+                    conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil,
+                    preparesStatements: configuration.preparedStatements)
             }
         }
         do {

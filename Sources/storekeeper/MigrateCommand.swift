@@ -15,7 +15,7 @@ enum MigrateCommand {
     static let command: Command = Command(
         name: "migrate", summary: "apply schema migrations (SQLite path or postgres:// URL)",
         discussion: """
-            URL: a file path, sqlite:PATH, or postgres://user@host:port/db[?pool_size=N&statement_timeout=MS]
+            URL: a file path, sqlite:PATH, or postgres://user@host:port/db[?pool_size=N&statement_timeout=MS&prepared_statements=off]
             Exit codes: 0 done or up to date, 1 storage error (schema newer than this binary, pending
             migrations with --check, a failed migration, an unreachable database), 2 usage,
             130 interrupted (Ctrl-C stops after the migration in progress; run it again for the rest).

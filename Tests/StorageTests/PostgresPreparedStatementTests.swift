@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+@testable import Storage
+
+/// Statements prepared once per PostgreSQL connection (`PostgresConnection`), and the URL's
+/// `prepared_statements=off` for poolers that cannot carry them.
+@Suite struct PostgresPreparedStatementTests {
+    @Test func urlOption() throws {
+        #expect(try PostgresConfiguration(url: "postgres://u@h/db").preparedStatements == true)
+        #expect(try PostgresConfiguration(url: "postgres://u@h/db?prepared_statements=on").preparedStatements == true)
+        let off = try PostgresConfiguration(url: "postgres://u@h/db?prepared_statements=off&sslmode=disable")
+        #expect(off.preparedStatements == false)
+        // Storekeeper's own option is not passed to libpq; the others are.
+        #expect(off.conninfo == "postgresql://u@h/db?sslmode=disable")
+        #expect(throws: StoreError(.invalidConfiguration, "prepared_statements must be on or off")) {
+            try PostgresConfiguration(url: "postgres://u@h/db?prepared_statements=yes")
+        }
+    }
+
+    static func connection(preparing: Bool) throws -> PostgresConnection? {
+        guard let url = Backend.postgresURL else { return nil }
+        let configuration = try PostgresConfiguration(url: url)
+        return try PostgresConnection(
+            conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil, preparesStatements: preparing)
+    }
+
+    /// The statements this session has prepared, by text, but for the connection's session
+    /// settings (`set_config`) and this query itself (prepared too once run).
+    static func prepared(_ connection: PostgresConnection) throws -> [String] {
+        try connection.query(
+            """
+            SELECT statement FROM pg_prepared_statements
+            WHERE statement NOT LIKE '%pg_prepared_statements%' AND statement NOT LIKE '%set_config%'
+            ORDER BY statement
+            """, []
+        ).map { try $0.text(0) }
+    }
+
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func aStatementIsPreparedOncePerTextAndTypes() throws {
+        let connection = try #require(try Self.connection(preparing: true))
+        defer { connection.close() }
+        for value in 1...3 {
+            #expect(try connection.query("SELECT $1::bigint + 1", [.integer(Int64(value))])[0].integer(0) == value + 1)
+        }
+        // The same text with an argument of another type is another statement.
+        #expect(try connection.query("SELECT $1::bigint + 1", [.text("41")])[0].integer(0) == 42)
+        #expect(try connection.query("SELECT $1::bigint + 1", [.null])[0].values == [.null])
+        #expect(
+            try Self.prepared(connection) == [
+                "SELECT $1::bigint + 1", "SELECT $1::bigint + 1", "SELECT $1::bigint + 1",
+            ])
+        let unprepared = try #require(try Self.connection(preparing: false))
+        defer { unprepared.close() }
+        #expect(try unprepared.query("SELECT $1::bigint + 1", [.integer(1)])[0].integer(0) == 2)
+        #expect(try Self.prepared(unprepared) == [])
+    }
+
+    /// A statement that does not prepare (a syntax error) is an error and is not kept: the next
+    /// run of it fails the same way, and other statements still work.
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func aFailedPreparationIsNotKept() throws {
+        let connection = try #require(try Self.connection(preparing: true))
+        defer { connection.close() }
+        for _ in 0..<2 {
+            #expect(throws: StoreError.self) { try connection.query("SELEC 1", []) }
+        }
+        #expect(try connection.query("SELECT 1", [])[0].integer(0) == 1)
+        #expect(try Self.prepared(connection) == ["SELECT 1"])
+    }
+
+    /// Past `maximumPreparedStatements` distinct texts, every statement is deallocated and
+    /// preparing starts over: request-shaped texts cannot grow a backend's memory forever.
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func preparedStatementsAreBounded() throws {
+        let connection = try #require(try Self.connection(preparing: true))
+        defer { connection.close() }
+        let limit = PostgresConnection.maximumPreparedStatements
+        for value in 0..<100 { _ = try connection.query("SELECT \(value)", []) }
+        #expect(try Self.prepared(connection).count == 100)
+        for value in 100..<(limit + 50) { _ = try connection.query("SELECT \(value)", []) }
+        let kept = try Self.prepared(connection)
+        #expect(kept.count < limit)
+        #expect(!kept.contains("SELECT 0"))
+        #expect(kept.contains("SELECT \(limit + 49)"))
+    }
+
+    /// A kept plan whose result columns a schema change altered (another instance migrated):
+    /// PostgreSQL refuses it (SQLSTATE 0A000); the connection forgets that statement and
+    /// reports a retryable conflict, and the statement's next run prepares it again and succeeds.
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func aPlanOvertakenByASchemaChangeIsRetryable() throws {
+        let url = try #require(Backend.postgresURL)
+        let table = "prepared_probe_\(UInt32.random(in: 0...UInt32.max))"
+        try PostgresAdmin.execute(url, "CREATE TABLE \(table) (a BIGINT)")
+        defer { try? PostgresAdmin.execute(url, "DROP TABLE \(table)") }
+        try PostgresAdmin.execute(url, "INSERT INTO \(table) VALUES (7)")
+        let connection = try #require(try Self.connection(preparing: true))
+        defer { connection.close() }
+        #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7)])
+        try PostgresAdmin.execute(url, "ALTER TABLE \(table) ADD COLUMN b TEXT")
+        do {
+            _ = try connection.query("SELECT * FROM \(table)", [])
+            Issue.record("the stale plan was run")
+        } catch let error as StoreError {
+            #expect(error.code == .conflictRetry)
+            #expect(error.isRetryable)
+        }
+        #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7), .null])
+    }
+}
