@@ -193,12 +193,15 @@ final class PostgresConnection: SQLConnection {
     }
 
     private func check(_ result: OpaquePointer?, _ sql: String) throws(StoreError) {
-        let statement = SQLiteConnection.summary(of: sql)
         guard let result else {
-            throw StoreError(isHealthy ? .database : .connectionLost, "\(statement): no result from PostgreSQL")
+            throw StoreError(
+                isHealthy ? .database : .connectionLost,
+                "\(SQLiteConnection.summary(of: sql)): no result from PostgreSQL")
         }
         let status = PQresultStatus(result)
         if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return }
+        // Only now: the summary walks the text, and a bulk insert's is hundreds of kilobytes.
+        let statement = SQLiteConnection.summary(of: sql)
         let sqlstate = CLibPQ_sqlstate(result).map { String(cString: $0) } ?? ""
         let constraint = CLibPQ_constraintName(result).map { String(cString: $0) }
         let primary = CLibPQ_primaryMessage(result).map { String(cString: $0) } ?? ""

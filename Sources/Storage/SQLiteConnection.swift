@@ -189,7 +189,22 @@ final class SQLiteConnection: SQLConnection {
         }
     }
 
+    /// The statement's first four words: enough to say which one failed. Reads only as far as
+    /// those words: a bulk insert's text is hundreds of kilobytes.
     static func summary(of sql: String) -> String {
-        sql.split(whereSeparator: \.isWhitespace).prefix(4).joined(separator: " ")
+        var words: [Substring] = []
+        var wordStart: String.Index?
+        var index = sql.startIndex
+        while index < sql.endIndex, words.count < 4 {
+            if sql[index].isWhitespace {
+                if let start = wordStart { words.append(sql[start..<index]) }
+                wordStart = nil
+            } else if wordStart == nil {
+                wordStart = index
+            }
+            index = sql.index(after: index)
+        }
+        if words.count < 4, let start = wordStart { words.append(sql[start..<index]) }
+        return words.joined(separator: " ")
     }
 }
