@@ -4,21 +4,27 @@ import Foundation
 /// One libpq connection. Every argument is bound (typed `int8` / `text`, text format); results
 /// come back as text and are typed by the column's OID.
 ///
-/// Statements are prepared once per connection (`PQprepare`, then `PQexecPrepared`), keyed by
-/// their text and argument types: PostgreSQL then parses and analyzes each statement once, and
-/// may keep its plan, instead of on every execution. A bulk import spent 42% of PostgreSQL's
-/// time parsing, analyzing and planning. `prepared_statements=off` in the URL binds every
-/// statement unnamed (`PQexecParams`), for a pooler in transaction mode that does not carry
-/// prepared statements between its server connections.
+/// A statement run a second time is prepared (`PQprepare`, then `PQexecPrepared`), keyed by
+/// its text and argument types: PostgreSQL then parses and analyzes it once, and may keep its
+/// plan, instead of on every execution (a bulk import spent 42% of PostgreSQL's time parsing,
+/// analyzing and planning). A statement run once, such as a multi-row insert whose NULLs fall in
+/// a pattern of their own, is sent unnamed (`PQexecParams`) and holds nothing on the server.
+/// What stays prepared is bounded in count and in text (`maximumPreparedStatements`,
+/// `maximumPreparedBytes`); past either, all is deallocated and preparing starts over.
+/// `prepared_statements=off` in the URL sends every statement unnamed, for a pooler in
+/// transaction mode that does not carry prepared statements between its server connections.
 /// - Note: Not thread-safe; used only on its worker's queue.
 final class PostgresConnection: SQLConnection {
     let dialect = SQLDialect.postgres
     private var handle: OpaquePointer?
     private let preparesStatements: Bool
-    /// Prepared statement names by text and argument types.
-    private var prepared: [PreparedKey: String] = [:]
-    /// Statements still prepared on the server but no longer used (their plans went stale).
-    private var abandoned = 0
+    /// Statements prepared and usable, by text and argument types.
+    private var prepared: [PreparedKey: Prepared] = [:]
+    /// Hashes of keys run once unnamed: the next run of one prepares it.
+    private var seenOnce: Set<Int> = []
+    /// What is prepared on the server, usable or not (stale ones stay until `DEALLOCATE ALL`).
+    private var serverStatements = 0
+    private var serverBytes = 0
     private var nextStatement = 0
 
     private struct PreparedKey: Hashable {
@@ -26,9 +32,20 @@ final class PostgresConnection: SQLConnection {
         var types: [Oid]
     }
 
+    private struct Prepared {
+        var name: String
+        /// Whether it has run successfully here: only then is a 0A000 a plan gone stale.
+        var ran: Bool
+    }
+
     /// The most statements kept prepared on one connection: the application has a few hundred
-    /// texts; past this (request-shaped texts), all are deallocated and preparing starts over.
+    /// texts.
     static let maximumPreparedStatements = 1_000
+    /// The most statement text kept prepared on one connection. The server's memory is about
+    /// fifty times the text once planned: a 512-row insert (31 KB of text) holds 1.5 MB.
+    static let maximumPreparedBytes = 256 * 1_024
+    /// The most keys remembered as run once.
+    static let maximumSeenOnce = 4_096
 
     /// Connects with a libpq connection string and applies the session settings.
     init(conninfo: String, statementTimeoutMilliseconds: Int?, preparesStatements: Bool = true) throws(StoreError) {
@@ -144,7 +161,8 @@ final class PostgresConnection: SQLConnection {
             }
         }
         defer { for value in values { free(value) } }
-        let name = preparesStatements ? try statementName(sql, types: types, handle: handle) : nil
+        let key = preparesStatements ? PreparedKey(sql: sql, types: types) : nil
+        let name = try key.flatMap { key throws(StoreError) in try statementName(key, handle: handle) }
         let result = values.withUnsafeBufferPointer { valuePointers in
             valuePointers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { constPointers in
                 if let name {
@@ -157,38 +175,63 @@ final class PostgresConnection: SQLConnection {
         do {
             try check(result, sql)
         } catch {
-            // A plan kept from before a schema change that changed its result columns (another
-            // instance migrated): forgotten, so the transaction's retry prepares it anew.
-            let stalePlan = name != nil && result.flatMap(CLibPQ_sqlstate).map { String(cString: $0) } == "0A000"
+            let sqlstate = result.flatMap(CLibPQ_sqlstate).map { String(cString: $0) }
             PQclear(result)
-            if stalePlan {
-                prepared[PreparedKey(sql: sql, types: types)] = nil
-                abandoned += 1
+            if let key, name != nil, Self.invalidatesPrepared(sqlstate, ranBefore: prepared[key]?.ran == true) {
+                // Every prepared statement is suspect (a migration changes several tables; a
+                // pooler that lost one lost all): none is used again, and the transaction's
+                // retry prepares what it runs anew.
+                prepared = [:]
+                if sqlstate == "26000" { serverStatements = 0; serverBytes = 0 }
                 throw StoreError(.conflictRetry, error.detail)
             }
             throw error
         }
+        if let key, name != nil, prepared[key]?.ran == false { prepared[key]?.ran = true }
         return result!
     }
 
-    /// The name `sql` with these argument types is prepared under on this connection,
-    /// preparing it first if needed.
-    private func statementName(_ sql: String, types: [Oid], handle: OpaquePointer) throws(StoreError) -> String {
-        let key = PreparedKey(sql: sql, types: types)
-        if let name = prepared[key] { return name }
-        if prepared.count + abandoned >= Self.maximumPreparedStatements {
+    /// Whether a failure of a prepared statement means the prepared statements themselves are
+    /// gone or stale: a plan whose result columns a schema change altered (0A000, for a
+    /// statement that ran before: other 0A000s are plain errors), a statement the server does
+    /// not know (26000) or already knows (42P05: a pooler switched server connections).
+    static func invalidatesPrepared(_ sqlstate: String?, ranBefore: Bool) -> Bool {
+        switch sqlstate {
+        case "0A000": ranBefore
+        case "26000", "42P05": true
+        default: false
+        }
+    }
+
+    /// The name `key` is prepared under on this connection: preparing it on its second run;
+    /// `nil` on its first (run unnamed).
+    private func statementName(_ key: PreparedKey, handle: OpaquePointer) throws(StoreError) -> String? {
+        if let prepared = prepared[key] { return prepared.name }
+        let hash = key.hashValue
+        guard seenOnce.contains(hash) else {
+            if seenOnce.count >= Self.maximumSeenOnce { seenOnce = [] }
+            seenOnce.insert(hash)
+            return nil
+        }
+        let bytes = key.sql.utf8.count
+        guard bytes <= Self.maximumPreparedBytes else { return nil }
+        if serverStatements >= Self.maximumPreparedStatements || serverBytes + bytes > Self.maximumPreparedBytes {
             let result = PQexec(handle, "DEALLOCATE ALL")
             defer { PQclear(result) }
             try check(result, "DEALLOCATE ALL")
             prepared = [:]
-            abandoned = 0
+            serverStatements = 0
+            serverBytes = 0
         }
         nextStatement += 1
         let name = "sk\(nextStatement)"
-        let result = PQprepare(handle, name, sql, Int32(types.count), types)
+        let result = PQprepare(handle, name, key.sql, Int32(key.types.count), key.types)
         defer { PQclear(result) }
-        try check(result, sql)
-        prepared[key] = name
+        try check(result, key.sql)
+        seenOnce.remove(hash)
+        prepared[key] = Prepared(name: name, ran: false)
+        serverStatements += 1
+        serverBytes += bytes
         return name
     }
 

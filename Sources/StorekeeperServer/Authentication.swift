@@ -165,13 +165,25 @@ public struct AuthenticationMiddleware: ImmediateMiddleware {
         guard let header = request.headers["Authorization"], header.hasPrefix("Bearer ") else {
             throw HTTPError.unauthorized("An API key is required: Authorization: Bearer <key>.")
         }
-        let key = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
+        let key = Self.trimmed(header.dropFirst("Bearer ".count))
         guard !key.isEmpty, key.utf8.count <= 256 else { throw HTTPError.unauthorized("The API key is not valid.") }
         let hash = APIKeys.hash(key)
         if let adminKeyHash, Digest.constantTimeEqual(adminKeyHash, Array(hash.utf8)) {
             return .known(.admin(keyId: "config-admin"))
         }
         return .stored(hash: hash)
+    }
+
+    /// `value` without leading and trailing whitespace (`CharacterSet.whitespaces`). A key as
+    /// clients send it has none: that case is decided from its first and last bytes, without
+    /// Foundation's trimming (4% of a GET).
+    static func trimmed(_ value: Substring) -> String {
+        func plain(_ byte: UInt8?) -> Bool {
+            guard let byte else { return true }
+            return byte < 0x80 && byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t")
+        }
+        if plain(value.utf8.first) && plain(value.utf8.last) { return String(value) }
+        return value.trimmingCharacters(in: .whitespaces)
     }
 
     /// The context with the principal attached, once it may use the route.

@@ -167,3 +167,15 @@ func digestHex() {
         Digest.hex(Digest.sha256(Array("abc".utf8)))
             == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
 }
+
+@Suite struct DigestHexTests {
+    @Test func hexOfContiguousAndOtherCollections() {
+        let bytes: [UInt8] = [0x00, 0x01, 0x7F, 0x80, 0xAB, 0xFF]
+        #expect(Digest.hex(bytes) == "00017f80abff")
+        #expect(Digest.hex(bytes[2...]) == "7f80abff")
+        #expect(Digest.hex(Data(bytes)) == "00017f80abff")
+        // Not contiguous: a lazily mapped range.
+        #expect(Digest.hex((0..<4).lazy.map { UInt8($0 * 17) }) == "00112233")
+        #expect(Digest.hex([UInt8]()) == "")
+    }
+}

@@ -38,57 +38,82 @@ import Testing
     }
 
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
-    func aStatementIsPreparedOncePerTextAndTypes() throws {
+    func aStatementIsPreparedOnItsSecondRunOncePerTextAndTypes() throws {
         let connection = try #require(try Self.connection(preparing: true))
         defer { connection.close() }
-        for value in 1...3 {
+        #expect(try connection.query("SELECT $1::bigint + 1", [.integer(1)])[0].integer(0) == 2)
+        // Run once: sent unnamed, nothing kept on the server.
+        #expect(try Self.prepared(connection) == [])
+        for value in 2...4 {
             #expect(try connection.query("SELECT $1::bigint + 1", [.integer(Int64(value))])[0].integer(0) == value + 1)
         }
+        #expect(try Self.prepared(connection) == ["SELECT $1::bigint + 1"])
         // The same text with an argument of another type is another statement.
-        #expect(try connection.query("SELECT $1::bigint + 1", [.text("41")])[0].integer(0) == 42)
-        #expect(try connection.query("SELECT $1::bigint + 1", [.null])[0].values == [.null])
+        for _ in 0..<2 {
+            #expect(try connection.query("SELECT $1::bigint + 1", [.text("41")])[0].integer(0) == 42)
+            #expect(try connection.query("SELECT $1::bigint + 1", [.null])[0].values == [.null])
+        }
         #expect(
             try Self.prepared(connection) == [
                 "SELECT $1::bigint + 1", "SELECT $1::bigint + 1", "SELECT $1::bigint + 1",
             ])
         let unprepared = try #require(try Self.connection(preparing: false))
         defer { unprepared.close() }
-        #expect(try unprepared.query("SELECT $1::bigint + 1", [.integer(1)])[0].integer(0) == 2)
+        for _ in 0..<3 { #expect(try unprepared.query("SELECT $1::bigint + 1", [.integer(1)])[0].integer(0) == 2) }
         #expect(try Self.prepared(unprepared) == [])
     }
 
-    /// A statement that does not prepare (a syntax error) is an error and is not kept: the next
-    /// run of it fails the same way, and other statements still work.
+    /// A preparation refused inside an aborted transaction is not kept: after the rollback the
+    /// statement prepares and runs.
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
-    func aFailedPreparationIsNotKept() throws {
+    func aPreparationRefusedInAnAbortedTransactionIsNotKept() throws {
         let connection = try #require(try Self.connection(preparing: true))
         defer { connection.close() }
+        try connection.executeScript("BEGIN")
+        #expect(throws: StoreError.self) { try connection.query("SELECT 1 / $1::bigint", [.integer(0)]) }
+        // Both runs fail (25P02: the transaction is aborted): the first unnamed, the second
+        // in its preparation.
         for _ in 0..<2 {
-            #expect(throws: StoreError.self) { try connection.query("SELEC 1", []) }
+            #expect(throws: StoreError.self) { try connection.query("SELECT 2 + $1::bigint", [.integer(1)]) }
         }
-        #expect(try connection.query("SELECT 1", [])[0].integer(0) == 1)
-        #expect(try Self.prepared(connection) == ["SELECT 1"])
+        try connection.executeScript("ROLLBACK")
+        #expect(try Self.prepared(connection) == [])
+        #expect(try connection.query("SELECT 2 + $1::bigint", [.integer(1)])[0].integer(0) == 3)
+        #expect(try Self.prepared(connection) == ["SELECT 2 + $1::bigint"])
+        #expect(try connection.query("SELECT 2 + $1::bigint", [.integer(2)])[0].integer(0) == 4)
     }
 
-    /// Past `maximumPreparedStatements` distinct texts, every statement is deallocated and
+    /// Past `maximumPreparedStatements` prepared texts, every statement is deallocated and
     /// preparing starts over: request-shaped texts cannot grow a backend's memory forever.
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
     func preparedStatementsAreBounded() throws {
         let connection = try #require(try Self.connection(preparing: true))
         defer { connection.close() }
         let limit = PostgresConnection.maximumPreparedStatements
-        for value in 0..<100 { _ = try connection.query("SELECT \(value)", []) }
+        func twice(_ value: Int) throws { for _ in 0..<2 { _ = try connection.query("SELECT \(value)", []) } }
+        for value in 0..<100 { try twice(value) }
         #expect(try Self.prepared(connection).count == 100)
-        for value in 100..<(limit + 50) { _ = try connection.query("SELECT \(value)", []) }
+        for value in 100..<(limit + 50) { try twice(value) }
         let kept = try Self.prepared(connection)
         #expect(kept.count < limit)
         #expect(!kept.contains("SELECT 0"))
         #expect(kept.contains("SELECT \(limit + 49)"))
     }
 
+    /// Which failures of a prepared statement discard the prepared statements.
+    @Test func whatInvalidatesPreparedStatements() {
+        #expect(PostgresConnection.invalidatesPrepared("0A000", ranBefore: true))
+        // A statement that never ran: its 0A000 is an error of its own ("not supported").
+        #expect(!PostgresConnection.invalidatesPrepared("0A000", ranBefore: false))
+        #expect(PostgresConnection.invalidatesPrepared("26000", ranBefore: false))
+        #expect(PostgresConnection.invalidatesPrepared("42P05", ranBefore: true))
+        #expect(!PostgresConnection.invalidatesPrepared("23505", ranBefore: true))
+        #expect(!PostgresConnection.invalidatesPrepared(nil, ranBefore: true))
+    }
+
     /// A kept plan whose result columns a schema change altered (another instance migrated):
-    /// PostgreSQL refuses it (SQLSTATE 0A000); the connection forgets that statement and
-    /// reports a retryable conflict, and the statement's next run prepares it again and succeeds.
+    /// PostgreSQL refuses it (SQLSTATE 0A000); the connection stops using its prepared
+    /// statements and reports a retryable conflict, and the statement's next run succeeds.
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
     func aPlanOvertakenByASchemaChangeIsRetryable() throws {
         let url = try #require(Backend.postgresURL)
@@ -98,7 +123,10 @@ import Testing
         try PostgresAdmin.execute(url, "INSERT INTO \(table) VALUES (7)")
         let connection = try #require(try Self.connection(preparing: true))
         defer { connection.close() }
-        #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7)])
+        for _ in 0..<2 {
+            #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7)])
+        }
+        #expect(try Self.prepared(connection) == ["SELECT * FROM \(table)"])
         try PostgresAdmin.execute(url, "ALTER TABLE \(table) ADD COLUMN b TEXT")
         do {
             _ = try connection.query("SELECT * FROM \(table)", [])
@@ -107,6 +135,8 @@ import Testing
             #expect(error.code == .conflictRetry)
             #expect(error.isRetryable)
         }
-        #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7), .null])
+        for _ in 0..<2 {
+            #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7), .null])
+        }
     }
 }
