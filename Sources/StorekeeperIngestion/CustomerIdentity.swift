@@ -13,7 +13,24 @@ public enum CustomerIdentity {
     /// Whether `value` may name a customer: 1 to 256 bytes of printable characters, no `/` and
     /// no `..` (it appears in URL paths). The API and the receipt backfill apply the same rule.
     public static func isValidAppUserId(_ value: String) -> Bool {
-        (1...256).contains(value.utf8.count) && !value.contains("/") && !value.contains("..")
+        let bytes = value.utf8
+        guard (1...256).contains(bytes.count) else { return false }
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            // ASCII, the usual id: each character is one byte, so one pass over the bytes decides
+            // exactly what the character search below does, without its grapheme breaking (1% of
+            // a GET).
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte == UInt8(ascii: "/") || byte < 0x20 || byte == 0x7F
+                    || (byte == UInt8(ascii: ".") && previous == UInt8(ascii: "."))
+                {
+                    return false
+                }
+                previous = byte
+            }
+            return true
+        }
+        return !value.contains("/") && !value.contains("..")
             && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
