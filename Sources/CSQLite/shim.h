@@ -6,4 +6,8 @@ static inline sqlite3_destructor_type CSQLite_transient(void) { return SQLITE_TR
 // Extended result codes are compound macros Swift cannot import.
 static inline int CSQLite_constraintUnique(void) { return SQLITE_CONSTRAINT_UNIQUE; }
 static inline int CSQLite_constraintPrimaryKey(void) { return SQLITE_CONSTRAINT_PRIMARYKEY; }
+// sqlite3_config is variadic: Swift cannot call it. Turns off SQLite's memory statistics, whose
+// process-wide mutex every allocation of every connection takes; SQLITE_MISUSE once SQLite is
+// already initialized.
+static inline int CSQLite_disableMemoryStatistics(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 #endif
