@@ -185,20 +185,25 @@ final class PostgresConnection: SQLConnection {
                 if sqlstate == "26000" { serverStatements = 0; serverBytes = 0 }
                 throw StoreError(.conflictRetry, error.detail)
             }
+            // A 0A000 of a statement that never ran here may be its plan gone stale too (its
+            // first runs failed for other reasons): it alone is dropped, so a stale plan
+            // cannot fail it for good.
+            if let key, name != nil, sqlstate == "0A000" { prepared[key] = nil }
             throw error
         }
         if let key, name != nil, prepared[key]?.ran == false { prepared[key]?.ran = true }
         return result!
     }
 
-    /// Whether a failure of a prepared statement means the prepared statements themselves are
-    /// gone or stale: a plan whose result columns a schema change altered (0A000, for a
-    /// statement that ran before: other 0A000s are plain errors), a statement the server does
-    /// not know (26000) or already knows (42P05: a pooler switched server connections).
+    /// Whether a failed run of a prepared statement means the prepared statements themselves
+    /// are gone or stale: a plan whose result columns a schema change altered (0A000, for a
+    /// statement that ran before: other 0A000s are errors of the statement), or a statement the
+    /// server does not know (26000: a pooler switched server connections). Its preparation
+    /// answering 42P05 (the name exists) is handled where it is prepared.
     static func invalidatesPrepared(_ sqlstate: String?, ranBefore: Bool) -> Bool {
         switch sqlstate {
         case "0A000": ranBefore
-        case "26000", "42P05": true
+        case "26000": true
         default: false
         }
     }
@@ -227,7 +232,17 @@ final class PostgresConnection: SQLConnection {
         let name = "sk\(nextStatement)"
         let result = PQprepare(handle, name, key.sql, Int32(key.types.count), key.types)
         defer { PQclear(result) }
-        try check(result, key.sql)
+        do {
+            try check(result, key.sql)
+        } catch {
+            // The name exists already: the server connection is not this connection's session
+            // (a pooler switched it), so none of the prepared statements can be trusted.
+            if result.flatMap(CLibPQ_sqlstate).map({ String(cString: $0) }) == "42P05" {
+                prepared = [:]
+                throw StoreError(.conflictRetry, error.detail)
+            }
+            throw error
+        }
         seenOnce.remove(hash)
         prepared[key] = Prepared(name: name, ran: false)
         serverStatements += 1

@@ -20,4 +20,17 @@ import Testing
         #expect(CustomerIdentity.isValidAppUserId(value) == valid)
         #expect(Self.characterSearch(value) == valid)
     }
+
+    /// Every ASCII id of one or two characters, and every three-character id over the
+    /// characters that matter: the fast path agrees with the character search on each.
+    @Test func asciiFastPathAgreesExhaustively() {
+        let ascii = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        var ids = ascii
+        for first in ascii { for second in ascii { ids.append(first + second) } }
+        let special = [".", "/", "a", "\r", "\n", "\u{7F}", " ", "\t", "\u{1F}"]
+        for first in special { for second in special { for third in special { ids.append(first + second + third) } } }
+        let disagreements = ids.filter { CustomerIdentity.isValidAppUserId($0) != Self.characterSearch($0) }
+        #expect(disagreements == [])
+        #expect(ids.count == 128 + 128 * 128 + 9 * 9 * 9)
+    }
 }

@@ -106,7 +106,7 @@ import Testing
         // A statement that never ran: its 0A000 is an error of its own ("not supported").
         #expect(!PostgresConnection.invalidatesPrepared("0A000", ranBefore: false))
         #expect(PostgresConnection.invalidatesPrepared("26000", ranBefore: false))
-        #expect(PostgresConnection.invalidatesPrepared("42P05", ranBefore: true))
+        #expect(!PostgresConnection.invalidatesPrepared("42P05", ranBefore: true))
         #expect(!PostgresConnection.invalidatesPrepared("23505", ranBefore: true))
         #expect(!PostgresConnection.invalidatesPrepared(nil, ranBefore: true))
     }
@@ -138,5 +138,34 @@ import Testing
         for _ in 0..<2 {
             #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7), .null])
         }
+    }
+}
+
+extension PostgresPreparedStatementTests {
+    /// A statement prepared whose prepared runs all failed (here: division by zero) and whose
+    /// plan a schema change then overtook: its 0A000 is not a retryable conflict (it never ran
+    /// here), but it is dropped, so its next run works instead of failing for good.
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func aStalePlanOfAStatementThatNeverRanIsDropped() throws {
+        let url = try #require(Backend.postgresURL)
+        let table = "prepared_probe_\(UInt32.random(in: 0...UInt32.max))"
+        try PostgresAdmin.execute(url, "CREATE TABLE \(table) (a BIGINT)")
+        defer { try? PostgresAdmin.execute(url, "DROP TABLE \(table)") }
+        try PostgresAdmin.execute(url, "INSERT INTO \(table) VALUES (7)")
+        let connection = try #require(try Self.connection(preparing: true))
+        defer { connection.close() }
+        let sql = "SELECT * FROM \(table) WHERE 1 / $1::bigint = 1"
+        #expect(try connection.query(sql, [.integer(1)])[0].values == [.integer(7)])
+        // Its second run prepares it, and fails.
+        #expect(throws: StoreError.self) { try connection.query(sql, [.integer(0)]) }
+        #expect(try Self.prepared(connection) == [sql])
+        try PostgresAdmin.execute(url, "ALTER TABLE \(table) ADD COLUMN b TEXT")
+        do {
+            _ = try connection.query(sql, [.integer(1)])
+            Issue.record("the stale plan was run")
+        } catch let error as StoreError {
+            #expect(error.code == .database)
+        }
+        #expect(try connection.query(sql, [.integer(1)])[0].values == [.integer(7), .null])
     }
 }
