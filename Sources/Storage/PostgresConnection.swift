@@ -191,7 +191,7 @@ final class PostgresConnection: SQLConnection {
             if let key, name != nil, sqlstate == "0A000" { prepared[key] = nil }
             throw error
         }
-        if let key, name != nil, prepared[key]?.ran == false { prepared[key]?.ran = true }
+        if let key, name != nil { prepared[key]?.ran = true }
         return result!
     }
 

@@ -37,6 +37,22 @@ import Testing
         ).map { try $0.text(0) }
     }
 
+    /// A table of its own (one row: 7) on a connection that prepares, for `body`, given the
+    /// table's name, the connection and a schema change another instance might make (a column
+    /// added); the table is dropped afterwards.
+    static func withProbeTable(
+        _ body: (_ table: String, _ connection: PostgresConnection, _ addColumn: () throws -> Void) throws -> Void
+    ) throws {
+        let url = try #require(Backend.postgresURL)
+        let table = "prepared_probe_\(UInt32.random(in: 0...UInt32.max))"
+        try PostgresAdmin.execute(url, "CREATE TABLE \(table) (a BIGINT)")
+        defer { try? PostgresAdmin.execute(url, "DROP TABLE \(table)") }
+        try PostgresAdmin.execute(url, "INSERT INTO \(table) VALUES (7)")
+        let connection = try #require(try Self.connection(preparing: true))
+        defer { connection.close() }
+        try body(table, connection) { try PostgresAdmin.execute(url, "ALTER TABLE \(table) ADD COLUMN b TEXT") }
+    }
+
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
     func aStatementIsPreparedOnItsSecondRunOncePerTextAndTypes() throws {
         let connection = try #require(try Self.connection(preparing: true))
@@ -116,56 +132,44 @@ import Testing
     /// statements and reports a retryable conflict, and the statement's next run succeeds.
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
     func aPlanOvertakenByASchemaChangeIsRetryable() throws {
-        let url = try #require(Backend.postgresURL)
-        let table = "prepared_probe_\(UInt32.random(in: 0...UInt32.max))"
-        try PostgresAdmin.execute(url, "CREATE TABLE \(table) (a BIGINT)")
-        defer { try? PostgresAdmin.execute(url, "DROP TABLE \(table)") }
-        try PostgresAdmin.execute(url, "INSERT INTO \(table) VALUES (7)")
-        let connection = try #require(try Self.connection(preparing: true))
-        defer { connection.close() }
-        for _ in 0..<2 {
-            #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7)])
-        }
-        #expect(try Self.prepared(connection) == ["SELECT * FROM \(table)"])
-        try PostgresAdmin.execute(url, "ALTER TABLE \(table) ADD COLUMN b TEXT")
-        do {
-            _ = try connection.query("SELECT * FROM \(table)", [])
-            Issue.record("the stale plan was run")
-        } catch let error as StoreError {
-            #expect(error.code == .conflictRetry)
-            #expect(error.isRetryable)
-        }
-        for _ in 0..<2 {
-            #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7), .null])
+        try Self.withProbeTable { table, connection, addColumn in
+            for _ in 0..<2 {
+                #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7)])
+            }
+            #expect(try Self.prepared(connection) == ["SELECT * FROM \(table)"])
+            try addColumn()
+            do {
+                _ = try connection.query("SELECT * FROM \(table)", [])
+                Issue.record("the stale plan was run")
+            } catch let error as StoreError {
+                #expect(error.code == .conflictRetry)
+                #expect(error.isRetryable)
+            }
+            for _ in 0..<2 {
+                #expect(try connection.query("SELECT * FROM \(table)", [])[0].values == [.integer(7), .null])
+            }
         }
     }
-}
 
-extension PostgresPreparedStatementTests {
     /// A statement prepared whose prepared runs all failed (here: division by zero) and whose
     /// plan a schema change then overtook: its 0A000 is not a retryable conflict (it never ran
     /// here), but it is dropped, so its next run works instead of failing for good.
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
     func aStalePlanOfAStatementThatNeverRanIsDropped() throws {
-        let url = try #require(Backend.postgresURL)
-        let table = "prepared_probe_\(UInt32.random(in: 0...UInt32.max))"
-        try PostgresAdmin.execute(url, "CREATE TABLE \(table) (a BIGINT)")
-        defer { try? PostgresAdmin.execute(url, "DROP TABLE \(table)") }
-        try PostgresAdmin.execute(url, "INSERT INTO \(table) VALUES (7)")
-        let connection = try #require(try Self.connection(preparing: true))
-        defer { connection.close() }
-        let sql = "SELECT * FROM \(table) WHERE 1 / $1::bigint = 1"
-        #expect(try connection.query(sql, [.integer(1)])[0].values == [.integer(7)])
-        // Its second run prepares it, and fails.
-        #expect(throws: StoreError.self) { try connection.query(sql, [.integer(0)]) }
-        #expect(try Self.prepared(connection) == [sql])
-        try PostgresAdmin.execute(url, "ALTER TABLE \(table) ADD COLUMN b TEXT")
-        do {
-            _ = try connection.query(sql, [.integer(1)])
-            Issue.record("the stale plan was run")
-        } catch let error as StoreError {
-            #expect(error.code == .database)
+        try Self.withProbeTable { table, connection, addColumn in
+            let sql = "SELECT * FROM \(table) WHERE 1 / $1::bigint = 1"
+            #expect(try connection.query(sql, [.integer(1)])[0].values == [.integer(7)])
+            // Its second run prepares it, and fails.
+            #expect(throws: StoreError.self) { try connection.query(sql, [.integer(0)]) }
+            #expect(try Self.prepared(connection) == [sql])
+            try addColumn()
+            do {
+                _ = try connection.query(sql, [.integer(1)])
+                Issue.record("the stale plan was run")
+            } catch let error as StoreError {
+                #expect(error.code == .database)
+            }
+            #expect(try connection.query(sql, [.integer(1)])[0].values == [.integer(7), .null])
         }
-        #expect(try connection.query(sql, [.integer(1)])[0].values == [.integer(7), .null])
     }
 }
