@@ -50,6 +50,10 @@ enum CivilCalendar {
     }
 
     /// `2026-03-01T00:00:00Z`, with milliseconds only when there are some.
+    ///
+    /// Written digit by digit into one buffer: every evaluation formats an instant into the
+    /// summary of each event of the history, and building it from padded pieces cost a dozen
+    /// small strings each.
     static func format(_ instant: Timestamp) -> String {
         let ms = instant.millisecondsSince1970
         let dayNumber = floorDiv(ms, millisecondsPerDay)
@@ -61,10 +65,48 @@ enum CivilCalendar {
         rest -= minutes * 60_000
         let seconds = rest / 1000
         let millis = rest - seconds * 1000
-        var text = "\(pad(civil.year, 4))-\(pad(civil.month, 2))-\(pad(civil.day, 2))"
-        text += "T\(pad(hours, 2)):\(pad(minutes, 2)):\(pad(seconds, 2))"
-        if millis != 0 { text += ".\(pad(millis, 3))" }
-        return text + "Z"
+        guard (0...9999).contains(civil.year) else {
+            // Outside four digits: the year as it is (never for Apple's dates).
+            var text = "\(pad(civil.year, 4))-\(pad(civil.month, 2))-\(pad(civil.day, 2))"
+            text += "T\(pad(hours, 2)):\(pad(minutes, 2)):\(pad(seconds, 2))"
+            if millis != 0 { text += ".\(pad(millis, 3))" }
+            return text + "Z"
+        }
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            var count = 0
+            func put(_ value: Int64, digits: Int) {
+                var divisor: Int64 = 1
+                for _ in 1..<digits { divisor *= 10 }
+                var remaining = value
+                while divisor > 0 {
+                    buffer[count] = UInt8(ascii: "0") + UInt8(remaining / divisor)
+                    remaining %= divisor
+                    divisor /= 10
+                    count += 1
+                }
+            }
+            func put(_ byte: Unicode.Scalar) {
+                buffer[count] = UInt8(ascii: byte)
+                count += 1
+            }
+            put(civil.year, digits: 4)
+            put("-")
+            put(civil.month, digits: 2)
+            put("-")
+            put(civil.day, digits: 2)
+            put("T")
+            put(hours, digits: 2)
+            put(":")
+            put(minutes, digits: 2)
+            put(":")
+            put(seconds, digits: 2)
+            if millis != 0 {
+                put(".")
+                put(millis, digits: 3)
+            }
+            put("Z")
+            return count
+        }
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {

@@ -20,8 +20,8 @@ struct FactLedger {
     var play = PlayLedger()
 
     init(facts: [Fact], environment: AppStoreEnvironment) {
-        var transactionSet = Set<TransactionFact>()
-        var renewalSet = Set<RenewalFact>()
+        var transactionSet = Set<Distinct<TransactionFact>>()
+        var renewalSet = Set<Distinct<RenewalFact>>()
         var notificationsById: [String: NotificationFact] = [:]
         var playSubscriptions = Set<PlaySubscriptionFact>()
         var playProducts = Set<PlayProductPurchaseFact>()
@@ -34,8 +34,12 @@ struct FactLedger {
                 continue
             }
             switch fact {
-            case .transaction(let transaction): transactionSet.insert(transaction)
-            case .renewalInfo(let renewal): renewalSet.insert(renewal)
+            case .transaction(let transaction):
+                transactionSet.insert(
+                    Distinct(transaction, id: transaction.transactionId, signedDate: transaction.signedDate))
+            case .renewalInfo(let renewal):
+                renewalSet.insert(
+                    Distinct(renewal, id: renewal.originalTransactionId, signedDate: renewal.signedDate))
             case .notification(let notification):
                 // One notificationUUID is one notification; should two differ, keep one by a
                 // content order so the choice does not depend on arrival.
@@ -62,9 +66,9 @@ struct FactLedger {
         }
 
         for transaction in transactionSet {
-            versionsByTransactionId[transaction.transactionId, default: []].append(transaction)
+            versionsByTransactionId[transaction.value.transactionId, default: []].append(transaction.value)
         }
-        for (id, versions) in versionsByTransactionId {
+        for (id, versions) in versionsByTransactionId where versions.count > 1 {
             versionsByTransactionId[id] = versions.sorted { lhs, rhs in
                 lhs.signedDate != rhs.signedDate
                     ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
@@ -76,7 +80,7 @@ struct FactLedger {
         transactions = winners.indices.sorted { Self.byPurchase(winners[$0], winners[$1]) }.map { winners[$0] }
 
         for renewal in renewalSet {
-            renewalsByOriginalTransactionId[renewal.originalTransactionId, default: []].append(renewal)
+            renewalsByOriginalTransactionId[renewal.value.originalTransactionId, default: []].append(renewal.value)
         }
         for (id, renewals) in renewalsByOriginalTransactionId {
             // Distinct snapshots, so the order is total; indices are sorted, not the snapshots.
@@ -108,5 +112,28 @@ struct FactLedger {
     /// Apple never produces for genuinely different versions, so its cost does not matter.
     static func canonicalPrecedes<T: Encodable>(_ lhs: T, _ rhs: T) -> Bool {
         AppStoreJSON.encode(lhs).lexicographicallyPrecedes(AppStoreJSON.encode(rhs))
+    }
+}
+
+/// A fact in a set that removes repetitions: equal when the facts are equal in full, hashed
+/// only by its id and signing instant. Hashing every field of every fact (dozens of strings
+/// each) was most of the ledger's cost for a long history; different versions of one
+/// transaction rarely share an instant, so the few that do are told apart by `==`.
+private struct Distinct<Value: Equatable>: Hashable {
+    var value: Value
+    var id: String
+    var signedDate: Timestamp
+
+    init(_ value: Value, id: String, signedDate: Timestamp) {
+        self.value = value
+        self.id = id
+        self.signedDate = signedDate
+    }
+
+    static func == (lhs: Distinct, rhs: Distinct) -> Bool { lhs.value == rhs.value }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(signedDate)
     }
 }

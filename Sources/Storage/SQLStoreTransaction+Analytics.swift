@@ -102,7 +102,9 @@ extension SQLStoreTransaction {
         encoded.reserveCapacity(kept.count)
         var parts: [String] = []
         parts.reserveCapacity(kept.count)
-        for key in kept.keys.sorted() {
+        // Indices are sorted, not the keys: moving a key copies four strings.
+        let keys = Array(kept.keys)
+        for key in keys.indices.sorted(by: { keys[$0] < keys[$1] }).lazy.map({ keys[$0] }) {
             let measures = kept[key]!
             let fragment: String
             if previous[key] == measures, let known = fragments[key] {

@@ -17,21 +17,35 @@ import Storage
 /// (`conflictRetry`) and the ingestion writer re-runs it.
 /// - Note: Stateless; runs on the store's thread inside a write body.
 public enum AnalyticsAggregation {
-    static func update(
-        customer: CustomerRecord, environment: AppStoreEnvironment, facts: [Fact], catalog: ProductCatalog,
-        in transaction: any StoreTransaction, now: Timestamp
-    ) throws {
-        let settings = try transaction.analyticsSettings(appId: customer.appId)?.settings ?? AnalyticsSettings()
-        let figures = AnalyticsContribution.figures(
+    /// The customer's analytics figures from its facts (pure: any thread).
+    static func figures(
+        facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, settings: AnalyticsSettings,
+        now: Timestamp
+    ) -> Figures {
+        let all = AnalyticsContribution.all(
             facts: facts, environment: environment, catalog: catalog, rule: settings.commissionRule, now: now)
+        return Figures(daily: all.daily, periods: all.periods, cohorts: all.cohorts)
+    }
+
+    /// Replaces the customer's stored contribution, periods and cohorts by `figures`, adding the
+    /// differences to the shared rows.
+    static func apply(
+        _ figures: Figures, customer: CustomerRecord, environment: AppStoreEnvironment,
+        in transaction: any StoreTransaction
+    ) throws {
         try transaction.applyAnalyticsContribution(
             customerId: customer.id, appId: customer.appId, environment: environment, figures.daily)
         try transaction.applyAnalyticsPeriods(
             customerId: customer.id, appId: customer.appId, environment: environment, figures.periods)
         try transaction.applyAnalyticsCohorts(
-            customerId: customer.id, appId: customer.appId, environment: environment,
-            CohortContribution.of(
-                facts: facts, environment: environment, catalog: catalog, rule: settings.commissionRule))
+            customerId: customer.id, appId: customer.appId, environment: environment, figures.cohorts)
+    }
+
+    /// What one customer's facts give the aggregates of one environment.
+    struct Figures: Sendable {
+        var daily: [AnalyticsDailyKey: AnalyticsMeasures]
+        var periods: [AnalyticsPeriod]
+        var cohorts: CohortContribution
     }
 
     /// What a rebuild found.
@@ -126,7 +140,7 @@ public enum AnalyticsAggregation {
             let facts = try transaction.facts(customerId: customer.id)
             var differed = false
             for environment in [AppStoreEnvironment.production, .sandbox] {
-                let figures = AnalyticsContribution.figures(
+                let figures = AnalyticsContribution.all(
                     facts: facts, environment: environment, catalog: catalog, rule: rule, now: now)
                 if try transaction.applyAnalyticsContribution(
                     customerId: customer.id, appId: appId, environment: environment, figures.daily)
@@ -138,10 +152,8 @@ public enum AnalyticsAggregation {
                 {
                     differed = true
                 }
-                let cohorts = CohortContribution.of(
-                    facts: facts, environment: environment, catalog: catalog, rule: rule)
                 if try transaction.applyAnalyticsCohorts(
-                    customerId: customer.id, appId: appId, environment: environment, cohorts)
+                    customerId: customer.id, appId: appId, environment: environment, figures.cohorts)
                 {
                     differed = true
                 }

@@ -27,7 +27,8 @@ public final class CustomerEvaluationCache: Sendable {
     }
 
     private struct Entries {
-        var facts: [Int64: [FactKind: [Decoded<Fact>]]] = [:]
+        /// Per customer, per kind (at `ordinal(kind)`), oldest first.
+        var facts: [Int64: [[Decoded<Fact>]]] = [:]
         var states: [Key: Decoded<PreviousEvaluation>] = [:]
         /// How each state was last encoded here, for the next encoding to reuse.
         var encodings: [Key: CustomerInfoEncoding] = [:]
@@ -54,36 +55,52 @@ public final class CustomerEvaluationCache: Sendable {
     /// The customer's facts, as `reader.facts(customerId:)` returns them.
     public func facts(customerId: Int64, in reader: any StoreReader) throws -> [Fact] {
         let stored = try reader.factJSON(customerId: customerId)
-        let known = entries.withLock { $0.facts[customerId] } ?? [:]
-        var fresh: [FactKind: [Decoded<Fact>]] = [:]
+        // Arrays indexed by kind rather than dictionaries keyed by it: a kind hashes its raw
+        // string, and this loop runs once per fact of the customer.
+        let known = entries.withLock { $0.facts[customerId] } ?? Self.noFacts
+        var fresh = Self.noFacts
         var facts: [Fact] = []
         facts.reserveCapacity(stored.count)
-        var position: [FactKind: Int] = [:]
-        var indexByJSON: [FactKind: [String: Int]] = [:]
+        var indexByJSON: [[String: Int]?] = Array(repeating: nil, count: Self.kinds.count)
         for row in stored {
-            let index = position[row.kind, default: 0]
-            position[row.kind] = index + 1
-            let cached = known[row.kind] ?? []
+            let kind = Self.ordinal(row.kind)
+            let index = fresh[kind].count
+            let cached = known[kind]
             var fact: Fact?
             // Rows come oldest first, so known rows keep their place and new ones follow them;
             // anything else (a transfer, a rollback) is looked up by its text.
             if index < cached.count, StoredText.sameBytes(cached[index].json, row.json) {
                 fact = cached[index].value
             } else if !cached.isEmpty {
-                if indexByJSON[row.kind] == nil {
-                    indexByJSON[row.kind] = Dictionary(
+                if indexByJSON[kind] == nil {
+                    indexByJSON[kind] = Dictionary(
                         cached.indices.map { (cached[$0].json, $0) }, uniquingKeysWith: { first, _ in first })
                 }
-                if let match = indexByJSON[row.kind]?[row.json], StoredText.sameBytes(cached[match].json, row.json) {
+                if let match = indexByJSON[kind]?[row.json], StoredText.sameBytes(cached[match].json, row.json) {
                     fact = cached[match].value
                 }
             }
             let decoded = try fact ?? row.decode()
             facts.append(decoded)
-            fresh[row.kind, default: []].append(Decoded(json: row.json, value: decoded))
+            fresh[kind].append(Decoded(json: row.json, value: decoded))
         }
         store(facts: fresh, count: stored.count, customerId: customerId)
         return facts
+    }
+
+    private static let kinds = FactKind.allCases
+    private static let noFacts = [[Decoded<Fact>]](repeating: [], count: kinds.count)
+
+    static func ordinal(_ kind: FactKind) -> Int {
+        switch kind {
+        case .transaction: 0
+        case .renewalInfo: 1
+        case .notification: 2
+        case .playSubscription: 3
+        case .playProductPurchase: 4
+        case .playVoidedPurchase: 5
+        case .playOrder: 6
+        }
     }
 
     /// What the next evaluation reads of the customer's stored state in `environment`, and the
@@ -131,10 +148,10 @@ public final class CustomerEvaluationCache: Sendable {
         entries.withLock { $0 = Entries() }
     }
 
-    private func store(facts: [FactKind: [Decoded<Fact>]], count: Int, customerId: Int64) {
+    private func store(facts: [[Decoded<Fact>]], count: Int, customerId: Int64) {
         guard count <= capacity else { return }
         entries.withLock { entries in
-            entries.factCount -= entries.facts[customerId]?.values.reduce(0) { $0 + $1.count } ?? 0
+            entries.factCount -= entries.facts[customerId]?.reduce(0) { $0 + $1.count } ?? 0
             entries.facts[customerId] = facts
             entries.factCount += count
             touch(customerId, &entries)
@@ -148,7 +165,7 @@ public final class CustomerEvaluationCache: Sendable {
         // Over budget: the least recently used half goes at once, so eviction costs little per use.
         let byAge = entries.lastUse.sorted { $0.value < $1.value }
         for (oldest, _) in byAge.prefix(max(1, byAge.count / 2)) where oldest != customerId {
-            entries.factCount -= entries.facts[oldest]?.values.reduce(0) { $0 + $1.count } ?? 0
+            entries.factCount -= entries.facts[oldest]?.reduce(0) { $0 + $1.count } ?? 0
             entries.facts[oldest] = nil
             entries.lastUse[oldest] = nil
             for environment in AppStoreEnvironment.allCases {

@@ -30,24 +30,44 @@ public enum CustomerStateUpdater {
         }
     }
 
+    /// The number of facts from which a customer's state and analytics are worked out on two
+    /// threads: below it the hand-off costs more than it saves (a short history evaluates in
+    /// tens of microseconds).
+    static let parallelFactCount = 200
+
     /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
     /// Facts and the previous state are read as stored text and decoded only where `cache`
     /// has not decoded those exact bytes before, so a long history costs little to re-read.
     @discardableResult
     static func update(
         customer: CustomerRecord, environment: AppStoreEnvironment, in transaction: any StoreTransaction,
-        now: Timestamp, cache: CustomerEvaluationCache = .shared
+        now: Timestamp, cache: CustomerEvaluationCache = .shared, parallelFactCount: Int = parallelFactCount
     ) throws -> Outcome {
         let facts = try cache.facts(customerId: customer.id, in: transaction)
         let catalog = try transaction.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
         let previous = try cache.previousEvaluation(
             customerId: customer.id, environment: environment, in: transaction)
-        let evaluation = EntitlementEngine.evaluate(
-            customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog, now: now,
-            previousEvaluation: previous?.previous,
-            playCommission: try playCommission(facts: facts, appId: customer.appId, in: transaction))
-        let encoding = CustomerInfoEncoding(
-            evaluation.customerInfo, reusing: cache.encoding(customerId: customer.id, environment: environment))
+        let playCommission = try playCommission(facts: facts, appId: customer.appId, in: transaction)
+        let settings = try transaction.analyticsSettings(appId: customer.appId)?.settings ?? AnalyticsSettings()
+        // The state and the analytics are worked out from the same facts independently, and for
+        // a long history each takes milliseconds: the state on a second core while this thread
+        // works out and stores the analytics.
+        let ((evaluation, encoding), ()) = try ConcurrentPair.run(
+            inParallel: facts.count >= parallelFactCount,
+            background: {
+                let evaluation = EntitlementEngine.evaluate(
+                    customerId: customer.appUserId, environment: environment, facts: facts, catalog: catalog,
+                    now: now, previousEvaluation: previous?.previous, playCommission: playCommission)
+                let encoding = CustomerInfoEncoding(
+                    evaluation.customerInfo,
+                    reusing: cache.encoding(customerId: customer.id, environment: environment))
+                return (evaluation, encoding)
+            },
+            here: {
+                let figures = AnalyticsAggregation.figures(
+                    facts: facts, environment: environment, catalog: catalog, settings: settings, now: now)
+                try AnalyticsAggregation.apply(figures, customer: customer, environment: environment, in: transaction)
+            })
         let version = try transaction.saveCustomerInfo(
             evaluation.customerInfo, json: encoding.json, customerId: customer.id,
             expectedVersion: previous?.version, at: now)
@@ -70,8 +90,6 @@ public enum CustomerStateUpdater {
         if !appended.isEmpty {
             try transaction.enqueueDeliveries(of: appended, appId: customer.appId, at: now)
         }
-        try AnalyticsAggregation.update(
-            customer: customer, environment: environment, facts: facts, catalog: catalog, in: transaction, now: now)
         return Outcome(info: evaluation.customerInfo, version: version, newEvents: appended)
     }
 

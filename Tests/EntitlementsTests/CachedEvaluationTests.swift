@@ -63,6 +63,7 @@ import Testing
         // Shared by every store: customer 1 of each store is a different history, so entries
         // must be checked against the store, not trusted.
         let caches = [CustomerEvaluationCache(), CustomerEvaluationCache()]
+        var comparedAnalytics = 0
         for customer in 0..<40 {
             let (facts, nowDays) = RandomCustomer.facts(using: &random)
             let cached = try await Self.open(directory, "cached-\(customer)", facts: facts)
@@ -94,12 +95,14 @@ import Testing
                     continue
                 }
                 arrival.removeFirst(chunk.count)
+                // On one thread or on two (state and analytics side by side): the same result.
+                let parallelFactCount = random.chance(0.5) ? 0 : Int.max
                 try await cached.write { tx in
                     try Self.insert(chunk, in: tx)
                     for environment in environments {
                         try CustomerStateUpdater.update(
                             customer: try tx.lockCustomer(id: 1), environment: environment, in: tx, now: now,
-                            cache: cache)
+                            cache: cache, parallelFactCount: parallelFactCount)
                     }
                 }
                 try await full.write { tx in
@@ -113,6 +116,13 @@ import Testing
                 #expect(
                     actual.states == expected.states,
                     "seed \(Self.seed): customer \(customer) step \(step): stored state differs")
+                if !expected.analytics.isEmpty { comparedAnalytics += 1 }
+                #expect(
+                    actual.analytics == expected.analytics,
+                    "seed \(Self.seed): customer \(customer) step \(step): analytics differ")
+                #expect(
+                    actual.cohorts == expected.cohorts,
+                    "seed \(Self.seed): customer \(customer) step \(step): cohorts differ")
                 let firstDifference = zip(actual.events, expected.events).first { $0 != $1 }.map { $0.0.id }
                 #expect(
                     actual.events == expected.events,
@@ -125,17 +135,21 @@ import Testing
             await cached.close()
             await full.close()
         }
+        #expect(comparedAnalytics > 40)
     }
 
     /// What an ingestion leaves for others to see: the stored state JSON per environment and
     /// the appended events in order.
-    static func observable(_ store: SQLiteStore) async throws -> (states: [String?], events: [LifecycleEvent]) {
+    static func observable(_ store: SQLiteStore) async throws -> (
+        states: [String?], events: [LifecycleEvent], analytics: [AnalyticsDailyRow], cohorts: AnalyticsCohortRows
+    ) {
         try await store.read { reader in
             (
                 try AppStoreEnvironment.allCases.map {
                     try reader.customerInfoJSON(customerId: 1, environment: $0)?.json
                 },
-                try reader.events(customerId: 1, after: nil, limit: 100_000).map(\.event)
+                try reader.events(customerId: 1, after: nil, limit: 100_000).map(\.event),
+                try reader.analyticsRows(appId: "app"), try reader.analyticsCohortRows(appId: "app")
             )
         }
     }
@@ -157,6 +171,18 @@ import Testing
         let appended = try tx.appendEvents(evaluation.newEvents, customerId: customer.id, at: now)
         let fresh = Set(appended.map(\.event.id))
         try tx.reviseEvents(evaluation.allEvents.filter { !fresh.contains($0.id) }, customerId: customer.id)
+        // Analytics as before they were worked out together: figures and cohorts apart.
+        let facts = try tx.facts(customerId: customer.id)
+        let catalog = try tx.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
+        let figures = AnalyticsContribution.figures(
+            facts: facts, environment: environment, catalog: catalog, rule: CommissionRule(), now: now)
+        try tx.applyAnalyticsContribution(
+            customerId: customer.id, appId: customer.appId, environment: environment, figures.daily)
+        try tx.applyAnalyticsPeriods(
+            customerId: customer.id, appId: customer.appId, environment: environment, figures.periods)
+        try tx.applyAnalyticsCohorts(
+            customerId: customer.id, appId: customer.appId, environment: environment,
+            CohortContribution.of(facts: facts, environment: environment, catalog: catalog, rule: CommissionRule()))
     }
 
     static func open(_ directory: URL, _ name: String, facts: [Fact]) async throws -> SQLiteStore {

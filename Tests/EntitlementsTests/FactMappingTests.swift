@@ -111,6 +111,35 @@ import Testing
         #expect(CivilCalendar.format(CivilCalendar.adding(months: months, to: Timestamp(date))) == expected)
     }
 
+    /// Instants are written as Foundation's Gregorian UTC formatter writes them, milliseconds
+    /// only when there are some; years past four digits keep all of theirs.
+    @Test func instantsFormatAsFoundationFormatsThem() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+        var instants: [Int64] = [0, -1, 999, 1_000, 86_399_999, 951_782_400_000, 253_402_300_799_999]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<5_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            instants.append(Int64(state >> 20) % 7_258_118_400_000)  // 1970 to 2200
+        }
+        var differing: [String] = []
+        for ms in instants {
+            let millis = ((ms % 1000) + 1000) % 1000
+            let seconds = Double(ms - millis) / 1000
+            var expected = formatter.string(from: Date(timeIntervalSince1970: seconds))
+            if millis != 0 { expected += "." + String(String(millis + 1000).dropFirst()) }
+            expected += "Z"
+            let written = CivilCalendar.format(Timestamp(millisecondsSince1970: ms))
+            if written != expected { differing.append("\(ms): \(written) != \(expected)") }
+        }
+        #expect(differing == [])
+        #expect(CivilCalendar.format(Timestamp(millisecondsSince1970: -1)) == "1969-12-31T23:59:59.999Z")
+        #expect(CivilCalendar.format(Timestamp(millisecondsSince1970: 253_402_300_800_000)) == "10000-01-01T00:00:00Z")
+    }
+
     @Test func periodsParseAndRoundTrip() throws {
         #expect(SubscriptionPeriod(iso8601: "P1M") == SubscriptionPeriod(value: 1, unit: .month))
         #expect(SubscriptionPeriod(iso8601: "P1Y2M") == nil)

@@ -26,6 +26,26 @@ public enum AnalyticsContribution {
         facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule,
         now: Timestamp
     ) -> (daily: [AnalyticsDailyKey: AnalyticsMeasures], periods: [AnalyticsPeriod]) {
+        let all = figures(
+            facts: facts, environment: environment, catalog: catalog, rule: rule, now: now, cohorts: false)
+        return (all.daily, all.periods)
+    }
+
+    /// Everything a re-evaluation stores of the customer's analytics: the daily contribution,
+    /// the periods and the cohort contribution (`CohortContribution.of`), reading the facts and
+    /// working out the proceeds once for all three.
+    public static func all(
+        facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule,
+        now: Timestamp
+    ) -> (daily: [AnalyticsDailyKey: AnalyticsMeasures], periods: [AnalyticsPeriod], cohorts: CohortContribution) {
+        let all = figures(facts: facts, environment: environment, catalog: catalog, rule: rule, now: now, cohorts: true)
+        return (all.daily, all.periods, all.cohorts ?? CohortContribution())
+    }
+
+    static func figures(
+        facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule,
+        now: Timestamp, cohorts: Bool
+    ) -> (daily: [AnalyticsDailyKey: AnalyticsMeasures], periods: [AnalyticsPeriod], cohorts: CohortContribution?) {
         var latest: [String: TransactionFact] = [:]
         var renewals: [String: RenewalFact] = [:]
         var notifications: [String: NotificationFact] = [:]
@@ -185,8 +205,13 @@ public enum AnalyticsContribution {
             }
         }
         let moneyById = Dictionary(uniqueKeysWithValues: proceeds.map { ($0.transactionId, $0) })
-        let sortedNotifications = notifications.values.sorted { $0.notificationId < $1.notificationId }
-        for notification in sortedNotifications {
+        // Only refund reversals and consumption requests count; a long history is mostly other
+        // notifications, so the rest are passed over before any key is made.
+        let counted = notifications.values.filter {
+            $0.type == NotificationTypeV2.refundReversed.rawValue
+                || $0.type == NotificationTypeV2.consumptionRequest.rawValue
+        }.sorted { $0.notificationId < $1.notificationId }
+        for notification in counted {
             let day = CalendarDay(containing: notification.signedDate)
             let key: AnalyticsDailyKey
             if let id = notification.transactionId, let money = moneyById[id] {
@@ -202,7 +227,8 @@ public enum AnalyticsContribution {
             case NotificationTypeV2.refundReversed.rawValue:
                 addKey(key) { $0.refundReversals += 1 }
             case NotificationTypeV2.consumptionRequest.rawValue:
-                let sameTransaction = sortedNotifications.filter {
+                // Every notification of the transaction, whether it counts or not (its refund).
+                let sameTransaction = notifications.values.filter {
                     $0.transactionId != nil && $0.transactionId == notification.transactionId
                 }
                 let granted =
@@ -221,7 +247,13 @@ public enum AnalyticsContribution {
                 continue
             }
         }
-        return (result.filter { !$0.value.isZero }, periods)
+        let cohortContribution =
+            cohorts
+            ? CohortContribution.of(
+                latest: latest, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
+                rule: rule)
+            : nil
+        return (result.filter { !$0.value.isZero }, periods, cohortContribution)
     }
 
     /// The daily-row key of a Play charge on `day`.

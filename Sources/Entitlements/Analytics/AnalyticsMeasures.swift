@@ -187,8 +187,14 @@ public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
 
     /// Day first, then the other fields: the order rows are written in, so concurrent writers
     /// lock shared rows in one order and cannot deadlock.
+    /// Field by field rather than as tuples: a contribution's keys are sorted at every
+    /// re-evaluation, and the tuples copied four strings a side per comparison.
     public static func < (lhs: AnalyticsDailyKey, rhs: AnalyticsDailyKey) -> Bool {
-        (lhs.day, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.currency, lhs.store)
-            < (rhs.day, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.currency, rhs.store)
+        if lhs.day != rhs.day { return lhs.day < rhs.day }
+        if lhs.productId != rhs.productId { return lhs.productId < rhs.productId }
+        if lhs.subscriptionGroup != rhs.subscriptionGroup { return lhs.subscriptionGroup < rhs.subscriptionGroup }
+        if lhs.storefront != rhs.storefront { return lhs.storefront < rhs.storefront }
+        if lhs.currency != rhs.currency { return lhs.currency < rhs.currency }
+        return lhs.store < rhs.store
     }
 }

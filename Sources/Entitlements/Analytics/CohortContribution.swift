@@ -23,8 +23,11 @@ public struct RetentionCohortKey: Sendable, Hashable, Comparable, Codable {
 
     /// The order rows are written in, so concurrent writers lock shared rows in one order.
     public static func < (lhs: RetentionCohortKey, rhs: RetentionCohortKey) -> Bool {
-        (lhs.cohortMonth, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.paidRenewals)
-            < (rhs.cohortMonth, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.paidRenewals)
+        if lhs.cohortMonth != rhs.cohortMonth { return lhs.cohortMonth < rhs.cohortMonth }
+        if lhs.productId != rhs.productId { return lhs.productId < rhs.productId }
+        if lhs.subscriptionGroup != rhs.subscriptionGroup { return lhs.subscriptionGroup < rhs.subscriptionGroup }
+        if lhs.storefront != rhs.storefront { return lhs.storefront < rhs.storefront }
+        return lhs.paidRenewals < rhs.paidRenewals
     }
 }
 
@@ -54,8 +57,12 @@ public struct LTVCohortKey: Sendable, Hashable, Comparable, Codable {
     }
 
     public static func < (lhs: LTVCohortKey, rhs: LTVCohortKey) -> Bool {
-        (lhs.cohortMonth, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.day, lhs.currency)
-            < (rhs.cohortMonth, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.day, rhs.currency)
+        if lhs.cohortMonth != rhs.cohortMonth { return lhs.cohortMonth < rhs.cohortMonth }
+        if lhs.productId != rhs.productId { return lhs.productId < rhs.productId }
+        if lhs.subscriptionGroup != rhs.subscriptionGroup { return lhs.subscriptionGroup < rhs.subscriptionGroup }
+        if lhs.storefront != rhs.storefront { return lhs.storefront < rhs.storefront }
+        if lhs.day != rhs.day { return lhs.day < rhs.day }
+        return lhs.currency < rhs.currency
     }
 }
 
@@ -180,6 +187,17 @@ public struct CohortContribution: Sendable, Hashable {
         }
         // In purchase order, from each transaction's latest signed version.
         let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(of: transactions)
+        return of(
+            latest: latest, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
+            rule: rule)
+    }
+
+    /// The same from what `AnalyticsContribution.figures` has already worked out of the facts:
+    /// the latest version of each transaction, their proceeds in purchase order, and the Play facts.
+    static func of(
+        latest: [String: TransactionFact], proceeds: [TransactionProceeds], playFacts: [Fact],
+        environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule
+    ) -> CohortContribution {
         // Play's charges: `now` only decides trial outcomes, which cohorts do not read.
         let playCharges =
             playFacts.isEmpty
