@@ -20,7 +20,6 @@ struct FactLedger {
     var play = PlayLedger()
 
     init(facts: [Fact], environment: AppStoreEnvironment) {
-        var transactionSet = Set<Distinct<TransactionFact>>()
         var renewalSet = Set<Distinct<RenewalFact>>()
         var notificationsById: [String: NotificationFact] = [:]
         var playSubscriptions = Set<PlaySubscriptionFact>()
@@ -35,8 +34,9 @@ struct FactLedger {
             }
             switch fact {
             case .transaction(let transaction):
-                transactionSet.insert(
-                    Distinct(transaction, id: transaction.transactionId, signedDate: transaction.signedDate))
+                // Grouped as they come, repetitions dropped within the group: a transaction has
+                // a few signed versions at most, compared in full.
+                Self.appendDistinct(&versionsByTransactionId[transaction.transactionId, default: []], transaction)
             case .renewalInfo(let renewal):
                 renewalSet.insert(
                     Distinct(renewal, id: renewal.originalTransactionId, signedDate: renewal.signedDate))
@@ -65,9 +65,6 @@ struct FactLedger {
             )
         }
 
-        for transaction in transactionSet {
-            versionsByTransactionId[transaction.value.transactionId, default: []].append(transaction.value)
-        }
         for (id, versions) in versionsByTransactionId where versions.count > 1 {
             versionsByTransactionId[id] = versions.sorted { lhs, rhs in
                 lhs.signedDate != rhs.signedDate
@@ -103,6 +100,10 @@ struct FactLedger {
         }
     }
 
+    static func appendDistinct(_ versions: inout [TransactionFact], _ transaction: TransactionFact) {
+        if !versions.contains(transaction) { versions.append(transaction) }
+    }
+
     static func byPurchase(_ lhs: TransactionFact, _ rhs: TransactionFact) -> Bool {
         lhs.purchaseDate != rhs.purchaseDate
             ? lhs.purchaseDate < rhs.purchaseDate : lhs.transactionId < rhs.transactionId
@@ -115,10 +116,10 @@ struct FactLedger {
     }
 }
 
-/// A fact in a set that removes repetitions: equal when the facts are equal in full, hashed
-/// only by its id and signing instant. Hashing every field of every fact (dozens of strings
-/// each) was most of the ledger's cost for a long history; different versions of one
-/// transaction rarely share an instant, so the few that do are told apart by `==`.
+/// A renewal snapshot in a set that removes repetitions: equal when the snapshots are equal in
+/// full, hashed only by its subscription and signing instant. Hashing every field of every
+/// snapshot (a dozen strings each) was most of the ledger's cost for a long history; snapshots
+/// of one subscription rarely share an instant, so the few that do are told apart by `==`.
 private struct Distinct<Value: Equatable>: Hashable {
     var value: Value
     var id: String

@@ -16,7 +16,19 @@ final class EventTextCache: Sendable {
 
     /// The most events kept; past it the cache starts over.
     let capacity: Int
-    private let entries = Mutex([Key: (event: LifecycleEvent, text: String)]())
+    /// One event and its text, by reference: a lookup then copies a pointer, not the event's
+    /// dozen strings (every standing event of a long history is looked up at each revision).
+    private final class Entry: Sendable {
+        let event: LifecycleEvent
+        let text: String
+
+        init(event: LifecycleEvent, text: String) {
+            self.event = event
+            self.text = text
+        }
+    }
+
+    private let entries = Mutex([Key: Entry]())
 
     init(capacity: Int = 50_000) {
         self.capacity = capacity
@@ -32,7 +44,7 @@ final class EventTextCache: Sendable {
         guard capacity > 0 else { return text }
         entries.withLock { entries in
             if entries[key] == nil, entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = (event, text)
+            entries[key] = Entry(event: event, text: text)
         }
         return text
     }

@@ -12,22 +12,20 @@ extension SQLStoreTransaction {
     func applyAnalyticsPeriods(
         customerId: Int64, appId: String, environment: AppStoreEnvironment, _ periods: [AnalyticsPeriod]
     ) throws -> Bool {
-        let stored = try rows(
+        let read = try rows(
             """
             SELECT \(Self.periodColumns) FROM analytics_periods
             WHERE customer_id = $1 AND environment = $2 ORDER BY transaction_id
             """, .integer(customerId), .text(environment.rawValue)
         ).map { row throws(StoreError) in try Self.period(row) }
-            // In Swift's order: PostgreSQL's collation may order ids with dots and dashes apart.
-            .sorted { $0.transactionId < $1.transactionId }
-        let sorted = periods.sorted { $0.transactionId < $1.transactionId }
+        // In Swift's order: PostgreSQL's collation may order ids with dots and dashes apart.
+        // Indices are sorted, not the periods (each holds six strings).
+        let stored = Self.inTransactionOrder(read)
+        let sorted = Self.inTransactionOrder(periods)
         guard stored != sorted else { return false }
         // Only the periods that changed are rewritten: a long history adds one period at a time,
         // and rewriting all of them made each new fact cost the whole history.
-        let wanted = Dictionary(sorted.map { ($0.transactionId, $0) }, uniquingKeysWith: { _, last in last })
-        let kept = Dictionary(stored.map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
-        let stale = stored.filter { wanted[$0.transactionId] != $0 }.map(\.transactionId)
-        let fresh = sorted.filter { kept[$0.transactionId] != $0 }
+        let (stale, fresh) = Self.changes(from: stored, to: sorted)
         var next = 0
         while next < stale.count {
             let chunk = stale[next..<min(stale.count, next + 500)]
@@ -56,6 +54,52 @@ extension SQLStoreTransaction {
                 ]
             })
         return true
+    }
+
+    static func inTransactionOrder(_ periods: [AnalyticsPeriod]) -> [AnalyticsPeriod] {
+        if zip(periods, periods.dropFirst()).allSatisfy({ $0.transactionId < $1.transactionId }) { return periods }
+        return periods.indices.sorted { periods[$0].transactionId < periods[$1].transactionId }.map { periods[$0] }
+    }
+
+    /// The ids of the `stored` periods to delete and the periods to insert to make them
+    /// `wanted`, both in transaction order: a walk over the two, which are in that order.
+    /// With ids repeated (never stored, a primary key forbids it) the first stored and the last
+    /// wanted of an id are the ones compared, as lookups by id would.
+    static func changes(from stored: [AnalyticsPeriod], to wanted: [AnalyticsPeriod]) -> (
+        stale: [String], fresh: [AnalyticsPeriod]
+    ) {
+        let unique = { (periods: [AnalyticsPeriod]) in
+            zip(periods, periods.dropFirst()).allSatisfy { $0.transactionId != $1.transactionId }
+        }
+        guard unique(stored), unique(wanted) else {
+            let wantedById = Dictionary(wanted.map { ($0.transactionId, $0) }, uniquingKeysWith: { _, last in last })
+            let kept = Dictionary(stored.map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
+            return (
+                stored.filter { wantedById[$0.transactionId] != $0 }.map(\.transactionId),
+                wanted.filter { kept[$0.transactionId] != $0 }
+            )
+        }
+        var stale: [String] = []
+        var fresh: [AnalyticsPeriod] = []
+        var old = 0
+        var new = 0
+        while old < stored.count || new < wanted.count {
+            if new == wanted.count || (old < stored.count && stored[old].transactionId < wanted[new].transactionId) {
+                stale.append(stored[old].transactionId)
+                old += 1
+            } else if old == stored.count || wanted[new].transactionId < stored[old].transactionId {
+                fresh.append(wanted[new])
+                new += 1
+            } else {
+                if stored[old] != wanted[new] {
+                    stale.append(stored[old].transactionId)
+                    fresh.append(wanted[new])
+                }
+                old += 1
+                new += 1
+            }
+        }
+        return (stale, fresh)
     }
 
     private static func period(_ row: SQLRow) throws(StoreError) -> AnalyticsPeriod {

@@ -15,10 +15,16 @@ import Synchronization
 /// so the facts and state handed out are those a fresh decoding gives.
 /// - Note: Thread-safe: entries sit behind a `Mutex`; decoding and comparing happen outside it.
 public final class CustomerEvaluationCache: Sendable {
-    /// One decoded stored value and the exact text it was decoded from.
-    struct Decoded<Value: Sendable>: Sendable {
-        var json: String
-        var value: Value
+    /// One decoded stored value and the exact text it was decoded from; by reference, so
+    /// handing the known facts of a long history around copies pointers, not facts.
+    final class Decoded<Value: Sendable>: Sendable {
+        let json: String
+        let value: Value
+
+        init(json: String, value: Value) {
+            self.json = json
+            self.value = value
+        }
     }
 
     struct Key: Hashable, Sendable {
@@ -57,7 +63,7 @@ public final class CustomerEvaluationCache: Sendable {
         let stored = try reader.factJSON(customerId: customerId)
         // Arrays indexed by kind rather than dictionaries keyed by it: a kind hashes its raw
         // string, and this loop runs once per fact of the customer.
-        let known = entries.withLock { $0.facts[customerId] } ?? Self.noFacts
+        let cachedFacts = entries.withLock { $0.facts[customerId] } ?? Self.noFacts
         var fresh = Self.noFacts
         var facts: [Fact] = []
         facts.reserveCapacity(stored.count)
@@ -65,24 +71,26 @@ public final class CustomerEvaluationCache: Sendable {
         for row in stored {
             let kind = Self.ordinal(row.kind)
             let index = fresh[kind].count
-            let cached = known[kind]
-            var fact: Fact?
+            let cached = cachedFacts[kind]
+            var known: Decoded<Fact>?
             // Rows come oldest first, so known rows keep their place and new ones follow them;
-            // anything else (a transfer, a rollback) is looked up by its text.
+            // anything else (a transfer, a rollback) is looked up by its text. A row past the
+            // known ones while all before it kept their place is new: no lookup (hashing every
+            // known row's text to find nothing cost more than the rest of this step).
             if index < cached.count, StoredText.sameBytes(cached[index].json, row.json) {
-                fact = cached[index].value
-            } else if !cached.isEmpty {
+                known = cached[index]
+            } else if !cached.isEmpty, index < cached.count || indexByJSON[kind] != nil {
                 if indexByJSON[kind] == nil {
                     indexByJSON[kind] = Dictionary(
                         cached.indices.map { (cached[$0].json, $0) }, uniquingKeysWith: { first, _ in first })
                 }
                 if let match = indexByJSON[kind]?[row.json], StoredText.sameBytes(cached[match].json, row.json) {
-                    fact = cached[match].value
+                    known = cached[match]
                 }
             }
-            let decoded = try fact ?? row.decode()
-            facts.append(decoded)
-            fresh[kind].append(Decoded(json: row.json, value: decoded))
+            let decoded = try known ?? Decoded(json: row.json, value: row.decode())
+            facts.append(decoded.value)
+            fresh[kind].append(decoded)
         }
         store(facts: fresh, count: stored.count, customerId: customerId)
         return facts

@@ -53,15 +53,9 @@ public enum AnalyticsContribution {
         for fact in facts where fact.environment == environment {
             switch fact {
             case .transaction(let transaction):
-                if let known = latest[transaction.transactionId], known.signedDate >= transaction.signedDate {
-                    continue
-                }
-                latest[transaction.transactionId] = transaction
+                keepLater(&latest[transaction.transactionId, default: transaction], transaction) { $0.signedDate }
             case .renewalInfo(let renewal):
-                if let known = renewals[renewal.originalTransactionId], known.signedDate >= renewal.signedDate {
-                    continue
-                }
-                renewals[renewal.originalTransactionId] = renewal
+                keepLater(&renewals[renewal.originalTransactionId, default: renewal], renewal) { $0.signedDate }
             case .notification(let notification):
                 notifications[notification.notificationId] = notification
             case .playSubscription, .playProductPurchase, .playVoidedPurchase, .playOrder:
@@ -71,7 +65,7 @@ public enum AnalyticsContribution {
         let transactions = latest.values.sorted {
             $0.purchaseDate != $1.purchaseDate ? $0.purchaseDate < $1.purchaseDate : $0.transactionId < $1.transactionId
         }
-        let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(of: transactions)
+        let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(ofLatest: transactions)
         var byOriginal: [String: [TransactionFact]] = [:]
         for transaction in transactions {
             byOriginal[transaction.originalTransactionId, default: []].append(transaction)
@@ -254,6 +248,14 @@ public enum AnalyticsContribution {
                 rule: rule)
             : nil
         return (result.filter { !$0.value.isZero }, periods, cohortContribution)
+    }
+
+    /// Keeps in `slot` the later signed of it and `candidate`, the one read first at equal
+    /// instants. Called on `dictionary[key, default: candidate]`, so looking the key up and
+    /// storing a new value hash it once, not twice.
+    @inline(__always)
+    static func keepLater<Value>(_ slot: inout Value, _ candidate: Value, _ signedDate: (Value) -> Timestamp) {
+        if signedDate(slot) < signedDate(candidate) { slot = candidate }
     }
 
     /// The daily-row key of a Play charge on `day`.

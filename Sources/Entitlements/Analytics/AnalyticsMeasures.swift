@@ -187,6 +187,14 @@ public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
 
     /// Day first, then the other fields: the order rows are written in, so concurrent writers
     /// lock shared rows in one order and cannot deadlock.
+    /// The day and product only: the other fields rarely differ between keys of one day and
+    /// product, and a re-evaluation hashes a key for every figure it adds up (equality still
+    /// compares every field).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(day)
+        hasher.combine(productId)
+    }
+
     /// Field by field rather than as tuples: a contribution's keys are sorted at every
     /// re-evaluation, and the tuples copied four strings a side per comparison.
     public static func < (lhs: AnalyticsDailyKey, rhs: AnalyticsDailyKey) -> Bool {

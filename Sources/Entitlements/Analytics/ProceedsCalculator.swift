@@ -24,6 +24,12 @@ public struct ProceedsCalculator: Sendable {
         let current = latest.values.sorted {
             $0.purchaseDate != $1.purchaseDate ? $0.purchaseDate < $1.purchaseDate : $0.transactionId < $1.transactionId
         }
+        return proceeds(ofLatest: current)
+    }
+
+    /// The same for transactions that are already each one's latest version, in purchase order
+    /// (as `AnalyticsContribution` has them): nothing to deduplicate or sort again.
+    func proceeds(ofLatest current: [TransactionFact]) -> [TransactionProceeds] {
         let accrued = PaidServiceAccrual.accruedBefore(current, catalog: catalog)
         return current.map { proceeds(of: $0, paidServiceBefore: accrued[$0.transactionId]) }
     }
