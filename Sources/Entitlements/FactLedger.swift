@@ -100,8 +100,12 @@ struct FactLedger {
         }
     }
 
+    /// Versions are compared in full only at the same signing instant: stored versions never
+    /// share one, so a transaction re-signed many times costs one date comparison per version.
     static func appendDistinct(_ versions: inout [TransactionFact], _ transaction: TransactionFact) {
-        if !versions.contains(transaction) { versions.append(transaction) }
+        if !versions.contains(where: { $0.signedDate == transaction.signedDate && $0 == transaction }) {
+            versions.append(transaction)
+        }
     }
 
     static func byPurchase(_ lhs: TransactionFact, _ rhs: TransactionFact) -> Bool {

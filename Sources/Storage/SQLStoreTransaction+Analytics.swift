@@ -102,7 +102,7 @@ extension SQLStoreTransaction {
         encoded.reserveCapacity(kept.count)
         var parts: [String] = []
         parts.reserveCapacity(kept.count)
-        // Indices are sorted, not the keys: moving a key copies four strings.
+        // Indices are sorted, not the keys: moving a key retains and releases four strings.
         let keys = Array(kept.keys)
         for key in keys.indices.sorted(by: { keys[$0] < keys[$1] }).lazy.map({ keys[$0] }) {
             let measures = kept[key]!

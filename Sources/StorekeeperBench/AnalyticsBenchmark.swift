@@ -60,13 +60,10 @@ enum AnalyticsBenchmark {
                 let batch = next..<min(customers, next + 1000)
                 let contributions = batch.map { customer in
                     let customerFacts = facts(customer: customer, random: &random)
-                    return (
-                        AnalyticsContribution.figures(
-                            facts: customerFacts, environment: .production, catalog: catalog, rule: CommissionRule(),
-                            now: now),
-                        CohortContribution.of(
-                            facts: customerFacts, environment: .production, catalog: catalog, rule: CommissionRule())
-                    )
+                    let all = AnalyticsContribution.all(
+                        facts: customerFacts, environment: .production, catalog: catalog, rule: CommissionRule(),
+                        now: now)
+                    return ((daily: all.daily, periods: all.periods), all.cohorts)
                 }
                 try await store.write { tx in
                     for (offset, (contribution, cohorts)) in contributions.enumerated() {

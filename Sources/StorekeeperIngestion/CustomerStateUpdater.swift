@@ -9,7 +9,10 @@ import Storage
 /// and queue webhook deliveries of the new ones: all in the
 /// caller's transaction, so they commit (or not) with the facts. The customer's standing events
 /// are then exactly those its facts imply, whatever order the facts arrived in.
-/// - Note: Stateless; runs on the store's thread inside a write body.
+/// - Note: Stateless; runs on the store's thread inside a write body, where only the store's
+///   thread touches the transaction (a long history's engine run goes to a Dispatch worker).
+///   The analytics rows are written before the state: the order within the transaction does
+///   not matter (shared rows are written at the commit, the customer's under its lock).
 public enum CustomerStateUpdater {
     /// The result of re-evaluating one customer in one environment.
     struct Outcome: Sendable {
@@ -32,7 +35,7 @@ public enum CustomerStateUpdater {
 
     /// The number of facts from which a customer's state and analytics are worked out on two
     /// threads: below it the hand-off costs more than it saves (a short history evaluates in
-    /// tens of microseconds).
+    /// tens of microseconds). `update` takes another only from tests (both paths compared).
     static let parallelFactCount = 200
 
     /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.

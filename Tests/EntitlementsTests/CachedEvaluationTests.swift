@@ -82,12 +82,13 @@ import Testing
                 if random.chance(0.1) { cache.removeAll() }
                 if random.chance(0.15) {
                     // Evaluated, then rolled back: nothing of it may leak into a later evaluation.
+                    let parallelFactCount = random.chance(0.5) ? 0 : Int.max
                     _ = try? await cached.write { tx -> Int in
                         try Self.insert(chunk, in: tx)
                         for environment in environments {
                             try CustomerStateUpdater.update(
                                 customer: try tx.lockCustomer(id: 1), environment: environment, in: tx, now: now,
-                                cache: cache)
+                                cache: cache, parallelFactCount: parallelFactCount)
                         }
                         throw StoreError(.database, "rolled back on purpose")
                     }

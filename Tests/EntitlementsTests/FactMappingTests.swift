@@ -138,6 +138,11 @@ import Testing
         #expect(differing == [])
         #expect(CivilCalendar.format(Timestamp(millisecondsSince1970: -1)) == "1969-12-31T23:59:59.999Z")
         #expect(CivilCalendar.format(Timestamp(millisecondsSince1970: 253_402_300_800_000)) == "10000-01-01T00:00:00Z")
+        // Years of fewer digits are padded to four.
+        #expect(CivilCalendar.format(Timestamp(millisecondsSince1970: -62_135_596_800_000)) == "0001-01-01T00:00:00Z")
+        #expect(
+            CivilCalendar.format(Timestamp(millisecondsSince1970: -59_011_459_200_001)) == "0099-12-31T23:59:59.999Z")
+        #expect(CivilCalendar.format(Timestamp(millisecondsSince1970: -62_167_219_200_000)) == "0000-01-01T00:00:00Z")
     }
 
     @Test func periodsParseAndRoundTrip() throws {

@@ -15,12 +15,18 @@ import Testing
             end: Timestamp(millisecondsSince1970: 1), mrrGross: mrr, mrrProceeds: mrr, run: nil)
     }
 
-    @Test func aWalkFindsWhatLookupsById() {
-        var state: UInt64 = 0xA11C_E5ED
-        func next(_ bound: Int) -> Int {
+    /// Seeded, so a failure replays.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(bound))
+            return state ^ (state >> 29)
         }
+    }
+
+    @Test func aWalkFindsWhatLookupsById() {
+        var random = Generator(state: 0xA11C_E5ED)
+        func next(_ bound: Int) -> Int { Int.random(in: 0..<max(1, bound), using: &random) }
         var changedSomewhere = 0
         for _ in 0..<500 {
             let ids = (0..<next(40)).map { "\(1_000 + $0 * 7)" } + ["2000.a", "2000-b", "é1"]
@@ -38,8 +44,8 @@ import Testing
                     wanted.append(Self.period(id, mrr: 2))
                 }
             }
-            let storedInOrder = SQLStoreTransaction.inTransactionOrder(stored.shuffled())
-            let wantedInOrder = SQLStoreTransaction.inTransactionOrder(wanted.shuffled())
+            let storedInOrder = SQLStoreTransaction.inTransactionOrder(stored.shuffled(using: &random))
+            let wantedInOrder = SQLStoreTransaction.inTransactionOrder(wanted.shuffled(using: &random))
             #expect(storedInOrder.map(\.transactionId) == stored.map(\.transactionId).sorted())
             let byId = Dictionary(uniqueKeysWithValues: wantedInOrder.map { ($0.transactionId, $0) })
             let kept = Dictionary(uniqueKeysWithValues: storedInOrder.map { ($0.transactionId, $0) })

@@ -185,8 +185,6 @@ public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
         if store != .appStore { try container.encode(store, forKey: .store) }
     }
 
-    /// Day first, then the other fields: the order rows are written in, so concurrent writers
-    /// lock shared rows in one order and cannot deadlock.
     /// The day and product only: the other fields rarely differ between keys of one day and
     /// product, and a re-evaluation hashes a key for every figure it adds up (equality still
     /// compares every field).
@@ -195,8 +193,9 @@ public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
         hasher.combine(productId)
     }
 
-    /// Field by field rather than as tuples: a contribution's keys are sorted at every
-    /// re-evaluation, and the tuples copied four strings a side per comparison.
+    /// Day first, then the other fields: the order rows are written in, so concurrent writers
+    /// lock shared rows in one order and cannot deadlock. Field by field rather than as tuples: a contribution's keys are sorted at every
+    /// re-evaluation, and the tuples retained four strings a side per comparison.
     public static func < (lhs: AnalyticsDailyKey, rhs: AnalyticsDailyKey) -> Bool {
         if lhs.day != rhs.day { return lhs.day < rhs.day }
         if lhs.productId != rhs.productId { return lhs.productId < rhs.productId }
