@@ -198,13 +198,14 @@ public enum AnalyticsContribution {
                 $0.mrrReactivation += movement.reactivation
             }
         }
-        let moneyById = Dictionary(uniqueKeysWithValues: proceeds.map { ($0.transactionId, $0) })
         // Only refund reversals and consumption requests count; a long history is mostly other
         // notifications, so the rest are passed over before any key is made.
         let counted = notifications.values.filter {
             $0.type == NotificationTypeV2.refundReversed.rawValue
                 || $0.type == NotificationTypeV2.consumptionRequest.rawValue
         }.sorted { $0.notificationId < $1.notificationId }
+        let moneyById =
+            counted.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: proceeds.map { ($0.transactionId, $0) })
         for notification in counted {
             let day = CalendarDay(containing: notification.signedDate)
             let key: AnalyticsDailyKey
@@ -354,17 +355,28 @@ public enum AnalyticsContribution {
     /// its MRR changes, dated the day the change happened (the day before the midnight) and
     /// keyed by the period in force after it (before it, for churn).
     static func movements(periods: [AnalyticsPeriod], paid: [Int]) -> [(AnalyticsDailyKey, MRRMovement)] {
-        var groups: [String: [Int]] = [:]
+        struct Group: Hashable {
+            var store: String
+            var subscription: String
+            var currency: String
+        }
+        var groups: [Group: [Int]] = [:]
         for index in paid {
             let period = periods[index]
-            groups[period.store.rawValue + "\u{0}" + period.subscription + "\u{0}" + period.currency, default: []]
-                .append(index)
+            groups[
+                Group(store: period.store.rawValue, subscription: period.subscription, currency: period.currency),
+                default: []
+            ].append(index)
         }
+        typealias Member = (period: Int, from: CalendarDay, until: CalendarDay)
         var result: [(AnalyticsDailyKey, MRRMovement)] = []
-        for name in groups.keys.sorted() {
-            let members = groups[name]!.map { index in
+        // In the order of the groups' names (store, subscription, currency), as before.
+        for name in groups.keys.sorted(by: {
+            ($0.store, $0.subscription, $0.currency) < ($1.store, $1.subscription, $1.currency)
+        }) {
+            let members: [Member] = groups[name]!.map { index in
                 (
-                    period: periods[index], from: firstMidnight(atOrAfter: periods[index].start),
+                    period: index, from: firstMidnight(atOrAfter: periods[index].start),
                     until: firstMidnight(atOrAfter: periods[index].end)
                 )
             }.filter { $0.from < $0.until }.sorted { $0.from < $1.from }
@@ -374,25 +386,34 @@ public enum AnalyticsContribution {
             // A sweep over the boundaries in order: `open` holds the members started by the
             // boundary and not ended before it, so each boundary looks at the few periods in
             // force around it rather than at the whole history.
-            var open: [(period: AnalyticsPeriod, from: CalendarDay, until: CalendarDay)] = []
+            var open: [Member] = []
             var nextMember = 0
+            func isLater(_ lhs: Member, than rhs: Member) -> Bool {
+                (periods[lhs.period].start, periods[lhs.period].transactionId)
+                    > (periods[rhs.period].start, periods[rhs.period].transactionId)
+            }
             for boundary in boundaries {
                 while nextMember < members.count, members[nextMember].from <= boundary {
                     open.append(members[nextMember])
                     nextMember += 1
                 }
                 open.removeAll { $0.until < boundary }
-                let covering = open.filter { boundary < $0.until }
-                let after = covering.reduce(Int64(0)) { $0 + $1.period.mrrGross }
+                var after: Int64 = 0
+                var latestCovering: Member?
+                var latestPrevious: Member?
+                let dayBefore = boundary.adding(days: -1)
+                for member in open {
+                    if boundary < member.until {
+                        after += periods[member.period].mrrGross
+                        if latestCovering.map({ isLater(member, than: $0) }) ?? true { latestCovering = member }
+                    }
+                    if member.from <= dayBefore, latestPrevious.map({ isLater(member, than: $0) }) ?? true {
+                        latestPrevious = member
+                    }
+                }
                 let movement = MRRMovement(before: before, after: after, paidBefore: paidBefore)
-                if movement != MRRMovement() {
-                    let previous = open.filter { $0.from <= boundary.adding(days: -1) }
-                    let keyed = (after > 0 ? covering : previous).max {
-                        ($0.period.start, $0.period.transactionId) < ($1.period.start, $1.period.transactionId)
-                    }
-                    if let keyed {
-                        result.append((keyed.period.key(day: boundary.adding(days: -1)), movement))
-                    }
+                if movement != MRRMovement(), let keyed = after > 0 ? latestCovering : latestPrevious {
+                    result.append((periods[keyed.period].key(day: dayBefore), movement))
                 }
                 paidBefore = paidBefore || after > 0
                 before = after
