@@ -41,6 +41,8 @@ enum WorstCaseBenchmark {
     }
 
     static func run(periods: Int, ingestions: Int, target: Bool, breakdown showSteps: Bool) async throws {
+        // Each run's store numbers its customers alike: nothing decoded in a run before is kept.
+        CustomerEvaluationCache.shared.removeAll()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "storekeeper-worstcase-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -12,7 +12,8 @@ enum ConcurrentPair {
     /// `background()` and `here()`, both done before it returns (also when `here` throws), on
     /// two threads when `inParallel`, else one after the other on this one.
     static func run<Background: Sendable, Here>(
-        inParallel: Bool, background: @escaping @Sendable () -> Background, here: () throws -> Here
+        inParallel: Bool, on threads: BackgroundThreads = .shared, background: @escaping @Sendable () -> Background,
+        here: () throws -> Here
     ) rethrows -> (Background, Here) {
         guard inParallel else {
             let value = try here()
@@ -20,7 +21,7 @@ enum ConcurrentPair {
         }
         let result = Mutex<Background?>(nil)
         let done = DispatchSemaphore(value: 0)
-        BackgroundThreads.shared.submit {
+        threads.submit {
             let value = background()
             result.withLock { $0 = value }
             done.signal()
@@ -56,10 +57,17 @@ final class BackgroundThreads: Sendable {
                 while true {
                     waiting.wait()
                     let job = jobs.withLock { $0.removeFirst() }
-                    job()
+                    #if canImport(ObjectiveC)
+                        // These threads never exit: objects a job autoreleases go with its pool.
+                        autoreleasepool { job() }
+                    #else
+                        job()
+                    #endif
                 }
             }
             thread.name = "storekeeper.ingestion.background.\(index)"
+            // As the writers waiting for it: a semaphore lends no priority to the thread it waits on.
+            thread.qualityOfService = .userInitiated
             thread.start()
         }
     }

@@ -10,7 +10,7 @@ import Storage
 /// caller's transaction, so they commit (or not) with the facts. The customer's standing events
 /// are then exactly those its facts imply, whatever order the facts arrived in.
 /// - Note: Stateless; runs on the store's thread inside a write body, where only the store's
-///   thread touches the transaction (a long history's engine run goes to a Dispatch worker).
+///   thread touches the transaction (a long history's engine run goes to one of the `BackgroundThreads`).
 ///   The analytics rows are written before the state: the order within the transaction does
 ///   not matter (shared rows are written at the commit, the customer's under its lock).
 public enum CustomerStateUpdater {

@@ -34,4 +34,22 @@ import Testing
         }
         #expect(finished.load(ordering: .sequentiallyConsistent) == 1)
     }
+
+    /// More callers at once than background threads (one here): jobs queue and every caller
+    /// gets its own answer, none lost, none swapped.
+    @Test func moreCallersThanThreadsEachGetTheirOwn() async {
+        let threads = BackgroundThreads(count: 1)
+        let wrong = Atomic<Int>(0)
+        let finished = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { caller in
+            for round in 0..<100 {
+                let (background, here) = ConcurrentPair.run(
+                    inParallel: true, on: threads, background: { caller * 1_000 + round }, here: { round })
+                if background != caller * 1_000 + round || here != round { wrong.add(1, ordering: .relaxed) }
+                finished.add(1, ordering: .relaxed)
+            }
+        }
+        #expect(wrong.load(ordering: .relaxed) == 0)
+        #expect(finished.load(ordering: .relaxed) == 800)
+    }
 }

@@ -155,4 +155,31 @@ import Testing
         #expect(measures?.values.suffix(10) == Array(repeating: 0, count: 10))
         #expect(AnalyticsMeasures(values: Array(repeating: 1, count: 21)) == nil)
     }
+
+    /// Overlapping periods of one subscription starting at the same instant: the movement is
+    /// keyed by the later of them by transaction id, the one in force after each boundary (or,
+    /// for churn, before it); a period of another currency moves apart.
+    @Test func equalStartsAreKeyedByTheLaterTransaction() {
+        func period(_ id: String, _ product: String, mrr: Int64, currency: String = "USD") -> AnalyticsPeriod {
+            AnalyticsPeriod(
+                transactionId: id, subscription: "premium", productId: product, subscriptionGroup: "premium",
+                storefront: "USA", currency: currency, activity: .paid,
+                start: F.day(2026, 1, 1).adding(milliseconds: 1),
+                end: F.day(2026, 1, 10).adding(milliseconds: 1), mrrGross: mrr, mrrProceeds: mrr, run: nil)
+        }
+        let periods = [
+            period("b", "pb", mrr: 200), period("a", "pa", mrr: 100), period("c", "pc", mrr: 50, currency: "EUR"),
+        ]
+        let movements = AnalyticsContribution.movements(periods: periods, paid: [0, 1, 2])
+        func key(_ product: String, _ day: Int, _ currency: String = "USD") -> AnalyticsDailyKey {
+            AnalyticsDailyKey(
+                day: CalendarDay(year: 2026, month: 1, day: day), productId: product, subscriptionGroup: "premium",
+                storefront: "USA", currency: currency)
+        }
+        #expect(movements.count == 4)
+        #expect(movements.contains { $0 == (key("pb", 1), MRRMovement(new: 300)) })
+        #expect(movements.contains { $0 == (key("pb", 10), MRRMovement(churned: 300)) })
+        #expect(movements.contains { $0 == (key("pc", 1, "EUR"), MRRMovement(new: 50)) })
+        #expect(movements.contains { $0 == (key("pc", 10, "EUR"), MRRMovement(churned: 50)) })
+    }
 }
