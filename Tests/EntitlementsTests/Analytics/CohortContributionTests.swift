@@ -234,34 +234,22 @@ import Testing
             }
         }
         // Counted rather than expected one by one: over 200,000 pairs.
-        var differing = 0
-        for lhs in daily {
-            for rhs in daily
-            where (lhs < rhs)
-                != ((lhs.day, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.currency, lhs.store)
-                    < (rhs.day, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.currency, rhs.store))
-            {
-                differing += 1
-            }
+        func differing<Key: Comparable>(_ keys: [Key], _ tupleOrder: (Key, Key) -> Bool) -> Int {
+            keys.reduce(0) { count, lhs in count + keys.filter { rhs in (lhs < rhs) != tupleOrder(lhs, rhs) }.count }
         }
-        for lhs in retention {
-            for rhs in retention
-            where (lhs < rhs)
-                != ((lhs.cohortMonth, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.paidRenewals)
-                    < (rhs.cohortMonth, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.paidRenewals))
-            {
-                differing += 1
+        let differing =
+            differing(daily) {
+                ($0.day, $0.productId, $0.subscriptionGroup, $0.storefront, $0.currency, $0.store)
+                    < ($1.day, $1.productId, $1.subscriptionGroup, $1.storefront, $1.currency, $1.store)
             }
-        }
-        for lhs in ltv {
-            for rhs in ltv
-            where (lhs < rhs)
-                != ((lhs.cohortMonth, lhs.productId, lhs.subscriptionGroup, lhs.storefront, lhs.day, lhs.currency)
-                    < (rhs.cohortMonth, rhs.productId, rhs.subscriptionGroup, rhs.storefront, rhs.day, rhs.currency))
-            {
-                differing += 1
+            + differing(retention) {
+                ($0.cohortMonth, $0.productId, $0.subscriptionGroup, $0.storefront, $0.paidRenewals)
+                    < ($1.cohortMonth, $1.productId, $1.subscriptionGroup, $1.storefront, $1.paidRenewals)
             }
-        }
+            + differing(ltv) {
+                ($0.cohortMonth, $0.productId, $0.subscriptionGroup, $0.storefront, $0.day, $0.currency)
+                    < ($1.cohortMonth, $1.productId, $1.subscriptionGroup, $1.storefront, $1.day, $1.currency)
+            }
         #expect(daily.count == 324 && retention.count == 162 && ltv.count == 324)
         #expect(differing == 0)
     }
