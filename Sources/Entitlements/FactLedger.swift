@@ -34,8 +34,7 @@ struct FactLedger {
             }
             switch fact {
             case .transaction(let transaction):
-                // Grouped as they come, repetitions dropped within the group: a transaction has
-                // a few signed versions at most, compared in full.
+                // Grouped as they come, repetitions dropped within the group (`appendDistinct`).
                 Self.appendDistinct(&versionsByTransactionId[transaction.transactionId, default: []], transaction)
             case .renewalInfo(let renewal):
                 renewalSet.insert(

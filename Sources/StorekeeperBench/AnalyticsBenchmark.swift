@@ -60,13 +60,12 @@ enum AnalyticsBenchmark {
                 let batch = next..<min(customers, next + 1000)
                 let contributions = batch.map { customer in
                     let customerFacts = facts(customer: customer, random: &random)
-                    let all = AnalyticsContribution.all(
+                    return AnalyticsContribution.all(
                         facts: customerFacts, environment: .production, catalog: catalog, rule: CommissionRule(),
                         now: now)
-                    return ((daily: all.daily, periods: all.periods), all.cohorts)
                 }
                 try await store.write { tx in
-                    for (offset, (contribution, cohorts)) in contributions.enumerated() {
+                    for (offset, contribution) in contributions.enumerated() {
                         let customer = try tx.ensureCustomer(
                             appId: appId, appUserId: "user-\(batch.lowerBound + offset)", at: now)
                         try tx.applyAnalyticsContribution(
@@ -74,7 +73,7 @@ enum AnalyticsBenchmark {
                         try tx.applyAnalyticsPeriods(
                             customerId: customer.id, appId: appId, environment: .production, contribution.periods)
                         try tx.applyAnalyticsCohorts(
-                            customerId: customer.id, appId: appId, environment: .production, cohorts)
+                            customerId: customer.id, appId: appId, environment: .production, contribution.cohorts)
                     }
                 }
                 next = batch.upperBound

@@ -17,20 +17,10 @@ import Storage
 /// (`conflictRetry`) and the ingestion writer re-runs it.
 /// - Note: Stateless; runs on the store's thread inside a write body.
 public enum AnalyticsAggregation {
-    /// The customer's analytics figures from its facts (pure: any thread).
-    static func figures(
-        facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, settings: AnalyticsSettings,
-        now: Timestamp
-    ) -> Figures {
-        let all = AnalyticsContribution.all(
-            facts: facts, environment: environment, catalog: catalog, rule: settings.commissionRule, now: now)
-        return Figures(daily: all.daily, periods: all.periods, cohorts: all.cohorts)
-    }
-
     /// Replaces the customer's stored contribution, periods and cohorts by `figures`, adding the
     /// differences to the shared rows.
     static func apply(
-        _ figures: Figures, customer: CustomerRecord, environment: AppStoreEnvironment,
+        _ figures: AnalyticsFigures, customer: CustomerRecord, environment: AppStoreEnvironment,
         in transaction: any StoreTransaction
     ) throws {
         try transaction.applyAnalyticsContribution(
@@ -39,13 +29,6 @@ public enum AnalyticsAggregation {
             customerId: customer.id, appId: customer.appId, environment: environment, figures.periods)
         try transaction.applyAnalyticsCohorts(
             customerId: customer.id, appId: customer.appId, environment: environment, figures.cohorts)
-    }
-
-    /// What one customer's facts give the aggregates of one environment.
-    struct Figures: Sendable {
-        var daily: [AnalyticsDailyKey: AnalyticsMeasures]
-        var periods: [AnalyticsPeriod]
-        var cohorts: CohortContribution
     }
 
     /// What a rebuild found.

@@ -67,8 +67,8 @@ public enum CustomerStateUpdater {
                 return (evaluation, encoding)
             },
             here: {
-                let figures = AnalyticsAggregation.figures(
-                    facts: facts, environment: environment, catalog: catalog, settings: settings, now: now)
+                let figures = AnalyticsContribution.all(
+                    facts: facts, environment: environment, catalog: catalog, rule: settings.commissionRule, now: now)
                 try AnalyticsAggregation.apply(figures, customer: customer, environment: environment, in: transaction)
             })
         let version = try transaction.saveCustomerInfo(

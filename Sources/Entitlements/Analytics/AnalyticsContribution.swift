@@ -1,5 +1,14 @@
 import AppStoreModels
 
+/// Everything one customer's facts give the analytics of one environment
+/// (`AnalyticsContribution.all`): what the store keeps for the customer and adds to the rows.
+/// - Note: Immutable value; `Sendable`.
+public struct AnalyticsFigures: Sendable {
+    public var daily: [AnalyticsDailyKey: AnalyticsMeasures]
+    public var periods: [AnalyticsPeriod]
+    public var cohorts: CohortContribution
+}
+
 /// What one customer's facts add to the daily aggregates of one environment: the pure half of
 /// incremental analytics. The store keeps each customer's last contribution; when the
 /// customer is re-evaluated the difference between the new and the old one is added to the
@@ -37,9 +46,9 @@ public enum AnalyticsContribution {
     public static func all(
         facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule,
         now: Timestamp
-    ) -> (daily: [AnalyticsDailyKey: AnalyticsMeasures], periods: [AnalyticsPeriod], cohorts: CohortContribution) {
+    ) -> AnalyticsFigures {
         let all = figures(facts: facts, environment: environment, catalog: catalog, rule: rule, now: now, cohorts: true)
-        return (all.daily, all.periods, all.cohorts ?? CohortContribution())
+        return AnalyticsFigures(daily: all.daily, periods: all.periods, cohorts: all.cohorts ?? CohortContribution())
     }
 
     static func figures(
@@ -62,9 +71,7 @@ public enum AnalyticsContribution {
                 playFacts.append(fact)
             }
         }
-        let transactions = latest.values.sorted {
-            $0.purchaseDate != $1.purchaseDate ? $0.purchaseDate < $1.purchaseDate : $0.transactionId < $1.transactionId
-        }
+        let transactions = latest.values.sorted(by: FactLedger.byPurchase)
         let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(ofLatest: transactions)
         var byOriginal: [String: [TransactionFact]] = [:]
         for transaction in transactions {

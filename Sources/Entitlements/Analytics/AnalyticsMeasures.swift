@@ -194,8 +194,9 @@ public struct AnalyticsDailyKey: Sendable, Hashable, Comparable, Codable {
     }
 
     /// Day first, then the other fields: the order rows are written in, so concurrent writers
-    /// lock shared rows in one order and cannot deadlock. Field by field rather than as tuples: a contribution's keys are sorted at every
-    /// re-evaluation, and the tuples retained four strings a side per comparison.
+    /// lock shared rows in one order and cannot deadlock. Field by field rather than as tuples:
+    /// a contribution's keys are sorted at every re-evaluation, and the tuples retained four
+    /// strings a side per comparison.
     public static func < (lhs: AnalyticsDailyKey, rhs: AnalyticsDailyKey) -> Bool {
         if lhs.day != rhs.day { return lhs.day < rhs.day }
         if lhs.productId != rhs.productId { return lhs.productId < rhs.productId }

@@ -21,20 +21,15 @@ public struct ProceedsCalculator: Sendable {
             if let known = latest[transaction.transactionId], known.signedDate >= transaction.signedDate { continue }
             latest[transaction.transactionId] = transaction
         }
-        let current = latest.values.sorted {
-            $0.purchaseDate != $1.purchaseDate ? $0.purchaseDate < $1.purchaseDate : $0.transactionId < $1.transactionId
-        }
-        return proceeds(ofLatest: current)
+        return proceeds(ofLatest: latest.values.sorted(by: FactLedger.byPurchase))
     }
 
     /// The same for transactions that are already each one's latest version, in purchase order
     /// (as `AnalyticsContribution` has them): nothing to deduplicate or sort again.
     func proceeds(ofLatest current: [TransactionFact]) -> [TransactionProceeds] {
         assert(
-            zip(current, current.dropFirst()).allSatisfy {
-                $0.purchaseDate != $1.purchaseDate
-                    ? $0.purchaseDate < $1.purchaseDate : $0.transactionId < $1.transactionId
-            }, "not one latest version per transaction in purchase order")
+            zip(current, current.dropFirst()).allSatisfy(FactLedger.byPurchase),
+            "not one latest version per transaction in purchase order")
         let accrued = PaidServiceAccrual.accruedBefore(current, catalog: catalog)
         return current.map { proceeds(of: $0, paidServiceBefore: accrued[$0.transactionId]) }
     }
