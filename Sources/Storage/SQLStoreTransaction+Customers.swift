@@ -25,6 +25,11 @@ extension SQLStoreTransaction {
     }
 
     func customer(appId: String, _ lookup: CustomerLookup) throws -> CustomerRecord? {
+        guard let id = try customerId(appId: appId, lookup) else { return nil }
+        return try customer(id: id)
+    }
+
+    func customerId(appId: String, _ lookup: CustomerLookup) throws -> Int64? {
         let found: SQLRow?
         switch lookup {
         case .appUserId(let value):
@@ -44,8 +49,7 @@ extension SQLStoreTransaction {
                 WHERE app_id = $1 AND original_transaction_id = $2
                 """, .text(appId), .text(value))
         }
-        guard let found else { return nil }
-        return try customer(id: try found.integer(0))
+        return try found?.integer(0)
     }
 
     func ensureCustomer(appId: String, appUserId: String, at: Timestamp) throws -> CustomerRecord {

@@ -191,59 +191,7 @@ extension SQLStoreTransaction {
         """
 
     func facts(customerId: Int64) throws -> [Fact] {
-        var facts: [Fact] = []
-        for row in try rows(
-            """
-            SELECT t.fact_json FROM signed_transactions t
-            WHERE t.app_id = (SELECT app_id FROM customers WHERE id = $1)
-              AND t.original_transaction_id IN (\(Self.customerPurchases))
-            ORDER BY t.id
-            """, .integer(customerId))
-        {
-            facts.append(.transaction(try Self.decode(TransactionFact.self, try row.text(0), column: "fact_json")))
-        }
-        for row in try rows(
-            """
-            SELECT r.fact_json FROM signed_renewal_infos r
-            WHERE r.app_id = (SELECT app_id FROM customers WHERE id = $1)
-              AND r.original_transaction_id IN (\(Self.customerPurchases))
-            ORDER BY r.id
-            """, .integer(customerId))
-        {
-            facts.append(.renewalInfo(try Self.decode(RenewalFact.self, try row.text(0), column: "fact_json")))
-        }
-        for row in try rows(
-            """
-            SELECT n.fact_json FROM notifications n
-            WHERE n.app_id = (SELECT app_id FROM customers WHERE id = $1)
-              AND n.original_transaction_id IN (\(Self.customerPurchases)) AND n.fact_json IS NOT NULL
-            ORDER BY n.id
-            """, .integer(customerId))
-        {
-            facts.append(.notification(try Self.decode(NotificationFact.self, try row.text(0), column: "fact_json")))
-        }
-        for row in try rows(
-            """
-            SELECT p.kind, p.fact_json FROM play_snapshots p
-            WHERE p.app_id = (SELECT app_id FROM customers WHERE id = $1)
-              AND p.purchase_token IN (\(Self.customerPurchases))
-            ORDER BY p.id
-            """, .integer(customerId))
-        {
-            facts.append(
-                try FactJSON(kind: try Self.factKind(playKind: try row.text(0)), json: try row.text(1)).decode())
-        }
-        for row in try rows(
-            """
-            SELECT o.fact_json FROM play_orders o
-            WHERE o.app_id = (SELECT app_id FROM customers WHERE id = $1)
-              AND o.purchase_token IN (\(Self.customerPurchases))
-            ORDER BY o.id
-            """, .integer(customerId))
-        {
-            facts.append(.playOrder(try Self.decode(PlayOrderFact.self, try row.text(0), column: "fact_json")))
-        }
-        return facts
+        try factJSON(customerId: customerId).map { row throws(StoreError) in try row.decode() }
     }
 
     func storedFacts(customerId: Int64, kind: FactKind, after: Int64?, limit: Int) throws -> [StoredFact] {

@@ -112,6 +112,29 @@ final class SQLStoreTransaction: StoreTransaction {
         return text + "\n" + onConflict
     }
 
+    // MARK: - Maintenance
+
+    func refreshPlannerStatistics() throws {
+        switch dialect {
+        case .sqlite: return
+        case .postgres:
+            // Storekeeper's tables only (a bare ANALYZE takes every table of the database,
+            // the catalogs too, and holds each until the commit), without the URL's statement
+            // timeout: a large store takes seconds.
+            let tables = try rows(
+                """
+                SELECT table_name FROM information_schema.tables
+                WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name
+                """
+            ).map { row throws(StoreError) in
+                "\"" + (try row.text(0)).replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            }
+            guard !tables.isEmpty else { return }
+            try connection.executeScript("SET LOCAL statement_timeout = 0")
+            try connection.executeScript("ANALYZE " + tables.joined(separator: ", "))
+        }
+    }
+
     // MARK: - Savepoints
 
     func withSavepoint<R>(_ body: () throws -> R) throws -> R {

@@ -83,12 +83,17 @@ public protocol StoreReader {
     // Customers.
     func customer(id: Int64) throws -> CustomerRecord?
     func customer(appId: String, _ lookup: CustomerLookup) throws -> CustomerRecord?
+    /// The id of the customer `lookup` finds, without its record: for a caller that locks the
+    /// customer next (`lockCustomer` reads the record then) or only needs to know it exists.
+    func customerId(appId: String, _ lookup: CustomerLookup) throws -> Int64?
     /// Ids of the customers an original transaction is shared with (besides its owner).
     func customersSharing(appId: String, originalTransactionId: String) throws -> [Int64]
 
     // Facts.
     /// Every fact of the customer (transactions, renewal infos and notifications of the
-    /// original transactions it owns), ready for `EntitlementEngine.evaluate`.
+    /// original transactions it owns or that are shared with it, then its Google Play
+    /// snapshots and orders), by table, each in the order stored; ready for
+    /// `EntitlementEngine.evaluate`.
     func facts(customerId: Int64) throws -> [Fact]
     /// The same facts as `facts(customerId:)`, in the same order, as their stored JSON.
     func factJSON(customerId: Int64) throws -> [FactJSON]
@@ -272,6 +277,17 @@ public protocol StoreTransaction: StoreReader {
     /// If the savepoint itself cannot be restored (the connection broke), that failure is
     /// thrown instead and the transaction is unusable: let it propagate.
     func withSavepoint<R>(_ body: () throws -> R) throws -> R
+
+    // Maintenance.
+    /// Brings the planner's statistics of Storekeeper's tables up to date after a bulk load
+    /// (PostgreSQL `ANALYZE`, as its docs advise after a restore). A statement a connection has
+    /// prepared keeps the generic plan made after its first few runs: planned while a fact table
+    /// was nearly empty, a customer's facts were found by scanning all of the app's rows (0.8 ms
+    /// a read on average while a new table grew to 2,700 notifications) until autovacuum
+    /// analyzed it, up to minutes later. Analyzing invalidates those plans. SQLite: nothing to
+    /// do; its planner works without statistics here (no `ANALYZE` has ever run on a
+    /// Storekeeper store), which keeps its plans independent of the data.
+    func refreshPlannerStatistics() throws
 
     // Apps and configuration. Each save of an app, a catalog or an endpoint returns the row's
     // new version (1 when created, one more on every save). A read-modify-write locks the row

@@ -12,8 +12,10 @@ import Synchronization
 /// `StorekeeperBench prepare-http --database URL --customers N --notifications M --out DIR
 /// [--seed-only]` writes into the store (migrating it) the app `bench` (Sandbox, trusting a
 /// test CA generated here), its catalog (`bench.monthly` unlocks `pro`), a public and a
-/// secret key, and N customers `user-0` … each with one purchased monthly subscription,
-/// committed through `IngestionWriter` with `.claim` ownership, in chunks (no HTTP). Then, in
+/// secret key, and N customers `user-0` … each with one purchased monthly subscription (its
+/// transaction, renewal info and `SUBSCRIBED` notification, as a production store holds it),
+/// committed through `IngestionWriter` with `.claim` ownership, in chunks (no HTTP), then
+/// refreshes the planner's statistics, as autovacuum would have in production. Then, in
 /// DIR: `ca/` (the test CA), `keys.env` (`APP_ID`, `PUBLIC_KEY`, `SECRET_KEY`),
 /// `customers.txt` (one app user id a line) and `notifications.jsonl` (M request bodies
 /// `{"signedPayload": …}`, one a line): `DID_RENEW` notifications spread uniformly over the
@@ -125,9 +127,11 @@ enum HTTPWorkload {
         let signer = FastSigner(authority)
 
         let store = try await StoreLocation(database).open()
+        // Signed before every notification's signed date (below): a renewal info is unique on
+        // its original transaction and signed date.
         let seeded = try await seed(
             store: store, authority: authority, keys: keys, customers: customers, firstPurchase: firstPurchase,
-            signedDate: now.adding(milliseconds: -120_000))
+            signedDate: now.adding(milliseconds: -120_000 - Int64(notifications)))
         await store.close()
         print("prepare-http: \(seeded) customers seeded in \(elapsed(since: started))")
         guard !seedOnly else { return }
@@ -212,19 +216,42 @@ enum HTTPWorkload {
             DispatchQueue.concurrentPerform(iterations: count) { offset in
                 do {
                     let index = chunkStart + offset
-                    var payload = transaction(
+                    // As a production store holds a purchase: its transaction, renewal info
+                    // and SUBSCRIBED notification (the fact tables hold rows when the run
+                    // starts, as they would in production).
+                    var purchase = transaction(
                         id: originalTransactionId(index), originalId: originalTransactionId(index),
                         purchase: firstPurchase, signedDate: signedDate)
-                    payload.transactionReason = RawEnum(.purchase)
-                    let jws = try signer.sign(payload)
+                    purchase.transactionReason = RawEnum(.purchase)
+                    let signed = try signedNotification(
+                        type: .subscribed, subtype: .initialBuy, transaction: purchase, signer: signer,
+                        signedDate: signedDate)
+                    let facts = try Fact.facts(
+                        notification: signed.payload, transaction: purchase, renewalInfo: signed.renewalInfo)
                     var batch = FactBatch(
                         appId: appId, receivedAt: now, environment: .sandbox,
                         ownership: .claim(appUserId: "user-\(index)", policy: .transferToNewest))
-                    batch.transactions = [
-                        NewTransaction(
-                            appId: appId, jws: jws, fact: try TransactionFact(payload), source: "client",
-                            receivedAt: now)
-                    ]
+                    for fact in facts {
+                        switch fact {
+                        case .transaction(let fact):
+                            batch.transactions.append(
+                                NewTransaction(
+                                    appId: appId, jws: signed.transactionJWS, fact: fact, source: "notification",
+                                    receivedAt: now))
+                        case .renewalInfo(let fact):
+                            batch.renewals.append(
+                                NewRenewalInfo(
+                                    appId: appId, jws: signed.renewalInfoJWS, fact: fact, source: "notification",
+                                    receivedAt: now))
+                        case .notification(let fact):
+                            batch.notification = NewNotification(
+                                appId: appId, notificationUUID: fact.notificationId, type: fact.type,
+                                subtype: fact.subtype, environment: .sandbox,
+                                originalTransactionId: purchase.originalTransactionId, signedDate: signedDate,
+                                signedPayload: signed.jws, fact: fact, receivedAt: now)
+                        default: break
+                        }
+                    }
                     batches.withLock { $0[offset] = batch }
                 } catch {
                     failure.withLock { $0 = error }
@@ -234,6 +261,8 @@ enum HTTPWorkload {
             let results = await writer.commit(batches.withLock { $0 }.compactMap { $0 }, operation: "bench_seed")
             for result in results { _ = try result.get() }
         }
+        // What a production store of this size has had from autovacuum long since (PostgreSQL).
+        try await store.write { try $0.refreshPlannerStatistics() }
         return customers
     }
 
@@ -247,8 +276,27 @@ enum HTTPWorkload {
             purchase: firstPurchase.adding(milliseconds: (round + 1) * period), signedDate: signedDate)
         renewed.originalPurchaseDate = firstPurchase
         renewed.transactionReason = RawEnum(.renewal)
+        let signed = try signedNotification(
+            type: .didRenew, subtype: nil, transaction: renewed, signer: signer, signedDate: signedDate)
+        // A JWS is base64url and dots: nothing in it needs JSON escaping.
+        return "{\"signedPayload\":\"\(signed.jws)\"}"
+    }
+
+    /// A signed V2 notification about `transaction`, with a renewal info that renews it.
+    struct SignedNotification {
+        var payload: ResponseBodyV2DecodedPayload
+        var renewalInfo: JWSRenewalInfoDecodedPayload
+        var jws: String
+        var transactionJWS: String
+        var renewalInfoJWS: String
+    }
+
+    static func signedNotification(
+        type: NotificationTypeV2, subtype: Subtype?, transaction: JWSTransactionDecodedPayload, signer: FastSigner,
+        signedDate: Timestamp
+    ) throws -> SignedNotification {
         var renewal = JWSRenewalInfoDecodedPayload()
-        renewal.originalTransactionId = original
+        renewal.originalTransactionId = transaction.originalTransactionId
         renewal.productId = productId
         renewal.autoRenewProductId = productId
         renewal.autoRenewStatus = RawEnum(.on)
@@ -257,16 +305,20 @@ enum HTTPWorkload {
         var data = NotificationData()
         data.environment = RawEnum(.sandbox)
         data.bundleId = bundleId
-        data.signedTransactionInfo = try signer.sign(renewed)
-        data.signedRenewalInfo = try signer.sign(renewal)
+        let transactionJWS = try signer.sign(transaction)
+        let renewalInfoJWS = try signer.sign(renewal)
+        data.signedTransactionInfo = transactionJWS
+        data.signedRenewalInfo = renewalInfoJWS
         var payload = ResponseBodyV2DecodedPayload()
-        payload.notificationType = RawEnum(.didRenew)
+        payload.notificationType = RawEnum(type)
+        payload.subtype = subtype.map { RawEnum($0) }
         payload.notificationUUID = UUID().uuidString.lowercased()
         payload.version = "2.0"
         payload.signedDate = signedDate
         payload.data = data
-        // A JWS is base64url and dots: nothing in it needs JSON escaping.
-        return "{\"signedPayload\":\"\(try signer.sign(payload))\"}"
+        return SignedNotification(
+            payload: payload, renewalInfo: renewal, jws: try signer.sign(payload), transactionJWS: transactionJWS,
+            renewalInfoJWS: renewalInfoJWS)
     }
 
     /// A monthly subscription transaction purchased at `purchase`.

@@ -51,9 +51,9 @@ public enum CustomerIdentity {
         -> CustomerRecord
     {
         if transaction.customerExists(appId: appId, appUserId: appUserId) == false,
-            let aliased = try transaction.customer(appId: appId, .alias(appUserId))
+            let aliased = try transaction.customerId(appId: appId, .alias(appUserId))
         {
-            return try transaction.lockCustomer(id: aliased.id)
+            return try transaction.lockCustomer(id: aliased)
         }
         return try transaction.ensureCustomer(appId: appId, appUserId: appUserId, at: now)
     }
@@ -64,12 +64,13 @@ public enum CustomerIdentity {
         appId: String, originalTransactionId: String, appAccountTokens: [String],
         in transaction: any StoreTransaction, now: Timestamp
     ) throws -> CustomerRecord? {
-        if let owner = try transaction.customer(appId: appId, .originalTransactionId(originalTransactionId)) {
-            return try transaction.lockCustomer(id: owner.id)
+        // Found by id and then locked: the lock reads the record (a lookup by record read it twice).
+        if let owner = try transaction.customerId(appId: appId, .originalTransactionId(originalTransactionId)) {
+            return try transaction.lockCustomer(id: owner)
         }
         for token in appAccountTokens {
-            guard let linked = try transaction.customer(appId: appId, .appAccountToken(token)) else { continue }
-            let locked = try transaction.lockCustomer(id: linked.id)
+            guard let linked = try transaction.customerId(appId: appId, .appAccountToken(token)) else { continue }
+            let locked = try transaction.lockCustomer(id: linked)
             try transaction.claimOriginalTransaction(originalTransactionId, customerId: locked.id, at: now)
             return try transaction.lockCustomer(id: locked.id)
         }
@@ -140,7 +141,7 @@ extension CustomerIdentity {
 extension StoreReader {
     /// Whether a customer with exactly this app user id exists.
     func customerExists(appId: String, appUserId: String) -> Bool {
-        ((try? customer(appId: appId, .appUserId(appUserId))) ?? nil) != nil
+        ((try? customerId(appId: appId, .appUserId(appUserId))) ?? nil) != nil
     }
 
     /// The customer known as `appUserId` directly or as an alias.

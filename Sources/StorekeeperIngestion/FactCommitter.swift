@@ -162,9 +162,9 @@ public enum FactCommitter {
         _ batch: FactBatch, token: String, in transaction: any StoreTransaction
     ) throws -> CustomerRecord? {
         guard let replaced = batch.linkedPurchaseTokens[token],
-            let owner = try transaction.customer(appId: batch.appId, .originalTransactionId(replaced))
+            let owner = try transaction.customerId(appId: batch.appId, .originalTransactionId(replaced))
         else { return nil }
-        let locked = try transaction.lockCustomer(id: owner.id)
+        let locked = try transaction.lockCustomer(id: owner)
         try transaction.claimOriginalTransaction(token, customerId: locked.id, at: batch.receivedAt)
         return try transaction.lockCustomer(id: locked.id)
     }
@@ -176,11 +176,11 @@ public enum FactCommitter {
     {
         var poster: CustomerRecord?
         for originalId in batch.originalTransactionIds {
-            guard try transaction.customer(appId: batch.appId, .originalTransactionId(originalId)) == nil else {
+            guard try transaction.customerId(appId: batch.appId, .originalTransactionId(originalId)) == nil else {
                 continue
             }
             let linked = try batch.appAccountTokens.contains {
-                try transaction.customer(appId: batch.appId, .appAccountToken($0)) != nil
+                try transaction.customerId(appId: batch.appId, .appAccountToken($0)) != nil
             }
             if linked { continue }
             let customer =
@@ -247,8 +247,8 @@ public enum FactCommitter {
         let now = batch.receivedAt
         let target = try CustomerIdentity.resolve(appId: batch.appId, appUserId: appUserId, in: transaction, now: now)
         var environments = batch.environments
-        if let other = try transaction.customer(appId: batch.appId, .appUserId(alias)), other.id != target.id {
-            let locked = try transaction.lockCustomer(id: other.id)
+        if let other = try transaction.customerId(appId: batch.appId, .appUserId(alias)), other != target.id {
+            let locked = try transaction.lockCustomer(id: other)
             environments.formUnion(try transaction.facts(customerId: locked.id).map(\.environment))
             for originalTransactionId in locked.originalTransactionIds {
                 try transaction.claimOriginalTransaction(originalTransactionId, customerId: target.id, at: now)

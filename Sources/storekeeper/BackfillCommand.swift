@@ -102,8 +102,8 @@ enum BackfillCommand {
                         + " Apple's (an appStoreConnect baseURL such as the simulator's)", code: 2)
             }
             let run = Run(
-                backfill: ReceiptBackfill(ingestion: ingestion, appId: appId, environment: environment), path: path,
-                failedPath: failedPath, jobs: jobs, total: total)
+                backfill: ReceiptBackfill(ingestion: ingestion, appId: appId, environment: environment), store: store,
+                path: path, failedPath: failedPath, jobs: jobs, total: total)
             code = try await run.start()
         } catch {
             await store.close()
@@ -116,6 +116,7 @@ enum BackfillCommand {
     /// One run over the file.
     private struct Run {
         let backfill: ReceiptBackfill
+        let store: any Store
         let path: String
         let failedPath: String
         let jobs: Int
@@ -181,6 +182,17 @@ enum BackfillCommand {
             } else {
                 try? failedFile.close()
                 try? FileManager.default.removeItem(atPath: failedPath)
+            }
+            // A bulk load leaves the planner's statistics behind the tables (PostgreSQL); the
+            // servers' prepared plans are made again from fresh ones. The import is committed
+            // whatever happens here: a failure is a warning, not the run's outcome.
+            if summary.imported > 0 {
+                do {
+                    try await store.write { try $0.refreshPlannerStatistics() }
+                } catch {
+                    FileHandle.standardError.write(
+                        Data("warning: could not refresh the planner's statistics (\(error)); run ANALYZE\n".utf8))
+                }
             }
             if interrupted {
                 FileHandle.standardError.write(

@@ -1,0 +1,120 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import StorekeeperTesting
+import Testing
+
+@testable import Storage
+
+private typealias F = IngestionFixture
+
+/// How a customer's facts are read in one statement (`SQLStoreTransaction.factJSON`), and the
+/// planner statistics a bulk load refreshes.
+extension StoreConformanceTests {
+    @Test(
+        "a customer's facts come back by table, then in the order they were stored, across purchases",
+        arguments: Backend.enabled)
+    func customerFactsInStoredOrder(backend: Backend) async throws {
+        func buyer(_ notification: F.Notification) -> F.Notification {
+            var notification = notification
+            notification.appUserId = "buyer"
+            return notification
+        }
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let other = AppRecord(id: "other-app", bundleId: "com.example.other", environments: [.production])
+            try await store.write { try $0.saveApp(other, at: F.at(0)) }
+            // Two purchases of one customer, stored interleaved (row ids alternate between them),
+            // and a third purchase owned by someone else and shared with the customer.
+            let first = F.notifications(customers: 1, perCustomer: 4, prefix: "first").map { buyer($0) }
+            let second = F.notifications(customers: 1, perCustomer: 2, prefix: "second").map { buyer($0) }
+            let shared = F.notifications(customers: 1, perCustomer: 2, prefix: "shared")
+            let order = [first[0], second[0], shared[0], first[1], second[1], first[2], shared[1], first[3]]
+            let snapshots = [Self.playSnapshot(read: 2), Self.playSnapshot(read: 1, order: "GPA.0")]
+            for notification in order { try await F.ingest(notification, into: store) }
+            let (buyer, owner) = try await store.write { tx in
+                let buyer = try #require(try tx.customer(appId: F.appId, .appUserId("buyer")))
+                let owner = try #require(try tx.customer(appId: F.appId, .appUserId(shared[0].appUserId)))
+                #expect(
+                    try tx.sharePurchase(shared[0].transaction.originalTransactionId, customerId: buyer.id, at: F.at(9))
+                )
+                // A purchase both owned and shared counts once.
+                #expect(
+                    try tx.sharePurchase(first[0].transaction.originalTransactionId, customerId: buyer.id, at: F.at(9)))
+                // Another app's rows under the same original transaction id are not the buyer's.
+                #expect(
+                    try tx.insertTransaction(
+                        NewTransaction(
+                            appId: other.id, jws: "jws.other", fact: first[0].transaction, source: "notification",
+                            receivedAt: F.now)) != .duplicate)
+                // A notification without a fact (one about nobody's state) is not a fact.
+                #expect(
+                    try tx.insertNotification(
+                        NewNotification(
+                            appId: F.appId, notificationUUID: "no-fact", type: "TEST", subtype: nil,
+                            environment: .production, originalTransactionId: first[0].transaction.originalTransactionId,
+                            signedDate: F.at(10), signedPayload: "jws.no-fact", fact: nil, receivedAt: F.now))
+                        != .duplicate)
+                // Google Play snapshots of a token the buyer owns come after the App Store facts.
+                _ = try tx.claimOriginalTransaction("tok-1", customerId: buyer.id, at: F.at(10))
+                for snapshot in snapshots { #expect(try tx.insertPlayFact(snapshot) != .duplicate) }
+                return (buyer, owner)
+            }
+            let expected =
+                order.map { Fact.transaction($0.transaction) } + order.compactMap { $0.renewal.map(Fact.renewalInfo) }
+                + order.map { Fact.notification($0.notificationFact) } + snapshots.map(\.fact)
+            let (facts, texts, ownerFacts) = try await store.read { reader in
+                (
+                    try reader.facts(customerId: buyer.id),
+                    try reader.factJSON(customerId: buyer.id).map { try $0.decode() },
+                    try reader.facts(customerId: owner.id)
+                )
+            }
+            #expect(facts == expected)
+            #expect(texts == expected)
+            #expect(
+                ownerFacts
+                    == shared.map { Fact.transaction($0.transaction) }
+                    + shared.compactMap { $0.renewal.map(Fact.renewalInfo) }
+                    + shared.map { Fact.notification($0.notificationFact) })
+        }
+    }
+
+    @Test(
+        "refreshing the planner's statistics analyzes the tables (PostgreSQL) and changes nothing else",
+        arguments: Backend.enabled)
+    func plannerStatisticsRefreshed(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            for notification in F.notifications(customers: 3, perCustomer: 2) {
+                try await F.ingest(notification, into: store)
+            }
+            let before = try await F.snapshot(store)
+            try await store.write { try $0.refreshPlannerStatistics() }
+            #expect(try await F.snapshot(store) == before)
+            switch backend {
+            case .sqlite:
+                // Never analyzed: SQLite plans these queries without statistics.
+                #expect(
+                    try await store.read {
+                        try $0.sql("SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'")
+                    }[0]
+                    .integer(0) == 0)
+            case .postgres:
+                // A table never analyzed has reltuples -1; ANALYZE counts its rows.
+                let tuples = try await store.read {
+                    try $0.sql(
+                        """
+                        SELECT relname, reltuples::bigint FROM pg_class
+                        WHERE relname IN ('notifications', 'signed_transactions', 'signed_renewal_infos')
+                          AND relnamespace = to_regnamespace(current_schema())::oid
+                        ORDER BY relname
+                        """
+                    ).map { [try $0.text(0), String(try $0.integer(1))] }
+                }
+                #expect(
+                    tuples == [["notifications", "6"], ["signed_renewal_infos", "6"], ["signed_transactions", "6"]])
+            }
+        }
+    }
+}
