@@ -260,9 +260,11 @@ enum HTTPWorkload {
             if let error = failure.withLock({ $0 }) { throw error }
             let results = await writer.commit(batches.withLock { $0 }.compactMap { $0 }, operation: "bench_seed")
             for result in results { _ = try result.get() }
+            // What autovacuum does in production, as the tables grow (PostgreSQL): the next
+            // chunk's statements are planned from statistics that know these rows (planned from
+            // the empty tables, seeding 10,000 customers took 90 s instead of 45).
+            try await store.write { try $0.refreshPlannerStatistics() }
         }
-        // What a production store of this size has had from autovacuum long since (PostgreSQL).
-        try await store.write { try $0.refreshPlannerStatistics() }
         return customers
     }
 

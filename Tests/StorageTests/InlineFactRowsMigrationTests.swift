@@ -1,0 +1,72 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import StorekeeperTesting
+import Testing
+
+@testable import Storage
+
+private typealias F = IngestionFixture
+
+/// Migration `0024_inline_fact_rows` (PostgreSQL storage parameters): a notification's signed
+/// payload is kept out of line without compression, and a transaction's row of a few kilobytes
+/// stays whole in its table.
+@Suite("Migration 0024: inline fact rows")
+struct InlineFactRowsMigrationTests {
+    @Test(
+        "signed payloads are stored as they are and a few-kilobyte row stays in its table",
+        .enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func storageParameters() async throws {
+        try await withStore(.postgres) { store, _ in
+            try await F.setUp(store)
+            let notification = F.notifications(customers: 1, perCustomer: 1)[0]
+            // Compressible on purpose: before 0024, pglz shrank it (and tried on every payload).
+            let payload = String(repeating: "eyJhbGciOiJFUzI1NiJ9", count: 600)
+            let jws = String(repeating: "x", count: 3_000)
+            try await store.write { tx in
+                _ = try tx.insertNotification(
+                    NewNotification(
+                        appId: F.appId, notificationUUID: notification.uuid, type: notification.type, subtype: nil,
+                        environment: .production, originalTransactionId: notification.transaction.originalTransactionId,
+                        signedDate: notification.transaction.signedDate, signedPayload: payload,
+                        fact: notification.notificationFact, receivedAt: F.now))
+                _ = try tx.insertTransaction(
+                    NewTransaction(
+                        appId: F.appId, jws: jws, fact: notification.transaction, source: "notification",
+                        receivedAt: F.now))
+            }
+            let settings = try await store.read { reader in
+                try reader.sql(
+                    """
+                    SELECT c.relname, array_to_string(c.reloptions, ',') FROM pg_class c
+                    WHERE c.relname IN ('signed_transactions', 'signed_renewal_infos', 'customer_states', 'notifications')
+                      AND c.relnamespace = to_regnamespace(current_schema())::oid
+                    ORDER BY c.relname
+                    """
+                ).map { [try $0.text(0), try $0.optionalText(1) ?? ""] }
+            }
+            #expect(
+                settings == [
+                    ["customer_states", "toast_tuple_target=8160"], ["notifications", ""],
+                    ["signed_renewal_infos", "toast_tuple_target=8160"],
+                    ["signed_transactions", "toast_tuple_target=8160"],
+                ])
+            let stored = try await store.read { reader in
+                (
+                    try reader.sql(
+                        "SELECT pg_column_size(signed_payload), octet_length(signed_payload) FROM notifications"
+                    ).map { [try $0.integer(0), try $0.integer(1)] },
+                    // The transaction's 3 KB JWS stayed in its row: nothing in the TOAST table.
+                    try reader.sql(
+                        """
+                        SELECT pg_relation_size(reltoastrelid) FROM pg_class
+                        WHERE relname = 'signed_transactions' AND relnamespace = to_regnamespace(current_schema())::oid
+                        """
+                    ).map { try $0.integer(0) }
+                )
+            }
+            #expect(stored.0 == [[12_000, 12_000]])
+            #expect(stored.1 == [0])
+        }
+    }
+}
