@@ -8,8 +8,8 @@
 #      raw-commits`: WAL, synchronous=FULL, one INSERT per transaction, one connection).
 #   2. `StorekeeperBench prepare-http` seeds a fresh SQLite store with 10,000 customers, each
 #      with one purchased monthly subscription (its transaction, renewal info and SUBSCRIBED
-#      notification, through StorekeeperIngestion, no HTTP; then ANALYZE on PostgreSQL, as
-#      autovacuum would have done in production), and
+#      notification, through StorekeeperIngestion, no HTTP; ANALYZE after each chunk on
+#      PostgreSQL, as autovacuum does in production), and
 #      signs distinct DID_RENEW notifications spread over them (sized to the run: no body is
 #      sent twice). `storekeeper serve` runs over that store on a free loopback port.
 #   3. wrk (BENCH_THREADS threads, BENCH_CONNECTIONS keep-alive connections, BENCH_DURATION):

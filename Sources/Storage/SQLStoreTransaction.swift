@@ -118,17 +118,17 @@ final class SQLStoreTransaction: StoreTransaction {
         switch dialect {
         case .sqlite: return
         case .postgres:
-            // Storekeeper's tables only (a bare ANALYZE takes every table of the database,
-            // the catalogs too, and holds each until the commit), without the URL's statement
-            // timeout: a large store takes seconds.
+            // The tables of the store's schema only (a bare ANALYZE takes every table of the
+            // database, the catalogs too, and holds each until the commit), named as `regclass`
+            // quotes and qualifies them, without the URL's statement timeout: a large store
+            // takes seconds.
             let tables = try rows(
                 """
-                SELECT table_name FROM information_schema.tables
-                WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name
+                SELECT c.oid::regclass::text FROM pg_class c
+                WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relkind IN ('r', 'p')
+                ORDER BY c.relname
                 """
-            ).map { row throws(StoreError) in
-                "\"" + (try row.text(0)).replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            }
+            ).map { row throws(StoreError) in try row.text(0) }
             guard !tables.isEmpty else { return }
             try connection.executeScript("SET LOCAL statement_timeout = 0")
             try connection.executeScript("ANALYZE " + tables.joined(separator: ", "))

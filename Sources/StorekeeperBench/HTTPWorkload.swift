@@ -14,8 +14,8 @@ import Synchronization
 /// test CA generated here), its catalog (`bench.monthly` unlocks `pro`), a public and a
 /// secret key, and N customers `user-0` … each with one purchased monthly subscription (its
 /// transaction, renewal info and `SUBSCRIBED` notification, as a production store holds it),
-/// committed through `IngestionWriter` with `.claim` ownership, in chunks (no HTTP), then
-/// refreshes the planner's statistics, as autovacuum would have in production. Then, in
+/// committed through `IngestionWriter` with `.claim` ownership, in chunks (no HTTP), the
+/// planner's statistics refreshed after each, as autovacuum does in production. Then, in
 /// DIR: `ca/` (the test CA), `keys.env` (`APP_ID`, `PUBLIC_KEY`, `SECRET_KEY`),
 /// `customers.txt` (one app user id a line) and `notifications.jsonl` (M request bodies
 /// `{"signedPayload": …}`, one a line): `DID_RENEW` notifications spread uniformly over the

@@ -10,7 +10,7 @@ private typealias F = IngestionFixture
 
 /// Migration `0024_inline_fact_rows` (PostgreSQL storage parameters): a notification's signed
 /// payload is kept out of line without compression, and a transaction's row of a few kilobytes
-/// stays whole in its table.
+/// stays whole in its table, uncompressed.
 @Suite("Migration 0024: inline fact rows")
 struct InlineFactRowsMigrationTests {
     @Test(
@@ -22,7 +22,8 @@ struct InlineFactRowsMigrationTests {
             let notification = F.notifications(customers: 1, perCustomer: 1)[0]
             // Compressible on purpose: before 0024, pglz shrank it (and tried on every payload).
             let payload = String(repeating: "eyJhbGciOiJFUzI1NiJ9", count: 600)
-            let jws = String(repeating: "x", count: 3_000)
+            // Incompressible, as a JWS is: before 0024 it went out of line once its row passed 2 KB.
+            let jws = Data((0..<2_250).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             try await store.write { tx in
                 _ = try tx.insertNotification(
                     NewNotification(
@@ -39,7 +40,7 @@ struct InlineFactRowsMigrationTests {
                 try reader.sql(
                     """
                     SELECT c.relname, array_to_string(c.reloptions, ',') FROM pg_class c
-                    WHERE c.relname IN ('signed_transactions', 'signed_renewal_infos', 'customer_states', 'notifications')
+                    WHERE c.relname IN ('signed_transactions', 'signed_renewal_infos', 'notifications')
                       AND c.relnamespace = to_regnamespace(current_schema())::oid
                     ORDER BY c.relname
                     """
@@ -47,7 +48,7 @@ struct InlineFactRowsMigrationTests {
             }
             #expect(
                 settings == [
-                    ["customer_states", "toast_tuple_target=8160"], ["notifications", ""],
+                    ["notifications", ""],
                     ["signed_renewal_infos", "toast_tuple_target=8160"],
                     ["signed_transactions", "toast_tuple_target=8160"],
                 ])
@@ -56,6 +57,9 @@ struct InlineFactRowsMigrationTests {
                     try reader.sql(
                         "SELECT pg_column_size(signed_payload), octet_length(signed_payload) FROM notifications"
                     ).map { [try $0.integer(0), try $0.integer(1)] },
+                    try reader.sql("SELECT pg_column_size(jws), octet_length(jws) FROM signed_transactions").map {
+                        [try $0.integer(0), try $0.integer(1)]
+                    },
                     // The transaction's 3 KB JWS stayed in its row: nothing in the TOAST table.
                     try reader.sql(
                         """
@@ -66,7 +70,9 @@ struct InlineFactRowsMigrationTests {
                 )
             }
             #expect(stored.0 == [[12_000, 12_000]])
-            #expect(stored.1 == [0])
+            // In the row, its 4-byte length header counts; out of line it would read 3,000.
+            #expect(stored.1 == [[3_004, 3_000]])
+            #expect(stored.2 == [0])
         }
     }
 }
