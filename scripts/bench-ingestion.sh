@@ -8,8 +8,7 @@
 #      raw-commits`: WAL, synchronous=FULL, one INSERT per transaction, one connection).
 #   2. `StorekeeperBench prepare-http` seeds a fresh SQLite store with 10,000 customers, each
 #      with one purchased monthly subscription (its transaction, renewal info and SUBSCRIBED
-#      notification, through StorekeeperIngestion, no HTTP; ANALYZE after each chunk on
-#      PostgreSQL, as autovacuum does in production), and
+#      notification, through StorekeeperIngestion, no HTTP), and
 #      signs distinct DID_RENEW notifications spread over them (sized to the run: no body is
 #      sent twice). `storekeeper serve` runs over that store on a free loopback port.
 #   3. wrk (BENCH_THREADS threads, BENCH_CONNECTIONS keep-alive connections, BENCH_DURATION):
@@ -18,7 +17,8 @@
 #                                     same size for the same random paths
 #      then the same GETs over a fresh store of 100,000 customers.
 #   4. A throwaway PostgreSQL (scripts/postgres-test.sh): its raw single-row commit rate from one
-#      libpq client, the same 10,000 customers, the server on it, the same POST run.
+#      libpq client, the same 10,000 customers (ANALYZE after each chunk of them, as autovacuum
+#      does in production), the server on it, the same POST run.
 #   5. A table: requests/s, p50, p99, the reference, the ratio, the target and PASS/MISS.
 #
 # Environment: BENCH_DURATION (per run, default 10s), BENCH_THREADS (default 2),

@@ -11,10 +11,10 @@ extension SQLStoreTransaction {
     /// `facts(customerId:)` gives: by table, then by row id. `CROSS JOIN` makes SQLite start
     /// from the purchases (it otherwise chose to scan all of the app's notifications).
     func factJSON(customerId: Int64) throws -> [FactJSON] {
-        let rows = try rows(Self.customerFactsStatement, .integer(customerId))
+        let found = try rows(Self.customerFactsStatement, .integer(customerId))
         var parts: [(part: Int64, id: Int64, kind: FactKind, json: String)] = []
-        parts.reserveCapacity(rows.count)
-        for row in rows {
+        parts.reserveCapacity(found.count)
+        for row in found {
             let part = try row.integer(0)
             let kind: FactKind
             switch part {

@@ -118,14 +118,15 @@ final class SQLStoreTransaction: StoreTransaction {
         switch dialect {
         case .sqlite: return
         case .postgres:
-            // The tables of the store's schema only (a bare ANALYZE takes every table of the
-            // database, the catalogs too, and holds each until the commit), named as `regclass`
+            // The tables of the store's schema only (a bare ANALYZE also takes the catalogs and
+            // other schemas' tables, and each is held until the commit), named as `regclass`
             // quotes and qualifies them, without the URL's statement timeout: a large store
             // takes seconds.
             let tables = try rows(
                 """
                 SELECT c.oid::regclass::text FROM pg_class c
-                WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relkind IN ('r', 'p')
+                WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+                  AND c.relkind IN ('r', 'p')
                 ORDER BY c.relname
                 """
             ).map { row throws(StoreError) in try row.text(0) }

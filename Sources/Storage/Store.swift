@@ -279,7 +279,7 @@ public protocol StoreTransaction: StoreReader {
     func withSavepoint<R>(_ body: () throws -> R) throws -> R
 
     // Maintenance.
-    /// Brings the planner's statistics of Storekeeper's tables up to date after a bulk load
+    /// Brings the planner's statistics of the store's tables (its schema's) up to date after a bulk load
     /// (PostgreSQL `ANALYZE`, as its docs advise after a restore). A statement a connection has
     /// prepared keeps the generic plan made after its first few runs: planned while a fact table
     /// was nearly empty, a customer's facts were found by scanning all of the app's rows (0.8 ms

@@ -186,8 +186,9 @@ enum BackfillCommand {
             // A bulk load leaves the planner's statistics behind the tables (PostgreSQL); the
             // servers' prepared plans are made again from fresh ones. The import is committed
             // whatever happens here: a failure is a warning, not the run's outcome. An
-            // interrupted run leaves it to the run that resumes.
-            if summary.imported > 0, store.engine == .postgres, !interrupted {
+            // interrupted run leaves it to the run that resumes, which counts the lines imported
+            // before as duplicates.
+            if summary.imported + summary.duplicates > 0, store.engine == .postgres, !interrupted {
                 do {
                     try await store.write { try $0.refreshPlannerStatistics() }
                 } catch {

@@ -41,7 +41,7 @@ struct InlineFactRowsMigrationTests {
                     """
                     SELECT c.relname, array_to_string(c.reloptions, ',') FROM pg_class c
                     WHERE c.relname IN ('signed_transactions', 'signed_renewal_infos', 'notifications')
-                      AND c.relnamespace = to_regnamespace(current_schema())::oid
+                      AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
                     ORDER BY c.relname
                     """
                 ).map { [try $0.text(0), try $0.optionalText(1) ?? ""] }
@@ -64,12 +64,21 @@ struct InlineFactRowsMigrationTests {
                     try reader.sql(
                         """
                         SELECT pg_relation_size(reltoastrelid) FROM pg_class
-                        WHERE relname = 'signed_transactions' AND relnamespace = to_regnamespace(current_schema())::oid
+                        WHERE relname = 'signed_transactions'
+                          AND relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
                         """
-                    ).map { try $0.integer(0) }
+                    ).map { try $0.integer(0) },
+                    // `e`: external, never compressed.
+                    try reader.sql(
+                        """
+                        SELECT attstorage::text FROM pg_attribute
+                        WHERE attrelid = 'notifications'::regclass AND attname = 'signed_payload'
+                        """
+                    ).map { try $0.text(0) }
                 )
             }
             #expect(stored.0 == [[12_000, 12_000]])
+            #expect(stored.3 == ["e"])
             // In the row, its 4-byte length header counts; out of line it would read 3,000.
             #expect(stored.1 == [[3_004, 3_000]])
             #expect(stored.2 == [0])

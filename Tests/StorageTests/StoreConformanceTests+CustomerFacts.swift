@@ -107,7 +107,7 @@ extension StoreConformanceTests {
                         """
                         SELECT relname, reltuples::bigint FROM pg_class
                         WHERE relname IN ('notifications', 'signed_transactions', 'signed_renewal_infos')
-                          AND relnamespace = to_regnamespace(current_schema())::oid
+                          AND relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
                         ORDER BY relname
                         """
                     ).map { [try $0.text(0), String(try $0.integer(1))] }

@@ -256,6 +256,19 @@ struct StoreConformanceTests {
                 .map { try? reader.customer(appId: F.appId, $0)?.id }
             }
             #expect(found == [a.id, a.id, a.id, a.id])
+            // The id alone, as a caller about to lock the customer asks: the same answers,
+            // nil for an unknown value or another app.
+            let ids = try await store.read { reader in
+                let lookups: [CustomerLookup] = [
+                    .appUserId("alice"), .alias("alice@old"), .appAccountToken("7E3FB20B-4CDF-4F4A-9F6A-1A2B3C4D5E6F"),
+                    .originalTransactionId("o-1"), .appUserId("bob"), .appUserId("carol"), .alias("bob@old"),
+                    .appAccountToken("nobody"), .originalTransactionId("o-2"),
+                ]
+                var ids = try lookups.map { try reader.customerId(appId: F.appId, $0) }
+                ids.append(try reader.customerId(appId: "another-app", .appUserId("alice")))
+                return ids
+            }
+            #expect(ids == [a.id, a.id, a.id, a.id, b.id, nil, nil, nil, nil, nil])
             await #expect(throws: StoreError.self) {
                 try await store.write { tx in try tx.addAlias("alice@old", customerId: b.id, at: F.at(2)) }
             }
