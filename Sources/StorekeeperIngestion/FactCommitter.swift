@@ -122,7 +122,42 @@ public enum FactCommitter {
                     originalTransactionId: fact.originalTransactionId, renewalSignedAt: fact.signedDate,
                     billingRetry: fact.isInBillingRetryPeriod, factAt: batch.receivedAt))
         }
-        return updates
+        return merged(updates)
+    }
+
+    /// One update per subscription: what applying `updates` in turn leaves, since the upsert
+    /// keeps the newest of each column (the latest expiry and arrival; the billing flag of the
+    /// newest renewal info, the later one at equal instants). A notification's transaction and
+    /// renewal info were two upserts of one row.
+    static func merged(_ updates: [SubscriptionWatchUpdate]) -> [SubscriptionWatchUpdate] {
+        struct Key: Hashable {
+            var appId: String
+            var environment: AppStoreEnvironment
+            var originalTransactionId: String
+        }
+        var result: [SubscriptionWatchUpdate] = []
+        var positions: [Key: Int] = [:]
+        for update in updates {
+            let key = Key(
+                appId: update.appId, environment: update.environment,
+                originalTransactionId: update.originalTransactionId)
+            guard let position = positions[key] else {
+                positions[key] = result.count
+                result.append(update)
+                continue
+            }
+            var into = result[position]
+            if let expiresAt = update.expiresAt, into.expiresAt.map({ expiresAt > $0 }) ?? true {
+                into.expiresAt = expiresAt
+            }
+            if let signedAt = update.renewalSignedAt, into.renewalSignedAt.map({ signedAt >= $0 }) ?? true {
+                into.renewalSignedAt = signedAt
+                into.billingRetry = update.billingRetry
+            }
+            into.factAt = max(into.factAt, update.factAt)
+            result[position] = into
+        }
+        return result
     }
 
     // MARK: Ownership rules
