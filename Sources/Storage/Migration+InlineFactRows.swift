@@ -9,8 +9,8 @@ extension Migration {
     /// 0.11–0.14 ms, now about 0.06). Customer states (updated in place) keep the default.
     /// `SET STORAGE` locks `notifications` exclusively for an instant: it comes last, and waits
     /// at most 5 s for running transactions (then the migration fails and changes nothing; the
-    /// next start tries again) rather than queue every instance's statements behind it. SQLite keeps long values
-    /// in overflow pages and has nothing to change.
+    /// next start tries again) rather than queue every instance's statements behind it. SQLite
+    /// keeps long values in overflow pages and has nothing to change.
     static let inlineFactRows = Migration(
         identifier: "0024_inline_fact_rows",
         sqlite: """

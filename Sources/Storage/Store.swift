@@ -279,13 +279,13 @@ public protocol StoreTransaction: StoreReader {
     func withSavepoint<R>(_ body: () throws -> R) throws -> R
 
     // Maintenance.
-    /// Brings the planner's statistics of the store's tables (its schema's) up to date after a bulk load
-    /// (PostgreSQL `ANALYZE`, as its docs advise after a restore). A statement a connection has
-    /// prepared keeps the generic plan made after its first few runs: planned while a fact table
-    /// was nearly empty, a customer's facts were found by scanning all of the app's rows (0.8 ms
-    /// a read on average while a new table grew to 2,700 notifications) until autovacuum
-    /// analyzed it, up to minutes later. Analyzing invalidates those plans. SQLite: nothing to
-    /// do; its planner works without statistics here (no `ANALYZE` has ever run on a
+    /// Brings the planner's statistics of the store's tables (its schema's) up to date after a
+    /// bulk load (PostgreSQL `ANALYZE`, as its docs advise after a restore). A statement a
+    /// connection has prepared keeps the generic plan made after its first few runs: planned
+    /// while a fact table was nearly empty, a customer's facts were found by scanning all of the
+    /// app's rows (0.8 ms a read on average while a new table grew to 2,700 notifications) until
+    /// autovacuum analyzed it, up to minutes later. Analyzing invalidates those plans. SQLite:
+    /// nothing to do; its planner works without statistics here (no `ANALYZE` has ever run on a
     /// Storekeeper store), which keeps its plans independent of the data.
     func refreshPlannerStatistics() throws
 

@@ -228,30 +228,13 @@ enum HTTPWorkload {
                         signedDate: signedDate)
                     let facts = try Fact.facts(
                         notification: signed.payload, transaction: purchase, renewalInfo: signed.renewalInfo)
-                    var batch = FactBatch(
-                        appId: appId, receivedAt: now, environment: .sandbox,
-                        ownership: .claim(appUserId: "user-\(index)", policy: .transferToNewest))
-                    for fact in facts {
-                        switch fact {
-                        case .transaction(let fact):
-                            batch.transactions.append(
-                                NewTransaction(
-                                    appId: appId, jws: signed.transactionJWS, fact: fact, source: "notification",
-                                    receivedAt: now))
-                        case .renewalInfo(let fact):
-                            batch.renewals.append(
-                                NewRenewalInfo(
-                                    appId: appId, jws: signed.renewalInfoJWS, fact: fact, source: "notification",
-                                    receivedAt: now))
-                        case .notification(let fact):
-                            batch.notification = NewNotification(
-                                appId: appId, notificationUUID: fact.notificationId, type: fact.type,
-                                subtype: fact.subtype, environment: .sandbox,
-                                originalTransactionId: purchase.originalTransactionId, signedDate: signedDate,
-                                signedPayload: signed.jws, fact: fact, receivedAt: now)
-                        default: break
-                        }
-                    }
+                    // What the server stores for this notification, claimed by the customer.
+                    var batch = NotificationIngestor.batch(
+                        appId: appId, signedPayload: signed.jws, payload: signed.payload,
+                        uuid: signed.payload.notificationUUID ?? "", signedDate: signedDate, facts: facts,
+                        transactionJWS: signed.transactionJWS, renewalInfoJWS: signed.renewalInfoJWS,
+                        environment: .sandbox, receivedAt: now)
+                    batch.ownership = .claim(appUserId: "user-\(index)", policy: .transferToNewest)
                     batches.withLock { $0[offset] = batch }
                 } catch {
                     failure.withLock { $0 = error }

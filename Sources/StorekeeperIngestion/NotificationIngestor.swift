@@ -86,32 +86,12 @@ public struct NotificationIngestor: Sendable {
             try await reject(app: record, payload: signedPayload, rule: "notification.\(error.code.rawValue)", now: now)
             throw IngestionError(.invalidNotification, "The notification's contents are incomplete.")
         }
-        let transactionFact = facts.lazy.compactMap { if case .transaction(let value) = $0 { value } else { nil } }
-            .first
-        let renewalFact = facts.lazy.compactMap { if case .renewalInfo(let value) = $0 { value } else { nil } }.first
-        let notificationFact = facts.lazy.compactMap { if case .notification(let value) = $0 { value } else { nil } }
-            .first
-        let originalTransactionId = transactionFact?.originalTransactionId ?? renewalFact?.originalTransactionId
-        let notification = NewNotification(
-            appId: record.id, notificationUUID: uuid, type: type, subtype: payload.subtype?.rawValue,
-            environment: payload.data?.environment?.value ?? environment, originalTransactionId: originalTransactionId,
-            signedDate: signedDate, signedPayload: signedPayload, fact: notificationFact, receivedAt: now)
-        var batch = FactBatch(
-            appId: record.id, receivedAt: now,
-            environment: transactionFact?.environment ?? renewalFact?.environment ?? environment,
-            ownership: .existingOwner, notification: notification)
-        if let transactionFact {
-            batch.transactions.append(
-                NewTransaction(
-                    appId: record.id, jws: verified.transaction?.jws, fact: transactionFact, source: "notification",
-                    receivedAt: now))
-        }
-        if let renewalFact {
-            batch.renewals.append(
-                NewRenewalInfo(
-                    appId: record.id, jws: verified.renewalInfo?.jws, fact: renewalFact, source: "notification",
-                    receivedAt: now))
-        }
+        var batch = Self.batch(
+            appId: record.id, signedPayload: signedPayload, payload: payload, uuid: uuid, signedDate: signedDate,
+            facts: facts, transactionJWS: verified.transaction?.jws, renewalInfoJWS: verified.renewalInfo?.jws,
+            environment: environment, receivedAt: now)
+        let originalTransactionId = batch.notification?.originalTransactionId
+        let transactionFact = batch.transactions.first?.fact
         if let token = verified.transaction?.payload.appAccountToken?.uuidString.lowercased() {
             batch.appAccountTokens = [token]
         }
@@ -119,7 +99,7 @@ public struct NotificationIngestor: Sendable {
             let signedTransaction = verified.transaction?.payload
             let job = ConsumptionResponder.Payload(
                 appId: record.id, notificationUUID: uuid, originalTransactionId: originalTransactionId,
-                transactionId: transactionFact?.transactionId, environment: notification.environment,
+                transactionId: transactionFact?.transactionId, environment: batch.notification?.environment,
                 requestedAt: signedDate,
                 purchase: signedTransaction.map {
                     ConsumedPurchase(
@@ -220,6 +200,43 @@ public struct NotificationIngestor: Sendable {
             NewRenewalInfo(appId: record.id, jws: nil, fact: $0, source: "notification_v1", receivedAt: now)
         }
         return try await commit(batch, type: type, notificationId: notificationId)
+    }
+
+    /// What a verified V2 notification stores, for the owner of its purchase: the notification
+    /// (its `signedPayload` as received), its transaction and renewal info with their JWS, mapped
+    /// to `facts` (`Fact.facts`). `environment` stands in where the payloads name none.
+    public static func batch(
+        appId: String, signedPayload: String, payload: ResponseBodyV2DecodedPayload, uuid: String,
+        signedDate: Timestamp, facts: [Fact], transactionJWS: String?, renewalInfoJWS: String?,
+        environment: AppStoreEnvironment, receivedAt: Timestamp
+    ) -> FactBatch {
+        let transactionFact = facts.lazy.compactMap { if case .transaction(let value) = $0 { value } else { nil } }
+            .first
+        let renewalFact = facts.lazy.compactMap { if case .renewalInfo(let value) = $0 { value } else { nil } }.first
+        let notificationFact = facts.lazy.compactMap { if case .notification(let value) = $0 { value } else { nil } }
+            .first
+        let notification = NewNotification(
+            appId: appId, notificationUUID: uuid, type: payload.notificationType?.rawValue ?? "UNKNOWN",
+            subtype: payload.subtype?.rawValue, environment: payload.data?.environment?.value ?? environment,
+            originalTransactionId: transactionFact?.originalTransactionId ?? renewalFact?.originalTransactionId,
+            signedDate: signedDate, signedPayload: signedPayload, fact: notificationFact, receivedAt: receivedAt)
+        var batch = FactBatch(
+            appId: appId, receivedAt: receivedAt,
+            environment: transactionFact?.environment ?? renewalFact?.environment ?? environment,
+            ownership: .existingOwner, notification: notification)
+        if let transactionFact {
+            batch.transactions.append(
+                NewTransaction(
+                    appId: appId, jws: transactionJWS, fact: transactionFact, source: "notification",
+                    receivedAt: receivedAt))
+        }
+        if let renewalFact {
+            batch.renewals.append(
+                NewRenewalInfo(
+                    appId: appId, jws: renewalInfoJWS, fact: renewalFact, source: "notification",
+                    receivedAt: receivedAt))
+        }
+        return batch
     }
 
     private func commit(_ batch: FactBatch, type: String, notificationId: String) async throws(IngestionError)
