@@ -10,4 +10,9 @@ static inline int CSQLite_constraintPrimaryKey(void) { return SQLITE_CONSTRAINT_
 // process-wide mutex every allocation of every connection takes; SQLITE_MISUSE once SQLite is
 // already initialized.
 static inline int CSQLite_disableMemoryStatistics(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+// The size up to which a savepoint's statement journal (the pages it changed, as they were) is
+// kept in memory before SQLite spills it to a temporary file; SQLITE_MISUSE as above.
+static inline int CSQLite_statementJournalSpill(int bytes) {
+    return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, bytes);
+}
 #endif

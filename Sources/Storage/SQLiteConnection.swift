@@ -61,14 +61,30 @@ final class SQLiteConnection: SQLConnection {
 
     deinit { close() }
 
-    /// Set once per process, before the first connection opens: SQLite's memory statistics
-    /// off. Their mutex is taken by every allocation of every connection, and GETs read on two
-    /// threads at once (the GET profile's futex waits). Nothing here reads those statistics.
-    private static let processSettings: Int32 = CSQLite_disableMemoryStatistics()
+    /// Set once per process, before the first connection opens:
+    /// - SQLite's memory statistics off. Their mutex is taken by every allocation of every
+    ///   connection, and GETs read on two threads at once (the GET profile's futex waits).
+    ///   Nothing here reads those statistics.
+    /// - A savepoint's statement journal kept in memory up to `statementJournalSpill` bytes
+    ///   (SQLite's default is 64 KiB). Every ingestion of a group commit runs in its own
+    ///   savepoint, which journals each existing page it changes (~25 pages, 100 KB for a
+    ///   notification); past 64 KiB that went to a temporary file, half the bytes the writer's
+    ///   thread wrote with `pwrite` (the POST profile). A larger savepoint still spills, so a
+    ///   big statement's memory stays bounded.
+    private static let processSettings: (memoryStatistics: Int32, statementJournal: Int32) = (
+        CSQLite_disableMemoryStatistics(), CSQLite_statementJournalSpill(statementJournalSpill)
+    )
 
-    /// What setting them answered (`SQLITE_OK`, or `SQLITE_MISUSE` when something in the
-    /// process had initialized SQLite first), and the bytes they count (zero while off): tests.
-    static var memoryStatisticsSetting: Int32 { processSettings }
+    /// The statement journal's in-memory bound: the most SQLite's unix VFS writes in one call
+    /// (it masks a write's length to 17 bits), since the spill writes the journal at once. With
+    /// a larger bound the spill failed with "database or disk is full" (SQLite 3.40).
+    static let statementJournalSpill: Int32 = (1 << 17) - 1
+
+    /// What the settings answered (`SQLITE_OK`, or `SQLITE_MISUSE` when something in the
+    /// process had initialized SQLite first), and the bytes the statistics count (zero while
+    /// off): tests.
+    static var memoryStatisticsSetting: Int32 { processSettings.memoryStatistics }
+    static var statementJournalSetting: Int32 { processSettings.statementJournal }
     static var trackedMemory: Int64 { sqlite3_memory_used() }
 
     var isHealthy: Bool { handle != nil }

@@ -5,11 +5,16 @@ import Synchronization
 /// and its caller hears back only after the transaction holding it is durable.
 ///
 /// Group commit: batches that arrive while a commit is in flight wait in a queue; the next
-/// transaction takes all of them (up to `maximumGroupSize`), each inside its own savepoint, so
-/// many ingestions share one durable `COMMIT` (one fsync on SQLite) while a batch that fails
-/// is undone alone and answered with its own error: its neighbours commit. Batches of one
-/// customer keep their arrival order within a group. On PostgreSQL a few groups may be in
-/// flight at once (`concurrentGroups`); their customers' row locks serialize what they share.
+/// transaction takes all of them (up to `maximumGroupSize`), so many ingestions share one
+/// durable `COMMIT` (one fsync on SQLite), while a batch that fails is undone alone and
+/// answered with its own error: its neighbours commit. A group is first written without
+/// savepoints; only when one of its batches fails is that transaction rolled back and the
+/// group written again with each batch in its own savepoint. (A savepoint makes SQLite keep a
+/// copy of every page its batch changes, ~25 pages a notification, which it wrote to a
+/// temporary file on the single writer's thread; PostgreSQL pays two statements a batch.)
+/// Batches of one customer keep their arrival order within a group. On PostgreSQL a few
+/// groups may be in flight at once (`concurrentGroups`); their customers' row locks serialize
+/// what they share.
 /// - Note: Thread-safe: the queue sits behind a `Mutex`; any number of tasks commit concurrently.
 public final class IngestionWriter: Sendable {
     /// How batches are grouped.
@@ -48,6 +53,9 @@ public final class IngestionWriter: Sendable {
         public var retries = 0
         public var groups = 0
         public var largestGroup = 0
+        /// Groups written a second time, each batch in a savepoint, after one of their batches
+        /// failed in the first transaction.
+        public var isolatedGroups = 0
     }
 
     /// What one batch's savepoint ended in.
@@ -55,6 +63,11 @@ public final class IngestionWriter: Sendable {
         case committed(FactCommit)
         case failed(IngestionError, retryable: Bool)
     }
+
+    /// Thrown out of a group's first transaction when one of its batches fails, so that the
+    /// transaction rolls back (never retried as such) and the group is written again in
+    /// savepoints, where that batch's own error is found and answered.
+    private struct BatchFailed: Error {}
 
     private struct Pending: Sendable {
         var batch: FactBatch
@@ -151,8 +164,15 @@ public final class IngestionWriter: Sendable {
         let started = ContinuousClock.now
         let attempts: [Attempt]
         do {
-            attempts = try await store.write(retries: settings.retries) { transaction in
-                try Self.apply(batches, in: transaction)
+            do {
+                attempts = try await store.write(retries: settings.retries) { transaction in
+                    try Self.applyTogether(batches, in: transaction)
+                }
+            } catch is BatchFailed {
+                state.withLock { $0.statistics.isolatedGroups += 1 }
+                attempts = try await store.write(retries: settings.retries) { transaction in
+                    try Self.apply(batches, in: transaction)
+                }
             }
         } catch {
             let failure = IngestionError.store(error)
@@ -177,6 +197,20 @@ public final class IngestionWriter: Sendable {
             }
         }
         if !again.isEmpty { enqueue(again) }
+    }
+
+    /// Every batch in the transaction itself: the group's first try, which commits when none
+    /// fails (nearly always). The first failure throws `BatchFailed`.
+    private static func applyTogether(_ batches: [FactBatch], in transaction: any StoreTransaction) throws
+        -> [Attempt]
+    {
+        try batches.map { batch in
+            do {
+                return .committed(try FactCommitter.commit(batch, in: transaction))
+            } catch {
+                throw BatchFailed()
+            }
+        }
     }
 
     /// Each batch in its own savepoint. After a failed one, one cheap read proves the

@@ -102,6 +102,9 @@ struct OperationsController: Sendable {
             # HELP storekeeper_ingestion_groups_total Database transactions the writer ran for them.
             # TYPE storekeeper_ingestion_groups_total counter
             storekeeper_ingestion_groups_total \(grouping.groups)
+            # HELP storekeeper_ingestion_isolated_groups_total Groups written again, each ingestion in a savepoint, after one failed.
+            # TYPE storekeeper_ingestion_isolated_groups_total counter
+            storekeeper_ingestion_isolated_groups_total \(grouping.isolatedGroups)
             # HELP storekeeper_ingestion_largest_group Most ingestions one transaction held.
             # TYPE storekeeper_ingestion_largest_group gauge
             storekeeper_ingestion_largest_group \(grouping.largestGroup)

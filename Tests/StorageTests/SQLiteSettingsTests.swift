@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import Testing
 
 @testable import Storage
@@ -13,6 +14,68 @@ import Testing
             #expect(SQLiteConnection.memoryStatisticsSetting == SQLITE_OK)
             #expect(SQLiteConnection.trackedMemory == 0)
         }
+    }
+
+    /// A savepoint's statement journal (each existing page it changes, as it was) stays in
+    /// memory up to just under 128 KiB; SQLite's default spilled it to a temporary file past
+    /// 64 KiB, which nearly every notification's ingestion (~25 pages) passed. Changing 25 pages
+    /// opens no file; changing 40 spills, which must still work: SQLite's unix VFS writes at most
+    /// 128 KiB - 1 bytes at once, and a larger bound made the spill fail with "database or disk
+    /// is full" (SQLite 3.40). Either way, rolling the savepoint back restores every row.
+    @Test func statementJournalStaysInMemoryUpToItsBound() async throws {
+        #expect(SQLiteConnection.statementJournalSetting == SQLITE_OK)
+        try await withStore(.sqlite) { store, _ in
+            // Rows of ~4 KB: each on a page of its own, so changing n rows journals n pages.
+            @Sendable func body(_ round: Int, _ id: Int) -> String {
+                "\(round)-\(id)-" + String(repeating: "x", count: 3_900)
+            }
+            try await store.write { tx in
+                let connection = (tx as! SQLStoreTransaction).connection
+                try connection.executeScript("CREATE TABLE journal_probe (id INTEGER PRIMARY KEY, body TEXT)")
+                for id in 1...60 {
+                    _ = try connection.execute(
+                        "INSERT INTO journal_probe (id, body) VALUES ($1, $2)",
+                        [.integer(Int64(id)), .text(body(0, id))])
+                }
+            }
+            struct Undo: Error {}
+            func temporaryFilesWhileChanging(rows: Int, round: Int) async throws -> Int {
+                try await store.write { tx in
+                    let connection = (tx as! SQLStoreTransaction).connection
+                    var files = -1
+                    do {
+                        try tx.withSavepoint {
+                            for id in 1...rows {
+                                _ = try connection.execute(
+                                    "UPDATE journal_probe SET body = $2 WHERE id = $1",
+                                    [.integer(Int64(id)), .text(body(round, id))])
+                            }
+                            files = Self.openTemporaryFiles()
+                            throw Undo()
+                        }
+                    } catch is Undo {}
+                    return files
+                }
+            }
+            #expect(try await temporaryFilesWhileChanging(rows: 25, round: 1) == 0)
+            #expect(try await temporaryFilesWhileChanging(rows: 40, round: 2) == 1)
+            let stored = try await store.read { reader in
+                try (reader as! SQLStoreTransaction).connection.query(
+                    "SELECT body FROM journal_probe ORDER BY id", []
+                ).map { try $0.text(0) }
+            }
+            #expect(stored == (1...60).map { body(0, $0) })
+        }
+    }
+
+    /// SQLite's temporary files (`etilqs_…`, unlinked when opened) this process holds open.
+    static func openTemporaryFiles() -> Int {
+        let directory = "/proc/self/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return entries.filter {
+            ((try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)")) ?? "")
+                .contains("etilqs_")
+        }.count
     }
 
     @Test("writes are durable at commit; the writer caches 64 MiB of pages and each reader 16 MiB")

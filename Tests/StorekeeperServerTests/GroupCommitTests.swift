@@ -6,8 +6,9 @@ import StorekeeperServer
 import StorekeeperTesting
 import Testing
 
-/// Group commit: many ingestions share a transaction, each in its own savepoint; one that
-/// fails is undone alone and answered with its own error.
+/// Group commit: many ingestions share a transaction, written without savepoints; when one
+/// fails, the group is written again with each in its own savepoint, so the failed one is
+/// undone alone and answered with its own error.
 @Suite(.serialized)
 struct GroupCommitTests {
     static var databases: [TestDatabase] {
@@ -35,6 +36,7 @@ struct GroupCommitTests {
         let after = ingestion.writer.statistics
         #expect(after.groups - before.groups == 1, "the three batches did not share one transaction")
         #expect(after.batches - before.batches == 3)
+        #expect(after.isolatedGroups - before.isolatedGroups == 1)
         #expect((try? results[0].get())?.customerInfo?.customerId == "first")
         #expect((try? results[2].get())?.customerInfo?.customerId == "third")
         guard case .failure(let error) = results[1] else {
@@ -83,6 +85,10 @@ struct GroupCommitTests {
         let after = ingestion.writer.statistics
         #expect(outcomes == ["unclaimed": 60, "duplicate": 60])
         #expect(after.batches - before.batches == 120)
+        if case .sqlite = database {
+            // A duplicate is an outcome, not a failure: no group was written twice.
+            #expect(after.isolatedGroups == before.isolatedGroups)
+        }
         #expect(after.groups - before.groups < 120, "no two ingestions shared a commit")
         let count = try await harness.store.read { try $0.notificationCount(appId: app.appId) }
         #expect(count == 60)
@@ -92,14 +98,16 @@ struct GroupCommitTests {
         // On PostgreSQL a duplicate can conflict with its twin in a concurrent group and be
         // taken again: counted as a retry, never as a second ingestion.
         #expect(metrics.contains("\nstorekeeper_ingestion_retries_total \(after.retries)\n"))
+        #expect(metrics.contains("\nstorekeeper_ingestion_isolated_groups_total \(after.isolatedGroups)\n"))
         await harness.stop()
     }
 
     /// A retried ingestion counts once in `storekeeper_ingestion_batches_total` and once in
     /// `storekeeper_ingestion_retries_total` (d8239c6). The retry is forced, not raced for: in
-    /// the test's own PostgreSQL database a trigger fails the first customer insert with
-    /// SQLSTATE 40001 (serialization failure: retryable) inside the batch's savepoint; a
-    /// sequence, which no rollback undoes, makes it fail exactly once.
+    /// the test's own PostgreSQL database a trigger fails the first two customer inserts with
+    /// SQLSTATE 40001 (serialization failure: retryable): the group's first transaction (which
+    /// then rolls back) and its second, in savepoints, where the batch is found retryable and
+    /// queued again; a sequence, which no rollback undoes, makes it fail exactly twice.
     @Test(
         "a retried ingestion counts once in batches and once in retries",
         .enabled(if: TestDatabase.postgresURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"))
@@ -112,7 +120,7 @@ struct GroupCommitTests {
             """
             CREATE FUNCTION sk_fail_first_customer() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
-                IF nextval('sk_injected_failures') = 1 THEN
+                IF nextval('sk_injected_failures') <= 2 THEN
                     RAISE EXCEPTION 'injected conflict' USING ERRCODE = '40001';
                 END IF;
                 RETURN NEW;
@@ -137,6 +145,7 @@ struct GroupCommitTests {
         #expect(after.batches - before.batches == 1)
         #expect(after.retries - before.retries == 1)
         #expect(after.groups - before.groups == 2)
+        #expect(after.isolatedGroups - before.isolatedGroups == 1)
         let metrics = try await harness.request("GET", "/metrics").text
         #expect(metrics.contains("\nstorekeeper_ingestion_batches_total \(after.batches)\n"))
         #expect(metrics.contains("\nstorekeeper_ingestion_retries_total \(after.retries)\n"))
