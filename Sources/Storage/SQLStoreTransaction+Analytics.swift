@@ -56,20 +56,9 @@ extension SQLStoreTransaction {
         var previous: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
         var fragments: [AnalyticsDailyKey: String] = [:]
         if let storedText {
-            if let cached = cache.value(cacheKey, text: storedText) {
-                previous = cached.measures
-                fragments = cached.fragments
-            } else {
-                for entry in try Self.decode(
-                    [StoredContribution].self, storedText, column: "analytics_contributions.contribution_json")
-                {
-                    guard let measures = AnalyticsMeasures(values: entry.values) else {
-                        throw StoreError(
-                            .corruptValue, "analytics_contributions: an entry has the wrong number of values")
-                    }
-                    previous[entry.key] = (previous[entry.key] ?? AnalyticsMeasures()) + measures
-                }
-            }
+            let stored = try cache.value(cacheKey, text: storedText, decode: Self.storedContribution)
+            previous = stored.measures
+            fragments = stored.fragments
         }
         var difference = contribution
         for (key, measures) in previous {
@@ -125,6 +114,19 @@ extension SQLStoreTransaction {
         // Remembered before the commit: if it rolls back, the text read next differs and is decoded.
         cache.remember(.init(measures: kept, fragments: encoded), text: json, for: cacheKey)
         return !changed.isEmpty
+    }
+
+    /// A stored contribution's measures by key (entries of one key added up); the texts of its
+    /// entries are made when the next contribution is encoded.
+    static func storedContribution(_ text: String) throws(StoreError) -> AnalyticsContributionCache.Entry {
+        var measures: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
+        for entry in try decode([StoredContribution].self, text, column: "analytics_contributions.contribution_json") {
+            guard let values = AnalyticsMeasures(values: entry.values) else {
+                throw StoreError(.corruptValue, "analytics_contributions: an entry has the wrong number of values")
+            }
+            measures[entry.key] = (measures[entry.key] ?? AnalyticsMeasures()) + values
+        }
+        return AnalyticsContributionCache.Entry(measures: measures, fragments: [:])
     }
 
     func reconcileAnalyticsDaily(appId: String) throws -> Int {

@@ -55,18 +55,27 @@ extension SQLStoreTransaction {
         var ltv: [Scope: [LTVCohortKey: LTVMeasures]] = [:]
     }
 
+    /// Decoded cohort contributions by customer, checked by content like the daily ones
+    /// (`AnalyticsContributionCache`): each ingestion compares the customer's stored one with
+    /// its new one.
+    static let cohortContributions = StoredTextCache<AnalyticsContributionCache.Key, StoredCohortContribution>(
+        byteBudget: 16 << 20, bytesAfterEviction: 12 << 20)
+
+    static func storedCohortContribution(_ text: String) throws(StoreError) -> StoredCohortContribution {
+        try decode(StoredCohortContribution.self, text, column: "analytics_cohort_contributions.contribution_json")
+    }
+
     @discardableResult
     func applyAnalyticsCohorts(
         customerId: Int64, appId: String, environment: AppStoreEnvironment, _ contribution: CohortContribution
     ) throws -> Bool {
         let entries = StoredCohortContribution(contribution)
+        let cacheKey = AnalyticsContributionCache.Key(customerId: customerId, environment: environment.rawValue)
         let stored = try row(
             "SELECT contribution_json FROM analytics_cohort_contributions WHERE customer_id = $1 AND environment = $2",
             .integer(customerId), .text(environment.rawValue))
         let previous = try stored.map { row throws(StoreError) in
-            try Self.decode(
-                StoredCohortContribution.self, try row.text(0),
-                column: "analytics_cohort_contributions.contribution_json")
+            try Self.cohortContributions.value(cacheKey, text: try row.text(0), decode: Self.storedCohortContribution)
         }
         guard previous != entries else { return false }
         if previous == nil, entries.retention.isEmpty, entries.ltv.isEmpty { return false }
@@ -85,13 +94,17 @@ extension SQLStoreTransaction {
             _ = try execute(
                 "DELETE FROM analytics_cohort_contributions WHERE customer_id = $1 AND environment = $2",
                 .integer(customerId), .text(environment.rawValue))
+            Self.cohortContributions.forget(cacheKey)
         } else {
+            let json = Self.jsonText(entries)
             _ = try execute(
                 """
                 INSERT INTO analytics_cohort_contributions (customer_id, environment, app_id, contribution_json)
                 VALUES ($1, $2, $3, $4)
                 ON CONFLICT (customer_id, environment) DO UPDATE SET contribution_json = excluded.contribution_json
-                """, .integer(customerId), .text(environment.rawValue), .text(appId), Self.json(entries))
+                """, .integer(customerId), .text(environment.rawValue), .text(appId), .text(json))
+            // Remembered before the commit: if it rolls back, the text read next differs.
+            Self.cohortContributions.remember(entries, text: json, for: cacheKey)
         }
         return true
     }

@@ -176,6 +176,7 @@ final class SQLStoreTransaction: StoreTransaction {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ text: String, column: String) throws(StoreError) -> T {
+        if let value = ColumnJSONReader.decode(T.self, from: text) { return value }
         do {
             return try AppStoreJSON.decode(T.self, from: Data(text.utf8))
         } catch {

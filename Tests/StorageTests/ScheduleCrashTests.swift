@@ -44,14 +44,21 @@ struct ScheduleCrashTests {
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            // The last round runs to the end; the others are killed at a random moment.
+            // The last round runs to the end; the others are killed at a random moment once the
+            // probe has committed a pass (a fixed delay let a fast pass finish first).
+            var text = ""
             if round < Self.maxRounds - 1 {
-                try await Task.sleep(for: .milliseconds(Int.random(in: 100...300)))
+                while !text.contains("pass ") {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000)))
                 if process.isRunning { killedMidPass += 1 }
                 kill(process.processIdentifier, SIGKILL)
             }
             process.waitUntilExit()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             finished = text.split(separator: "\n").contains("done")
         }
         #expect(finished, "the scheduler finished")

@@ -119,6 +119,64 @@ extension StoreConformanceTests {
         }
     }
 
+    @Test(
+        "a cohort contribution is decoded once, but a rolled-back or foreign text is not believed",
+        arguments: Backend.enabled)
+    func cohortContributionCacheIsCheckedByContent(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customerId = try await store.write { tx in
+                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
+            }
+            @Sendable func cohorts(_ subscriptions: Int64, renewals: Int64 = 0) -> CohortContribution {
+                CohortContribution(retention: [
+                    RetentionCohortKey(
+                        cohortMonth: CalendarDay(daysSince1970: 20_000), productId: "p", subscriptionGroup: "g",
+                        storefront: "USA", paidRenewals: renewals): subscriptions
+                ])
+            }
+            func apply(_ contribution: CohortContribution) async throws -> Bool {
+                try await store.write { tx in
+                    try tx.applyAnalyticsCohorts(
+                        customerId: customerId, appId: F.appId, environment: .production, contribution)
+                }
+            }
+            func stored() async throws -> String? {
+                try await store.read { reader in
+                    try (reader as! SQLStoreTransaction).connection.query(
+                        "SELECT contribution_json FROM analytics_cohort_contributions WHERE customer_id = $1",
+                        [.integer(customerId)]
+                    ).first?.text(0)
+                }
+            }
+            #expect(try await apply(cohorts(1)))
+            #expect(try await apply(cohorts(1)) == false, "the same contribution again changes nothing")
+            // A write that rolls back after applying: the cache saw its text, the store did not.
+            struct Planted: Error {}
+            await #expect(throws: Planted.self) {
+                try await store.write { tx in
+                    _ = try tx.applyAnalyticsCohorts(
+                        customerId: customerId, appId: F.appId, environment: .production, cohorts(2))
+                    throw Planted()
+                }
+            }
+            #expect(try await apply(cohorts(1)) == false, "the stored text is still the first one")
+            // Another writer replaced the text: what it holds is compared, not the cache's.
+            let foreign = SQLStoreTransaction.StoredCohortContribution(cohorts(1, renewals: 5))
+            try await store.write { tx in
+                _ = try (tx as! SQLStoreTransaction).execute(
+                    "UPDATE analytics_cohort_contributions SET contribution_json = $1 WHERE customer_id = $2",
+                    .text(SQLStoreTransaction.jsonText(foreign)), .integer(customerId))
+            }
+            #expect(try await apply(cohorts(1)))
+            #expect(
+                try await stored()
+                    == SQLStoreTransaction.jsonText(SQLStoreTransaction.StoredCohortContribution(cohorts(1))))
+            #expect(try await apply(CohortContribution()))
+            #expect(try await stored() == nil)
+        }
+    }
+
     @Test("periods: only changed ones are rewritten, the stored set is the new one", arguments: Backend.enabled)
     func periodsAreRewrittenWhereTheyChanged(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
