@@ -8,17 +8,18 @@ import Foundation
 /// It answers only when every step of the decoding stayed within what it reads exactly like
 /// Foundation: strict JSON; strings, booleans, integers written as plain integers, nil; keyed,
 /// unkeyed and single-value containers, nested ones too. Anything else (a number with a fraction
-/// or an exponent, floating point, `Date`, `Data`, `URL`, `Decimal`, a super decoder, a key
-/// written with escapes, a missing key, a value of another type, a repeated key) makes it give
-/// up, even when the decoded type caught the error and went on, and the text is decoded by
+/// or an exponent, floating point, 128-bit integers, `Date`, `Data`, `URL`, `Decimal`, a super
+/// decoder, a key written with escapes or outside ASCII (Swift compares strings by canonical
+/// equivalence, this reader by bytes), a missing key, a value of another type, a repeated key)
+/// makes it give up, even when the decoded type caught the error and went on, and the text is decoded by
 /// Foundation instead: whatever it returns is what Foundation would have returned.
 /// - Note: Stateless; each call parses into its own document.
 enum ColumnJSONReader {
     /// `text` decoded as `T`, or `nil` when Foundation must decode it.
     static func decode<T: Decodable>(_ type: T.Type, from text: String) -> T? {
         guard let document = ColumnJSONDocument(text) else { return nil }
-        let decoder = ColumnJSONDecoder(document: document, node: 0)
-        guard let value = try? T(from: decoder), !document.gaveUp else { return nil }
+        guard let value = try? ColumnJSONDecoder.decode(T.self, document: document, node: 0), !document.gaveUp
+        else { return nil }
         return value
     }
 }
@@ -38,6 +39,7 @@ final class ColumnJSONDocument {
         var kind: Kind
         /// A string with a backslash in it.
         var escaped = false
+        /// A boolean's value; for a string, whether it holds a byte outside ASCII.
         var flag = false
         /// A string's bytes (between its quotes).
         var start: Int32 = 0
@@ -79,8 +81,9 @@ final class ColumnJSONDocument {
         var index = node + 1
         for _ in 0..<object.count {
             let key = nodes[index]
-            // Keys are compared as bytes: one written with escapes is left to Foundation.
-            guard !key.escaped else { throw fail() }
+            // Keys are compared as bytes: one written with escapes, or outside ASCII (which
+            // Swift may find equal to another spelling), is left to Foundation.
+            guard !key.escaped, !key.flag else { throw fail() }
             result.append((key.start, key.end, index + 1))
             index = Int(nodes[index + 1].next)
         }
@@ -276,14 +279,17 @@ final class ColumnJSONDocument {
             index += 1
             let start = index
             var escaped = false
+            var nonASCII = false
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == 0x22 {
-                    let node = Node(kind: .string, escaped: escaped, start: Int32(start), end: Int32(index))
+                    let node = Node(
+                        kind: .string, escaped: escaped, flag: nonASCII, start: Int32(start), end: Int32(index))
                     index += 1
                     return node
                 }
                 if byte < 0x20 { return nil }
+                if byte >= 0x80 { nonASCII = true }
                 if byte == 0x5C {
                     escaped = true
                     guard index + 1 < bytes.count else { return nil }
@@ -414,6 +420,10 @@ struct ColumnJSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
     /// The value of `key`; a repeated key is left to Foundation.
     private func find(_ key: Key) -> Int? {
         var name = key.stringValue
+        guard name.utf8.allSatisfy({ $0 < 0x80 }) else {
+            document.gaveUp = true
+            return nil
+        }
         let found = name.withUTF8 { wanted in
             document.bytes.withUnsafeBufferPointer { bytes -> (node: Int?, repeated: Bool) in
                 var found: Int?
@@ -475,6 +485,8 @@ struct ColumnJSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
         try document.integer(try value(key), as: UInt64.self)
     }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { throw document.fail() }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { throw document.fail() }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try ColumnJSONDecoder.decode(T.self, document: document, node: try value(key))
@@ -541,6 +553,8 @@ struct ColumnJSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try document.integer(try next(), as: UInt16.self) }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try document.integer(try next(), as: UInt32.self) }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try document.integer(try next(), as: UInt64.self) }
+    mutating func decode(_ type: Int128.Type) throws -> Int128 { throw document.fail() }
+    mutating func decode(_ type: UInt128.Type) throws -> UInt128 { throw document.fail() }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         // Checked before moving on: Foundation does not advance past an element it failed on.
@@ -585,6 +599,8 @@ struct ColumnJSONSingleValueDecodingContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try document.integer(node, as: UInt16.self) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try document.integer(node, as: UInt32.self) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try document.integer(node, as: UInt64.self) }
+    func decode(_ type: Int128.Type) throws -> Int128 { throw document.fail() }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { throw document.fail() }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try ColumnJSONDecoder.decode(T.self, document: document, node: node)

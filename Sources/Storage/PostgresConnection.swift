@@ -71,6 +71,7 @@ final class PostgresConnection: SQLConnection {
     deinit { close() }
 
     var isHealthy: Bool { handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
+    var inTransaction: Bool { handle.map { PQtransactionStatus($0) == PQTRANS_INTRANS } ?? false }
 
     func close() {
         if let handle { PQfinish(handle) }

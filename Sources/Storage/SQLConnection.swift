@@ -21,5 +21,9 @@ protocol SQLConnection: AnyObject {
     func commit() throws(StoreError)
     /// Whether the connection can still be used; a broken one is replaced before the next use.
     var isHealthy: Bool { get }
+    /// Whether a transaction is open and can still commit: false once the database ended it on
+    /// its own (SQLite rolls a transaction back after some I/O and memory errors), or, on
+    /// PostgreSQL, a failed statement outside a savepoint aborted it.
+    var inTransaction: Bool { get }
     func close()
 }

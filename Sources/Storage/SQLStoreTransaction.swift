@@ -138,6 +138,12 @@ final class SQLStoreTransaction: StoreTransaction {
 
     // MARK: - Savepoints
 
+    func requireOpen() throws {
+        guard connection.inTransaction else {
+            throw StoreError(.database, "the database ended the transaction (it was rolled back): nothing was kept")
+        }
+    }
+
     func withSavepoint<R>(_ body: () throws -> R) throws -> R {
         savepoints += 1
         // The name is ours (a counter), never input: identifiers cannot be bound parameters.

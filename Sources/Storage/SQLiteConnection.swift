@@ -66,11 +66,11 @@ final class SQLiteConnection: SQLConnection {
     ///   connection, and GETs read on two threads at once (the GET profile's futex waits).
     ///   Nothing here reads those statistics.
     /// - A savepoint's statement journal kept in memory up to `statementJournalSpill` bytes
-    ///   (SQLite's default is 64 KiB). Every ingestion of a group commit runs in its own
-    ///   savepoint, which journals each existing page it changes (~25 pages, 100 KB for a
-    ///   notification); past 64 KiB that went to a temporary file, half the bytes the writer's
-    ///   thread wrote with `pwrite` (the POST profile). A larger savepoint still spills, so a
-    ///   big statement's memory stays bounded.
+    ///   (SQLite's default is 64 KiB). A savepoint journals each existing page it changes
+    ///   (~25 pages, 100 KB for a notification's ingestion, when a group is written in
+    ///   savepoints); past 64 KiB that went to a temporary file, half the bytes the writer's
+    ///   thread wrote with `pwrite` when every ingestion had its savepoint. A larger journal
+    ///   still spills, so a big statement's memory stays bounded.
     private static let processSettings: (memoryStatistics: Int32, statementJournal: Int32) = (
         CSQLite_disableMemoryStatistics(), CSQLite_statementJournalSpill(statementJournalSpill)
     )
@@ -88,6 +88,7 @@ final class SQLiteConnection: SQLConnection {
     static var trackedMemory: Int64 { sqlite3_memory_used() }
 
     var isHealthy: Bool { handle != nil }
+    var inTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
     func close() {
         for statement in statements.values { sqlite3_finalize(statement) }

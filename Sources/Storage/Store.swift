@@ -277,6 +277,11 @@ public protocol StoreTransaction: StoreReader {
     /// If the savepoint itself cannot be restored (the connection broke), that failure is
     /// thrown instead and the transaction is unusable: let it propagate.
     func withSavepoint<R>(_ body: () throws -> R) throws -> R
+    /// Throws unless this transaction is still open and can commit. After a failed savepoint
+    /// the caller checks this before going on: SQLite rolls the whole transaction back on some
+    /// I/O and memory errors, and a statement run after that would start (and a `RELEASE`
+    /// commit) a transaction of its own.
+    func requireOpen() throws
 
     // Maintenance.
     /// Brings the planner's statistics of the store's tables (its schema's) up to date after a

@@ -66,8 +66,11 @@ public final class IngestionWriter: Sendable {
 
     /// Thrown out of a group's first transaction when one of its batches fails, so that the
     /// transaction rolls back (never retried as such) and the group is written again in
-    /// savepoints, where that batch's own error is found and answered.
-    private struct BatchFailed: Error {}
+    /// savepoints, where that batch's own error is found and answered; a group of one batch
+    /// is answered with `error` at once.
+    private struct BatchFailed: Error {
+        var error: any Error
+    }
 
     private struct Pending: Sendable {
         var batch: FactBatch
@@ -110,7 +113,7 @@ public final class IngestionWriter: Sendable {
     }
 
     /// Commits `batches` together (queued at once, so they share a transaction when the group
-    /// size allows), each in its own savepoint: the answer for each, in order. For sources that
+    /// size allows), each all or nothing: the answer for each, in order. For sources that
     /// hold many facts at once, such as a page of notification history.
     public func commit(_ batches: [FactBatch], operation: String) async -> [Result<FactCommit, IngestionError>] {
         guard !batches.isEmpty else { return [] }
@@ -168,10 +171,14 @@ public final class IngestionWriter: Sendable {
                 attempts = try await store.write(retries: settings.retries) { transaction in
                     try Self.applyTogether(batches, in: transaction)
                 }
-            } catch is BatchFailed {
-                state.withLock { $0.statistics.isolatedGroups += 1 }
-                attempts = try await store.write(retries: settings.retries) { transaction in
-                    try Self.apply(batches, in: transaction)
+            } catch let failed as BatchFailed {
+                if batches.count == 1 {
+                    attempts = [Self.failure(failed.error)]
+                } else {
+                    state.withLock { $0.statistics.isolatedGroups += 1 }
+                    attempts = try await store.write(retries: settings.retries) { transaction in
+                        try Self.apply(batches, in: transaction)
+                    }
                 }
             }
         } catch {
@@ -208,15 +215,20 @@ public final class IngestionWriter: Sendable {
             do {
                 return .committed(try FactCommitter.commit(batch, in: transaction))
             } catch {
-                throw BatchFailed()
+                throw BatchFailed(error: error)
             }
         }
     }
 
-    /// Each batch in its own savepoint. After a failed one, one cheap read proves the
-    /// transaction is still usable: if the savepoint could not be restored (PostgreSQL would
-    /// then turn `COMMIT` into a rollback), that read throws and the whole group is retried
-    /// instead of being acknowledged.
+    private static func failure(_ error: any Error) -> Attempt {
+        .failed(IngestionError.store(error), retryable: (error as? StoreError)?.isRetryable ?? false)
+    }
+
+    /// Each batch in its own savepoint. After a failed one, the transaction must still be open:
+    /// if the savepoint could not be restored (PostgreSQL would then turn `COMMIT` into a
+    /// rollback) or the database rolled everything back on its own (SQLite, after some I/O and
+    /// memory errors, when the next batch's `SAVEPOINT` would start a transaction of its own),
+    /// the whole group fails instead of being acknowledged.
     private static func apply(_ batches: [FactBatch], in transaction: any StoreTransaction) throws -> [Attempt] {
         var attempts: [Attempt] = []
         attempts.reserveCapacity(batches.count)
@@ -225,9 +237,8 @@ public final class IngestionWriter: Sendable {
                 let commit = try transaction.withSavepoint { try FactCommitter.commit(batch, in: transaction) }
                 attempts.append(.committed(commit))
             } catch {
-                let retryable = (error as? StoreError)?.isRetryable ?? false
-                attempts.append(.failed(IngestionError.store(error), retryable: retryable))
-                _ = try transaction.app(id: batch.appId)
+                attempts.append(failure(error))
+                try transaction.requireOpen()
             }
         }
         return attempts

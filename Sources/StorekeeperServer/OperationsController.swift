@@ -99,7 +99,7 @@ struct OperationsController: Sendable {
             # HELP storekeeper_ingestion_retries_total Ingestions taken again after a retryable conflict.
             # TYPE storekeeper_ingestion_retries_total counter
             storekeeper_ingestion_retries_total \(grouping.retries)
-            # HELP storekeeper_ingestion_groups_total Database transactions the writer ran for them.
+            # HELP storekeeper_ingestion_groups_total Groups the writer committed them in (a group written again in savepoints counts once).
             # TYPE storekeeper_ingestion_groups_total counter
             storekeeper_ingestion_groups_total \(grouping.groups)
             # HELP storekeeper_ingestion_isolated_groups_total Groups written again, each ingestion in a savepoint, after one failed.

@@ -89,7 +89,11 @@ struct ColumnJSONReaderTests {
         ]
         Self.same([SQLStoreTransaction.StoredContribution].self, ColumnJSON.encode(entries))
         Self.same(F.catalog)
-        Self.same(["b": 2, "a": 1, "A": 0, "ab": 3, "é": 4])
+        Self.same(["b": 2, "a": 1, "A": 0, "ab": 3, "": 4])
+        // Swift finds "\u{212A}ind" (a Kelvin sign) equal to "Kind"; bytes do not.
+        Self.same([String: Int].self, ColumnJSON.encode(["é": 4]), "a key outside ASCII", fast: false)
+        Self.same(
+            Keyed.self, #"{"\#u{212A}ind":1}"#, "a key canonically equal to the one asked for", fast: false)
         Self.same([String: Int].self, ColumnJSON.encode(["a\u{0}": 4]), "a key written with an escape", fast: false)
         Self.same([Int?.none, 1, nil])
         Self.same([[String]]())
@@ -126,6 +130,9 @@ struct ColumnJSONReaderTests {
         Self.same(Date.self, "0", "a date", fast: false)
         Self.same(Data.self, #""AQID""#, "data", fast: false)
         Self.same(Double.self, "1", "floating point", fast: false)
+        Self.same(Data.self, "[1,2]", "data at the top level", fast: false)
+        Self.same(URL.self, #"{"relative":"x"}"#, "a URL at the top level", fast: false)
+        Self.same(Int128.self, "1", "a 128-bit integer", fast: false)
         Self.same(
             [Int].self, String(repeating: "[", count: 200) + String(repeating: "]", count: 200), "too deep",
             fast: false)
@@ -133,6 +140,11 @@ struct ColumnJSONReaderTests {
         #expect(ColumnJSONReader.decode(Lenient.self, from: #"{"n":1.5}"#) == nil)
         #expect(ColumnJSONReader.decode(Lenient.self, from: #"{"n":2}"#)?.n == 2)
         #expect(try AppStoreJSON.decode(Lenient.self, from: Data(#"{"n":1.5}"#.utf8)).n == -1)
+    }
+
+    struct Keyed: Codable {
+        var kind: Int?
+        enum CodingKeys: String, CodingKey { case kind = "Kind" }
     }
 
     struct Lenient: Codable {

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Storage
@@ -46,20 +47,23 @@ struct ScheduleCrashTests {
             try process.run()
             // The last round runs to the end; the others are killed at a random moment once the
             // probe has committed a pass (a fixed delay let a fast pass finish first).
-            var text = ""
+            let text = ProbeOutput(output.fileHandleForReading)
             if round < Self.maxRounds - 1 {
-                while !text.contains("pass ") {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    text += String(decoding: chunk, as: UTF8.self)
+                // Polled, not read blocking: a probe stuck before its first pass is killed
+                // after ten seconds all the same.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while process.isRunning, !text.contains("pass "), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(1))
                 }
                 try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000)))
-                if process.isRunning { killedMidPass += 1 }
-                kill(process.processIdentifier, SIGKILL)
+                if process.isRunning {
+                    killedMidPass += 1
+                    kill(process.processIdentifier, SIGKILL)
+                }
             }
             process.waitUntilExit()
-            text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            finished = text.split(separator: "\n").contains("done")
+            let finishedText = await text.all()
+            finished = finishedText.split(separator: "\n").contains("done")
         }
         #expect(finished, "the scheduler finished")
         #expect(killedMidPass >= 1, "the probe was killed while instants were due")
@@ -92,5 +96,42 @@ struct ScheduleCrashTests {
         }
         await store.close()
         await database.drop()
+    }
+}
+
+/// What a probe writes to its standard output, gathered as it comes (without blocking a
+/// thread of the task pool on a read) until the pipe closes.
+/// - Note: Thread-safe: the text sits behind a `Mutex`.
+final class ProbeOutput: Sendable {
+    private let state = Mutex((text: "", closed: false))
+
+    init(_ handle: FileHandle) {
+        // Holds the object until the pipe closes, when the handler is removed.
+        handle.readabilityHandler = { [self] handle in
+            let chunk = handle.availableData
+            receive(chunk)
+            if chunk.isEmpty { handle.readabilityHandler = nil }
+        }
+    }
+
+    private func receive(_ chunk: Data) {
+        state.withLock { state in
+            if chunk.isEmpty {
+                state.closed = true
+            } else {
+                state.text += String(decoding: chunk, as: UTF8.self)
+            }
+        }
+    }
+
+    func contains(_ part: String) -> Bool { state.withLock { $0.text.contains(part) } }
+
+    /// Everything, once the writer closed the pipe.
+    func all() async -> String {
+        while true {
+            let (text, closed) = state.withLock { ($0.text, $0.closed) }
+            if closed { return text }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 }

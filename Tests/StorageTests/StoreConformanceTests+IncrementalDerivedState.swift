@@ -120,7 +120,7 @@ extension StoreConformanceTests {
     }
 
     @Test(
-        "a cohort contribution is decoded once, but a rolled-back or foreign text is not believed",
+        "a cohort contribution is kept decoded, but a rolled-back or foreign text is not believed",
         arguments: Backend.enabled)
     func cohortContributionCacheIsCheckedByContent(backend: Backend) async throws {
         try await withStore(backend) { store, _ in

@@ -54,6 +54,32 @@ extension StoreConformanceTests {
         }
     }
 
+    /// `requireOpen`: what a group commit checks after a failed savepoint. A transaction the
+    /// database ended on its own (SQLite rolls back after some I/O and memory errors; here a
+    /// raw `ROLLBACK` stands in for that) or a failed statement aborted (PostgreSQL) is refused,
+    /// so no later statement runs outside it; one restored to its savepoint is open.
+    @Test("a transaction the database ended or aborted is not open", arguments: Backend.enabled)
+    func requireOpenRefusesAnEndedTransaction(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            await #expect(throws: Planted.self) {
+                try await store.write { tx in
+                    try tx.requireOpen()
+                    #expect(throws: StoreError.self) {
+                        try tx.withSavepoint { () throws in _ = try tx.sql("SELECT * FROM no_such_table") }
+                    }
+                    try tx.requireOpen()
+                    let connection = (tx as! SQLStoreTransaction).connection
+                    switch backend {
+                    case .sqlite: try connection.executeScript("ROLLBACK")
+                    case .postgres: #expect(throws: StoreError.self) { try connection.executeScript("SELECT 1/0") }
+                    }
+                    #expect(throws: StoreError.self) { try tx.requireOpen() }
+                    throw Planted()
+                }
+            }
+        }
+    }
+
     @Test("a failed statement inside a savepoint leaves the transaction usable", arguments: Backend.enabled)
     func savepointSurvivesStatementErrors(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
