@@ -9,12 +9,15 @@ final class SQLiteConnection: SQLConnection {
     let dialect = SQLDialect.sqlite
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// Kept alive while SQLite's log hook points at it (`handOffCheckpoints`).
+    private var checkpointer: SQLiteCheckpointer?
     /// Statements kept prepared (tests: texts built from a request must stay few).
     var preparedStatementCount: Int { statements.count }
 
     /// Opens `path`; the writer creates the file, puts it in WAL mode and sets
     /// `synchronous=FULL`, so a commit is on disk before `COMMIT` returns.
-    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32) throws(StoreError) {
+    /// `cacheKiB`: the page cache (default 64 MiB for a writer, 16 MiB for a reader).
+    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, cacheKiB: Int? = nil) throws(StoreError) {
         _ = Self.processSettings
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
@@ -55,11 +58,35 @@ final class SQLiteConnection: SQLConnection {
             """
             PRAGMA synchronous = FULL;
             PRAGMA foreign_keys = ON;
-            PRAGMA cache_size = \(readOnly ? -16_384 : -65_536);
+            PRAGMA cache_size = \(-(cacheKiB ?? (readOnly ? 16_384 : 65_536)));
             """)
     }
 
     deinit { close() }
+
+    /// Hands this (writer) connection's checkpoints to `checkpointer`: SQLite calls it after each
+    /// commit instead of checkpointing here (`sqlite3_wal_hook` replaces the automatic
+    /// checkpoint). The connection keeps `checkpointer` alive.
+    func handOffCheckpoints(to checkpointer: SQLiteCheckpointer) {
+        guard let handle else { return }
+        self.checkpointer = checkpointer
+        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+            context, db, _, frames in
+            guard let context, let db else { return SQLITE_OK }
+            Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(
+                frames: frames, writer: db)
+            return SQLITE_OK
+        }
+        sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+
+    /// A passive checkpoint of the log (copies what is committed without waiting for the
+    /// writer or readers; syncs the database file as `synchronous=FULL` asks).
+    func checkpoint() throws(StoreError) {
+        guard let handle else { throw StoreError(.closed, "SQLite connection is closed") }
+        let status = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard status == SQLITE_OK else { throw error(status, "PRAGMA wal_checkpoint(PASSIVE)") }
+    }
 
     /// Set once per process, before the first connection opens:
     /// - SQLite's memory statistics off. Their mutex is taken by every allocation of every

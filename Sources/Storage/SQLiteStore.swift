@@ -12,12 +12,17 @@ public final class SQLiteStore: Store {
     public let path: String
     private let writer: ConnectionWorker
     private let readers: ConnectionPool
+    private let checkpointer: SQLiteCheckpointer
 
-    private init(path: String, writer: ConnectionWorker, readers: ConnectionPool) {
+    private init(path: String, writer: ConnectionWorker, readers: ConnectionPool, checkpointer: SQLiteCheckpointer) {
         self.path = path
         self.writer = writer
         self.readers = readers
+        self.checkpointer = checkpointer
     }
+
+    /// Checkpoints of the write-ahead log since the store opened (`SQLiteCheckpointer`).
+    var checkpointStatistics: SQLiteCheckpointer.Statistics { checkpointer.statistics }
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations
     /// (with `migrate: false`, refuses a database that lacks some). Refuses a database migrated
@@ -25,8 +30,22 @@ public final class SQLiteStore: Store {
     public static func open(
         path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true
     ) async throws -> SQLiteStore {
+        try await open(
+            path: path, readerCount: readerCount, busyTimeoutMilliseconds: busyTimeoutMilliseconds, migrate: migrate,
+            checkpoints: SQLiteCheckpointer.Settings())
+    }
+
+    static func open(
+        path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true,
+        checkpoints: SQLiteCheckpointer.Settings
+    ) async throws -> SQLiteStore {
+        let checkpointer = SQLiteCheckpointer(
+            path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, settings: checkpoints)
         let writer = ConnectionWorker(label: "storekeeper.sqlite.writer") { () throws(StoreError) in
-            try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            let connection = try SQLiteConnection(
+                path: path, readOnly: false, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+            connection.handOffCheckpoints(to: checkpointer)
+            return connection
         }
         _ = try await writer.run { connection in try Migrator.migrate(connection, apply: migrate) }
         let readers = (0..<max(1, readerCount)).map { index in
@@ -34,7 +53,8 @@ public final class SQLiteStore: Store {
                 try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             }
         }
-        return SQLiteStore(path: path, writer: writer, readers: ConnectionPool(workers: readers))
+        return SQLiteStore(
+            path: path, writer: writer, readers: ConnectionPool(workers: readers), checkpointer: checkpointer)
     }
 
     public func read<R: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> R) async throws -> R {
@@ -94,5 +114,6 @@ public final class SQLiteStore: Store {
     public func close() async {
         await readers.close()
         await writer.close()
+        await checkpointer.close()
     }
 }

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+@testable import Storage
+
+/// The write-ahead log is checkpointed on a connection of its own, not by the writer, and
+/// stays bounded either way.
+@Suite struct SQLiteCheckpointerTests {
+    /// Writes `transactions` transactions of `rows` new 4 KB rows each (a page apiece).
+    static func write(_ store: SQLiteStore, transactions: Int, rows: Int) async throws {
+        try await store.write { tx in
+            try (tx as! SQLStoreTransaction).connection.executeScript(
+                "CREATE TABLE IF NOT EXISTS log_probe (id INTEGER PRIMARY KEY, body TEXT)")
+        }
+        for round in 0..<transactions {
+            try await store.write { tx in
+                let connection = (tx as! SQLStoreTransaction).connection
+                for row in 0..<rows {
+                    _ = try connection.execute(
+                        "INSERT INTO log_probe (body) VALUES ($1)",
+                        [.text("\(round)-\(row)-" + String(repeating: "x", count: 3_900))])
+                }
+            }
+        }
+    }
+
+    static func withDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sk_checkpoint_\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return try await body(directory.appendingPathComponent("store.db").path)
+    }
+
+    static func walFrames(_ path: String) -> Int {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        return size / (4_096 + 24)
+    }
+
+    @Test("past the threshold the log is checkpointed beside the writer, which never checkpoints")
+    func checkpointsRunOnTheirOwnConnection() async throws {
+        try await Self.withDirectory { path in
+            let store = try await SQLiteStore.open(
+                path: path, checkpoints: SQLiteCheckpointer.Settings(threshold: 100, writerLimit: 1_000_000))
+            try await Self.write(store, transactions: 60, rows: 20)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while store.checkpointStatistics.background == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let statistics = store.checkpointStatistics
+            #expect(statistics.background > 0)
+            #expect(statistics.onWriter == 0)
+            #expect(statistics.failures == 0)
+            let count = try await store.read { reader in
+                try (reader as! SQLStoreTransaction).connection.query("SELECT COUNT(*) FROM log_probe", []).first?
+                    .integer(0)
+            }
+            #expect(count == 1_200)
+            #expect(try await store.integrityCheck() == "ok")
+            await store.close()
+        }
+    }
+
+    @Test("a log past the writer's limit is checkpointed by the writer itself")
+    func theWriterCheckpointsPastItsLimit() async throws {
+        try await Self.withDirectory { path in
+            let store = try await SQLiteStore.open(
+                path: path, checkpoints: SQLiteCheckpointer.Settings(threshold: 1_000_000, writerLimit: 100))
+            try await Self.write(store, transactions: 30, rows: 20)
+            let statistics = store.checkpointStatistics
+            #expect(statistics.onWriter > 0)
+            #expect(statistics.background == 0)
+            #expect(Self.walFrames(path) < 300)
+            await store.close()
+            // Everything is there after reopening.
+            let reopened = try await SQLiteStore.open(path: path)
+            let count = try await reopened.read { reader in
+                try (reader as! SQLStoreTransaction).connection.query("SELECT COUNT(*) FROM log_probe", []).first?
+                    .integer(0)
+            }
+            #expect(count == 600)
+            await reopened.close()
+        }
+    }
+}
