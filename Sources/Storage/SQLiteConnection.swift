@@ -17,10 +17,16 @@ final class SQLiteConnection: SQLConnection {
     /// Opens `path`; the writer creates the file, puts it in WAL mode and sets
     /// `synchronous=FULL`, so a commit is on disk before `COMMIT` returns.
     /// `cacheKiB`: the page cache (default 64 MiB for a writer, 16 MiB for a reader).
-    init(path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, cacheKiB: Int? = nil) throws(StoreError) {
+    /// `existing`: a read-write connection to a file the writer made (the checkpointer's),
+    /// neither created nor switched to WAL here.
+    init(
+        path: String, readOnly: Bool, busyTimeoutMilliseconds: Int32, cacheKiB: Int? = nil, existing: Bool = false
+    ) throws(StoreError) {
         _ = Self.processSettings
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
-        flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        flags |=
+            readOnly
+            ? SQLITE_OPEN_READONLY : (existing ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var db: OpaquePointer?
         let status = sqlite3_open_v2(path, &db, flags, nil)
         handle = db
@@ -32,7 +38,7 @@ final class SQLiteConnection: SQLConnection {
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
-        if !readOnly {
+        if !readOnly, !existing {
             // Switching a new file to WAL needs its exclusive lock. When another connection opens
             // the same file at that moment, SQLite answers busy at once rather than call the busy
             // handler (waiting could deadlock), so the switch is retried within the busy timeout.
@@ -80,12 +86,14 @@ final class SQLiteConnection: SQLConnection {
         sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(checkpointer).toOpaque())
     }
 
-    /// A passive checkpoint of the log (copies what is committed without waiting for the
-    /// writer or readers; syncs the database file as `synchronous=FULL` asks).
-    func checkpoint() throws(StoreError) {
+    /// A passive checkpoint of the log: copies what is committed without waiting for the
+    /// writer or readers. `false` when another connection was checkpointing (`SQLITE_BUSY`).
+    func checkpoint() throws(StoreError) -> Bool {
         guard let handle else { throw StoreError(.closed, "SQLite connection is closed") }
         let status = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        if status == SQLITE_BUSY { return false }
         guard status == SQLITE_OK else { throw error(status, "PRAGMA wal_checkpoint(PASSIVE)") }
+        return true
     }
 
     /// Set once per process, before the first connection opens:

@@ -61,6 +61,28 @@ import Testing
         }
     }
 
+    /// Under back-to-back commits the writer is always in a transaction, so the log never starts
+    /// over from the background checkpoints alone: the writer's own at its limit keeps it short.
+    @Test("with both, the log stays within the writer's limit and every row is kept")
+    func theLogStaysBounded() async throws {
+        try await Self.withDirectory { path in
+            let store = try await SQLiteStore.open(
+                path: path, checkpoints: SQLiteCheckpointer.Settings(threshold: 100, writerLimit: 400))
+            try await Self.write(store, transactions: 80, rows: 20)
+            #expect(Self.walFrames(path) < 700)
+            #expect(store.checkpointStatistics.failures == 0)
+            await store.close()
+            let reopened = try await SQLiteStore.open(path: path)
+            let count = try await reopened.read { reader in
+                try (reader as! SQLStoreTransaction).connection.query("SELECT COUNT(*) FROM log_probe", []).first?
+                    .integer(0)
+            }
+            #expect(count == 1_600)
+            #expect(try await reopened.integrityCheck() == "ok")
+            await reopened.close()
+        }
+    }
+
     @Test("a log past the writer's limit is checkpointed by the writer itself")
     func theWriterCheckpointsPastItsLimit() async throws {
         try await Self.withDirectory { path in
