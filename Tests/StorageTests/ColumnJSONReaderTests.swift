@@ -30,29 +30,14 @@ struct ColumnJSONReaderTests {
 
     @Test("transaction, renewal and notification facts, all fields and none")
     func facts() {
-        Self.same(
-            TransactionFact(
-                transactionId: "t-\(ColumnJSONTests.awkward)", originalTransactionId: "o/1", productId: "p",
-                productKind: .autoRenewable,
-                subscriptionGroup: "g", purchaseDate: F.at(1), originalPurchaseDate: F.at(0), expiresDate: F.at(31),
-                signedDate: F.at(2), revocationDate: F.at(3), revocationReason: 1, revocationType: .refundFull,
-                revocationPercentage: 50_000, isUpgraded: true, periodType: .intro, offerIdentifier: "offer",
-                ownership: .familyShared, environment: .sandbox, price: -9_990, currency: "EUR", quantity: 3,
-                transactionReason: .renewal, storefront: "DEU"))
-        Self.same(
-            TransactionFact(
-                transactionId: "t", originalTransactionId: "o", productId: "p", purchaseDate: F.at(0),
-                signedDate: F.at(0), environment: .production))
-        Self.same(
-            RenewalFact(
-                originalTransactionId: "o", productId: "p", autoRenewProductId: "q", autoRenewEnabled: false,
-                expirationIntent: 2, isInBillingRetryPeriod: true, gracePeriodExpiresDate: F.at(9),
-                priceIncreaseStatus: 0, signedDate: F.at(4), environment: .xcode))
-        Self.same(RenewalFact(originalTransactionId: "o", productId: "p", signedDate: F.at(4), environment: .sandbox))
-        Self.same(
-            NotificationFact(
-                notificationId: "n", type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedDate: F.at(5),
-                environment: .production, originalTransactionId: "o", transactionId: "t", productId: "p"))
+        for fact in ColumnJSONTests.sampleFacts {
+            switch fact {
+            case .transaction(let value): Self.same(value)
+            case .renewalInfo(let value): Self.same(value)
+            case .notification(let value): Self.same(value)
+            default: Issue.record("no sample of \(fact)")
+            }
+        }
     }
 
     @Test("customer states, what the next evaluation reads of them, and lifecycle events")

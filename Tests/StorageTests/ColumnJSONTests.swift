@@ -20,36 +20,52 @@ struct ColumnJSONTests {
 
     static let awkward = "quote \" backslash \\ slash / controls \u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1F} é ü 😀 \u{7F}"
 
+    /// A transaction fact with every field set.
+    static let fullTransaction = TransactionFact(
+        transactionId: "t-\(awkward)", originalTransactionId: "o/1", productId: "p",
+        productKind: .autoRenewable,
+        subscriptionGroup: "g", purchaseDate: F.at(1), originalPurchaseDate: F.at(0), expiresDate: F.at(31),
+        signedDate: F.at(2), revocationDate: F.at(3), revocationReason: 1, revocationType: .refundFull,
+        revocationPercentage: 50_000, isUpgraded: true, periodType: .intro, offerIdentifier: "offer",
+        ownership: .familyShared, environment: .sandbox, price: -9_990, currency: "EUR", quantity: 3,
+        transactionReason: .renewal, storefront: "DEU")
+
+    /// Facts of each kind, all fields and none (the full transaction first).
+    static let sampleFacts: [Fact] = [
+        .transaction(fullTransaction),
+        .transaction(
+            TransactionFact(
+                transactionId: "t", originalTransactionId: "o", productId: "p", purchaseDate: F.at(0),
+                signedDate: F.at(0), environment: .production)),
+        .renewalInfo(
+            RenewalFact(
+                originalTransactionId: "o", productId: "p", autoRenewProductId: "q", autoRenewEnabled: false,
+                expirationIntent: 2, isInBillingRetryPeriod: true, gracePeriodExpiresDate: F.at(9),
+                priceIncreaseStatus: 0, signedDate: F.at(4), environment: .xcode)),
+        .renewalInfo(
+            RenewalFact(originalTransactionId: "o", productId: "p", signedDate: F.at(4), environment: .sandbox)),
+        .notification(
+            NotificationFact(
+                notificationId: "n", type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedDate: F.at(5),
+                environment: .production, originalTransactionId: "o", transactionId: "t", productId: "p")),
+    ]
+
     @Test("transaction, renewal and notification facts, all fields and none")
     func facts() throws {
-        let full = TransactionFact(
-            transactionId: "t-\(Self.awkward)", originalTransactionId: "o/1", productId: "p",
-            productKind: .autoRenewable,
-            subscriptionGroup: "g", purchaseDate: F.at(1), originalPurchaseDate: F.at(0), expiresDate: F.at(31),
-            signedDate: F.at(2), revocationDate: F.at(3), revocationReason: 1, revocationType: .refundFull,
-            revocationPercentage: 50_000, isUpgraded: true, periodType: .intro, offerIdentifier: "offer",
-            ownership: .familyShared, environment: .sandbox, price: -9_990, currency: "EUR", quantity: 3,
-            transactionReason: .renewal, storefront: "DEU")
-        Self.same(full)
+        let full = Self.fullTransaction
         // The hand-written member list covers every stored property of TransactionFact.
         let members = try #require(
             try JSONSerialization.jsonObject(with: Data(ColumnJSON.transaction(full).utf8)) as? [String: Any])
         #expect(Set(members.keys) == Set(Mirror(reflecting: full).children.compactMap(\.label)))
         #expect(ColumnJSON.transaction(full) == ColumnJSON.encode(full))
-        Self.same(
-            TransactionFact(
-                transactionId: "t", originalTransactionId: "o", productId: "p", purchaseDate: F.at(0),
-                signedDate: F.at(0), environment: .production))
-        Self.same(
-            RenewalFact(
-                originalTransactionId: "o", productId: "p", autoRenewProductId: "q", autoRenewEnabled: false,
-                expirationIntent: 2, isInBillingRetryPeriod: true, gracePeriodExpiresDate: F.at(9),
-                priceIncreaseStatus: 0, signedDate: F.at(4), environment: .xcode))
-        Self.same(RenewalFact(originalTransactionId: "o", productId: "p", signedDate: F.at(4), environment: .sandbox))
-        Self.same(
-            NotificationFact(
-                notificationId: "n", type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedDate: F.at(5),
-                environment: .production, originalTransactionId: "o", transactionId: "t", productId: "p"))
+        for fact in Self.sampleFacts {
+            switch fact {
+            case .transaction(let value): Self.same(value)
+            case .renewalInfo(let value): Self.same(value)
+            case .notification(let value): Self.same(value)
+            default: Issue.record("no sample of \(fact)")
+            }
+        }
         Self.same(Fact.transaction(full), "an enum with associated values is left to Foundation", fast: false)
     }
 

@@ -24,6 +24,13 @@ import Testing
         }
     }
 
+    static func rows(_ store: SQLiteStore) async throws -> Int64? {
+        try await store.read { reader in
+            try (reader as! SQLStoreTransaction).connection.query("SELECT COUNT(*) FROM log_probe", []).first?
+                .integer(0)
+        }
+    }
+
     static func withDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sk_checkpoint_\(UUID().uuidString)")
@@ -51,11 +58,7 @@ import Testing
             #expect(statistics.background > 0)
             #expect(statistics.onWriter == 0)
             #expect(statistics.failures == 0)
-            let count = try await store.read { reader in
-                try (reader as! SQLStoreTransaction).connection.query("SELECT COUNT(*) FROM log_probe", []).first?
-                    .integer(0)
-            }
-            #expect(count == 1_200)
+            #expect(try await Self.rows(store) == 1_200)
             #expect(try await store.integrityCheck() == "ok")
             await store.close()
         }
@@ -73,11 +76,7 @@ import Testing
             #expect(store.checkpointStatistics.failures == 0)
             await store.close()
             let reopened = try await SQLiteStore.open(path: path)
-            let count = try await reopened.read { reader in
-                try (reader as! SQLStoreTransaction).connection.query("SELECT COUNT(*) FROM log_probe", []).first?
-                    .integer(0)
-            }
-            #expect(count == 1_600)
+            #expect(try await Self.rows(reopened) == 1_600)
             #expect(try await reopened.integrityCheck() == "ok")
             await reopened.close()
         }
@@ -96,11 +95,7 @@ import Testing
             await store.close()
             // Everything is there after reopening.
             let reopened = try await SQLiteStore.open(path: path)
-            let count = try await reopened.read { reader in
-                try (reader as! SQLStoreTransaction).connection.query("SELECT COUNT(*) FROM log_probe", []).first?
-                    .integer(0)
-            }
-            #expect(count == 600)
+            #expect(try await Self.rows(reopened) == 600)
             await reopened.close()
         }
     }
