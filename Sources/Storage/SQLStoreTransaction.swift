@@ -139,6 +139,8 @@ final class SQLStoreTransaction: StoreTransaction {
     // MARK: - Savepoints
 
     func requireOpen() throws {
+        // A lost connection is retryable (the group is run again on a fresh one).
+        guard connection.isHealthy else { throw StoreError(.connectionLost, "the database connection was lost") }
         guard connection.inTransaction else {
             throw StoreError(.database, "the database ended the transaction (it was rolled back): nothing was kept")
         }

@@ -50,13 +50,11 @@ final class SQLiteCheckpointer: Sendable {
     }
 
     let settings: Settings
-    private let path: String
     private let worker: ConnectionWorker
     private let state = Mutex(State())
 
     init(path: String, busyTimeoutMilliseconds: Int32, settings: Settings) {
         self.settings = settings
-        self.path = path
         worker = ConnectionWorker(label: "storekeeper.sqlite.checkpointer") { () throws(StoreError) in
             try SQLiteConnection(
                 path: path, readOnly: false, busyTimeoutMilliseconds: busyTimeoutMilliseconds, cacheKiB: 1_024,
@@ -89,12 +87,13 @@ final class SQLiteCheckpointer: Sendable {
     private func checkpointInBackground() async {
         var outcome: Bool?
         do {
-            outcome = try await worker.run { [path] connection in
-                guard try (connection as! SQLiteConnection).checkpoint() else { return false }
+            outcome = try await worker.run { connection in
+                let sqlite = connection as! SQLiteConnection
+                guard try sqlite.checkpoint() else { return false }
                 // SQLite syncs the database file only after a copy that reached the log's end,
                 // which under steady writes is the writer's own; synced here, off its thread, the
                 // pages copied so far leave that sync little to write.
-                Self.syncFile(path)
+                sqlite.syncDatabaseFile()
                 return true
             }
         } catch {
@@ -108,13 +107,6 @@ final class SQLiteCheckpointer: Sendable {
             }
             state.running = nil
         }
-    }
-
-    /// `fsync` of the file at `path` (any descriptor of a file flushes all of its pages).
-    private static func syncFile(_ path: String) {
-        guard let file = FileHandle(forReadingAtPath: path) else { return }
-        try? file.synchronize()
-        try? file.close()
     }
 
     /// Waits for a checkpoint in flight, then closes the connection; asks after this are

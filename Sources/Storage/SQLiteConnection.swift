@@ -86,6 +86,19 @@ final class SQLiteConnection: SQLConnection {
         sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(checkpointer).toOpaque())
     }
 
+    /// Syncs the database file through SQLite's own descriptor of it. Never through another
+    /// one: closing any descriptor of a file drops every POSIX lock the process holds on it,
+    /// SQLite's included, and another process could then take the file as its own.
+    func syncDatabaseFile() {
+        guard let handle else { return }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let status = withUnsafeMutablePointer(to: &file) {
+            sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, $0)
+        }
+        guard status == SQLITE_OK, let file, let sync = file.pointee.pMethods?.pointee.xSync else { return }
+        _ = sync(file, SQLITE_SYNC_NORMAL)
+    }
+
     /// A passive checkpoint of the log: copies what is committed without waiting for the
     /// writer or readers. `false` when another connection was checkpointing (`SQLITE_BUSY`).
     func checkpoint() throws(StoreError) -> Bool {

@@ -48,13 +48,14 @@ public final class IngestionWriter: Sendable {
     public struct Statistics: Sendable, Hashable {
         /// Distinct ingestions taken into a group: a retried one counts once, here.
         public var batches = 0
-        /// Ingestions taken again after a retryable failure in their savepoint (a conflict
-        /// with a concurrent group on PostgreSQL).
+        /// Ingestions taken again after a retryable failure (a conflict with a concurrent
+        /// group on PostgreSQL): in their savepoint, or as the only batch of their group.
         public var retries = 0
         public var groups = 0
         public var largestGroup = 0
         /// Groups written a second time, each batch in a savepoint, after one of their batches
-        /// failed in the first transaction.
+        /// failed in the first transaction (retryable failures included: in the second, the
+        /// batch that conflicts is queued again alone).
         public var isolatedGroups = 0
     }
 

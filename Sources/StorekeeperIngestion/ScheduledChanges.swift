@@ -59,6 +59,9 @@ public enum ScheduledChanges {
             } catch let error as StoreError where error.isRetryable {
                 throw error
             } catch {
+                // The database may have ended the whole transaction (SQLite, after some I/O and
+                // memory errors): nothing may run outside it.
+                try transaction.requireOpen()
                 pass.failed += 1
                 try transaction.postponeCustomerState(
                     customerId: state.customerId, environment: state.environment,

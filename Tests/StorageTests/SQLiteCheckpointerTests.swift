@@ -31,6 +31,29 @@ import Testing
         }
     }
 
+    /// Whether another process sees a lock on SQLite's shared-lock bytes of `path` (fcntl
+    /// `F_GETLK` from a child: a process never conflicts with its own locks).
+    static func sharedLockHeld(_ path: String) throws -> String {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        child.arguments = [
+            "python3", "-c",
+            """
+            import fcntl, os, struct, sys
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            lock = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0x40000000 + 2, 510, 0)
+            answer = fcntl.fcntl(fd, fcntl.F_GETLK, lock)
+            print("held" if struct.unpack("hhqqi", answer)[0] != fcntl.F_UNLCK else "free")
+            """, path,
+        ]
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        child.waitUntilExit()
+        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     static func withDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sk_checkpoint_\(UUID().uuidString)")
@@ -58,6 +81,9 @@ import Testing
             #expect(statistics.background > 0)
             #expect(statistics.onWriter == 0)
             #expect(statistics.failures == 0)
+            // The checkpoints synced the file without dropping the process's locks on it: SQLite's
+            // shared lock, which keeps another process from deleting the log, is still held.
+            #expect(try Self.sharedLockHeld(path) == "held")
             #expect(try await Self.rows(store) == 1_200)
             #expect(try await store.integrityCheck() == "ok")
             await store.close()

@@ -126,11 +126,12 @@ final class ProbeOutput: Sendable {
 
     func contains(_ part: String) -> Bool { state.withLock { $0.text.contains(part) } }
 
-    /// Everything, once the writer closed the pipe.
+    /// Everything, once the writer closed the pipe (or what came within 30 seconds).
     func all() async -> String {
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             let (text, closed) = state.withLock { ($0.text, $0.closed) }
-            if closed { return text }
+            if closed || ContinuousClock.now >= deadline { return text }
             try? await Task.sleep(for: .milliseconds(1))
         }
     }

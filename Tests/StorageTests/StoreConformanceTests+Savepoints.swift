@@ -80,6 +80,35 @@ extension StoreConformanceTests {
         }
     }
 
+    /// A connection lost mid-transaction is reported as such (retryable: the group runs again on
+    /// a fresh connection), not as a transaction the database ended.
+    @Test(
+        "a transaction whose connection was lost is not open, and says so",
+        .enabled(if: Backend.postgresURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"))
+    func requireOpenReportsALostConnection() async throws {
+        try await withStore(.postgres) { store, _ in
+            await #expect(throws: Planted.self) {
+                try await store.write { tx in
+                    let connection = (tx as! SQLStoreTransaction).connection
+                    #expect(throws: StoreError.self) {
+                        try connection.executeScript("SELECT pg_terminate_backend(pg_backend_pid())")
+                    }
+                    #expect(throws: StoreError.self) { try tx.requireOpen() }
+                    do {
+                        try tx.requireOpen()
+                    } catch let error as StoreError {
+                        #expect(error.code == .connectionLost)
+                        #expect(error.isRetryable)
+                    }
+                    throw Planted()
+                }
+            }
+            // The store replaced the connection.
+            let apps = try await store.read { try $0.apps().count }
+            #expect(apps == 0)
+        }
+    }
+
     @Test("a failed statement inside a savepoint leaves the transaction usable", arguments: Backend.enabled)
     func savepointSurvivesStatementErrors(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
