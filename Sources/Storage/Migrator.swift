@@ -86,19 +86,19 @@ enum Migrator {
     ) throws(StoreError) -> R {
         switch connection.dialect {
         case .sqlite:
-            try connection.executeScript("BEGIN IMMEDIATE")
+            try connection.begin("BEGIN IMMEDIATE")
         case .postgres:
-            try connection.executeScript("BEGIN")
+            try connection.begin("BEGIN")
         }
         do {
             if connection.dialect == .postgres {
                 _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(advisoryLockKey)])
             }
             let result = try body()
-            try connection.executeScript("COMMIT")
+            try connection.commit()
             return result
         } catch {
-            try? connection.executeScript("ROLLBACK")
+            connection.rollback()
             throw error
         }
     }

@@ -127,6 +127,15 @@ final class PostgresConnection: SQLConnection {
         try check(result, sql)
     }
 
+    /// PostgreSQL itself refuses every statement of a transaction it ended (a failed statement
+    /// aborts it until `ROLLBACK`; a lost connection fails them all), so nothing is tracked here.
+    func begin(_ statement: String) throws(StoreError) { try executeScript(statement) }
+
+    /// On a broken connection the server has already rolled back.
+    func rollback() {
+        if isHealthy { try? executeScript("ROLLBACK") }
+    }
+
     /// PostgreSQL answers `COMMIT` of an aborted transaction with success and the tag
     /// `ROLLBACK`: that is a failure here, so nothing is acknowledged that did not commit.
     func commit() throws(StoreError) {

@@ -66,7 +66,7 @@ public final class PostgresStore: Store {
     static func transaction<R>(
         _ connection: any SQLConnection, begin: String, _ body: (SQLStoreTransaction) throws -> R
     ) throws -> R {
-        try connection.executeScript(begin)
+        try connection.begin(begin)
         do {
             let transaction = SQLStoreTransaction(connection: connection)
             let result = try body(transaction)
@@ -74,8 +74,7 @@ public final class PostgresStore: Store {
             try connection.commit()
             return result
         } catch {
-            // On a broken connection the server has already rolled back.
-            if connection.isHealthy { try? connection.executeScript("ROLLBACK") }
+            connection.rollback()
             throw error
         }
     }

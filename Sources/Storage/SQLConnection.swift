@@ -17,8 +17,16 @@ protocol SQLConnection: AnyObject {
     func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int
     /// Runs a script of several statements without arguments (migrations, `BEGIN`, `COMMIT`).
     func executeScript(_ sql: String) throws(StoreError)
+    /// Starts a transaction with `statement` (`BEGIN`, `BEGIN IMMEDIATE`, …). Until `commit()` or
+    /// `rollback()`, a statement that would run after the database ended the transaction on its
+    /// own is refused rather than run (and committed) by itself.
+    func begin(_ statement: String) throws(StoreError)
     /// `COMMIT`, throwing unless the transaction really committed.
     func commit() throws(StoreError)
+    /// `ROLLBACK` of the transaction `begin` started, if the database has not ended it already;
+    /// a failure leaves nothing to undo (the connection is then replaced or the server rolled
+    /// back), so none is thrown.
+    func rollback()
     /// Whether the connection can still be used; a broken one is replaced before the next use.
     var isHealthy: Bool { get }
     /// Whether a transaction is open and can still commit: false once the database ended it on

@@ -135,6 +135,12 @@ final class SQLiteConnection: SQLConnection {
     static var statementJournalSetting: Int32 { processSettings.statementJournal }
     static var trackedMemory: Int64 { sqlite3_memory_used() }
 
+    /// Between `begin` and `commit`/`rollback`. SQLite ends a transaction on its own after some
+    /// I/O and memory errors and then runs each later statement as a transaction of its own (a
+    /// `SAVEPOINT` starts one, its `RELEASE` commits it): while this is set, `query` and
+    /// `executeScript` refuse to run once that happened, whoever issues the statement.
+    private var transactionBegun = false
+
     var isHealthy: Bool { handle != nil }
     var inTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
@@ -146,6 +152,7 @@ final class SQLiteConnection: SQLConnection {
     }
 
     func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        try requireBegunTransaction(sql)
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
@@ -186,10 +193,33 @@ final class SQLiteConnection: SQLConnection {
         return Int(sqlite3_changes64(handle))
     }
 
-    func commit() throws(StoreError) { try execute("COMMIT", []) }
+    func begin(_ statement: String) throws(StoreError) {
+        // Prepared once per connection (`execute`), not parsed by `sqlite3_exec` on every read.
+        try execute(statement, [])
+        transactionBegun = true
+    }
+
+    func commit() throws(StoreError) {
+        try execute("COMMIT", [])
+        transactionBegun = false
+    }
+
+    func rollback() {
+        transactionBegun = false
+        if let handle, sqlite3_get_autocommit(handle) == 0 { try? executeScript("ROLLBACK") }
+    }
+
+    /// Throws when a transaction was begun and the database has since ended it.
+    private func requireBegunTransaction(_ sql: String) throws(StoreError) {
+        guard transactionBegun, let handle, sqlite3_get_autocommit(handle) != 0 else { return }
+        throw StoreError(
+            .database,
+            "\(Self.summary(of: sql)): the database ended the transaction (it was rolled back): nothing was kept")
+    }
 
     func executeScript(_ sql: String) throws(StoreError) {
         guard let handle else { throw StoreError(.closed, "SQLite connection is closed") }
+        try requireBegunTransaction(sql)
         var message: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &message)
         if let message { sqlite3_free(message) }

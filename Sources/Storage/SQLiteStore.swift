@@ -74,31 +74,29 @@ public final class SQLiteStore: Store {
     }
 
     /// A read transaction on a read-only connection: one WAL snapshot for the whole body.
-    /// `BEGIN` and `COMMIT` go through the connection's prepared statements (`execute`), not
-    /// parsed again by `sqlite3_exec` on every read: a GET is one short read.
     static func snapshot<R>(_ connection: any SQLConnection, _ body: (any StoreReader) throws -> R) throws -> R {
-        try connection.execute("BEGIN", [])
+        try connection.begin("BEGIN")
         do {
             let result = try body(SQLStoreTransaction(connection: connection))
-            try connection.execute("COMMIT", [])
+            try connection.commit()
             return result
         } catch {
-            try? connection.executeScript("ROLLBACK")
+            connection.rollback()
             throw error
         }
     }
 
     static func transaction<R>(_ connection: any SQLConnection, _ body: (any StoreTransaction) throws -> R) throws -> R
     {
-        try connection.execute("BEGIN IMMEDIATE", [])
+        try connection.begin("BEGIN IMMEDIATE")
         do {
             let transaction = SQLStoreTransaction(connection: connection)
             let result = try body(transaction)
             try transaction.flushAnalyticsDaily()
-            try connection.execute("COMMIT", [])
+            try connection.commit()
             return result
         } catch {
-            try? connection.executeScript("ROLLBACK")
+            connection.rollback()
             throw error
         }
     }

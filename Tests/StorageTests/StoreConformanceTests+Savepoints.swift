@@ -80,6 +80,45 @@ extension StoreConformanceTests {
         }
     }
 
+    /// The connection itself refuses every statement once SQLite ended the transaction (a raw
+    /// `ROLLBACK` stands in for an I/O or memory error again): without that, SQLite ran each
+    /// later statement as a transaction of its own, so writes issued after the failure
+    /// committed while the write was reported failed.
+    @Test("no statement runs after SQLite ended the transaction on its own")
+    func statementsAfterAnEndedTransactionAreRefused() async throws {
+        try await withStore(.sqlite) { store, _ in
+            await #expect(throws: Planted.self) {
+                try await store.write { tx in
+                    let connection = (tx as! SQLStoreTransaction).connection
+                    try connection.executeScript("ROLLBACK")
+                    let refused = #expect(throws: StoreError.self) {
+                        try tx.appendAudit(NewAuditEntry(at: F.now, actor: "test", action: "late", appId: F.appId))
+                    }
+                    #expect(refused?.code == .database)
+                    #expect(
+                        refused?.detail.hasSuffix(
+                            "the database ended the transaction (it was rolled back): nothing was kept")
+                            == true, "\(String(describing: refused))")
+                    // A savepoint would otherwise have begun a transaction of its own and its
+                    // release committed it.
+                    #expect(throws: StoreError.self) {
+                        try tx.withSavepoint {
+                            try tx.appendAudit(
+                                NewAuditEntry(at: F.now, actor: "test", action: "in a savepoint", appId: F.appId))
+                        }
+                    }
+                    throw Planted()
+                }
+            }
+            #expect(try await F.snapshot(store)["audit_log"] == 0)
+            // The connection is usable for the next write.
+            _ = try await store.write { tx in
+                try tx.appendAudit(NewAuditEntry(at: F.now, actor: "test", action: "next", appId: F.appId))
+            }
+            #expect(try await F.snapshot(store)["audit_log"] == 1)
+        }
+    }
+
     /// A connection lost mid-transaction is reported as such (retryable: the group runs again on
     /// a fresh connection), not as a transaction the database ended.
     @Test(
