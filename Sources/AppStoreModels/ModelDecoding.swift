@@ -37,8 +37,21 @@ public enum AppStoreJSON {
         }
     }
 
-    /// Sorted keys so that a re-encoded payload is byte-stable (ids, ETags, tests).
+    /// Sorted keys so that a re-encoded payload is byte-stable (ids, ETags, tests). Written by
+    /// `CanonicalJSONWriter` when it covers the value, by Foundation otherwise: the same bytes.
     public static func encode<T: Encodable>(_ value: T) -> Data {
+        let writer = CanonicalJSONWriter()
+        if writer.encodeSupported(value) { return writer.data }
+        return foundationEncode(value)
+    }
+
+    /// `encode(value)` as text.
+    public static func encodeText<T: Encodable>(_ value: T) -> String {
+        CanonicalJSONWriter().encodeDocument(value) ?? String(decoding: foundationEncode(value), as: UTF8.self)
+    }
+
+    /// The reference encoding: Foundation's `JSONEncoder` with sorted keys and unescaped slashes.
+    package static func foundationEncode<T: Encodable>(_ value: T) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Our models hold only JSON-representable values; a failure here is a programming error.

@@ -194,6 +194,8 @@ final class SQLiteConnection: SQLConnection {
     }
 
     func begin(_ statement: String) throws(StoreError) {
+        // A flag some earlier caller left set must not refuse this BEGIN (and every later one).
+        transactionBegun = false
         // Prepared once per connection (`execute`), not parsed by `sqlite3_exec` on every read.
         try execute(statement, [])
         transactionBegun = true
@@ -206,7 +208,11 @@ final class SQLiteConnection: SQLConnection {
 
     func rollback() {
         transactionBegun = false
-        if let handle, sqlite3_get_autocommit(handle) == 0 { try? executeScript("ROLLBACK") }
+        guard let handle, sqlite3_get_autocommit(handle) == 0 else { return }
+        try? executeScript("ROLLBACK")
+        // Still inside a transaction: every later BEGIN would fail on this connection, so it is
+        // closed and its worker opens a fresh one (closing rolls the transaction back).
+        if sqlite3_get_autocommit(handle) == 0 { close() }
     }
 
     /// Throws when a transaction was begun and the database has since ended it.

@@ -31,6 +31,10 @@ enum WorstCaseBenchmark {
     static func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let ingestions = Int(environment["BENCH_WORSTCASE_INGESTIONS"] ?? "") ?? 50
+        if let repetitions = Int(environment["BENCH_WORSTCASE_PURE"] ?? "") {
+            pureSteps(periods: Int(environment["BENCH_WORSTCASE_PERIODS"] ?? "") ?? 334, repetitions: repetitions)
+            return
+        }
         print("\n== Worst case: one more fact for a customer with a long history (SQLite, durable) ==")
         if let periods = Int(environment["BENCH_WORSTCASE_PERIODS"] ?? "") {
             try await run(periods: periods, ingestions: ingestions, target: true)
@@ -110,6 +114,51 @@ enum WorstCaseBenchmark {
                     + String(format: ": %8.2f ms", median(values)))
         }
         await store.close()
+    }
+
+    /// `BENCH_WORSTCASE_PURE=N`: the two pure steps of a re-evaluation (the engine, the analytics
+    /// figures) on the long customer's facts, repeated `N` times without a store, so a profile
+    /// (`perf record`) sees them alone.
+    static func pureSteps(periods: Int, repetitions: Int) {
+        let original = String(4_000_000_000 + periods)
+        var facts: [Fact] = []
+        for period in 0..<periods {
+            let batch = renewal(original: original, period: period)
+            facts += batch.transactions.map { .transaction($0.fact) } + batch.renewals.map { .renewalInfo($0.fact) }
+            if let notification = batch.notification?.fact { facts.append(.notification(notification)) }
+        }
+        let now = Timestamp(millisecondsSince1970: base + Int64(periods) * 30 * day + 120_000)
+        // What an ingestion passes: the state saved after the period before.
+        let previous = PreviousEvaluation(
+            EntitlementEngine.evaluate(
+                customerId: "long", environment: .production, facts: Array(facts.dropLast(3)), catalog: catalog,
+                now: now.adding(milliseconds: -30 * day)
+            ).customerInfo)
+        var engine: [Double] = []
+        var analytics: [Double] = []
+        var checksum = 0
+        for _ in 0..<repetitions {
+            engine.append(
+                milliseconds {
+                    checksum &+=
+                        EntitlementEngine.evaluate(
+                            customerId: "long", environment: .production, facts: facts, catalog: catalog, now: now,
+                            previousEvaluation: previous
+                        ).allEvents.count
+                })
+            analytics.append(
+                milliseconds {
+                    checksum &+=
+                        AnalyticsContribution.all(
+                            facts: facts, environment: .production, catalog: catalog, rule: CommissionRule(), now: now
+                        ).daily.count
+                })
+        }
+        print(
+            String(
+                format:
+                    "%d facts, median of %d: EntitlementEngine.evaluate %.3f ms, AnalyticsContribution.all %.3f ms (%d)",
+                facts.count, repetitions, median(engine), median(analytics), checksum))
     }
 
     /// Imports `periods` monthly periods for a new customer, evaluates and saves its state.

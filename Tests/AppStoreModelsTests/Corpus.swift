@@ -51,6 +51,10 @@ func decodeLosslessly<T: Codable & Equatable>(
     #expect(
         written == original, "re-encoded JSON differs from the original", sourceLocation: sourceLocation
     )
+    // The canonical writer writes Foundation's bytes, or leaves the value to Foundation.
+    #expect(
+        AppStoreJSON.encode(value) == AppStoreJSON.foundationEncode(value),
+        "AppStoreJSON.encode differs from Foundation's JSONEncoder", sourceLocation: sourceLocation)
     return value
 }
 

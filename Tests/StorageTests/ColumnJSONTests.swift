@@ -8,14 +8,16 @@ import Testing
 
 private typealias F = IngestionFixture
 
-/// `ColumnJSON` must write exactly what `AppStoreJSON.encode` writes, for every stored model.
+/// `ColumnJSON` (and the canonical writer under `AppStoreJSON.encode`) must write exactly what
+/// Foundation's `JSONEncoder` writes with sorted keys, for every stored model.
 @Suite("Column JSON")
 struct ColumnJSONTests {
     static func same<T: Encodable>(_ value: T, _ comment: Comment? = nil, fast: Bool = true) {
-        let expected = String(decoding: AppStoreJSON.encode(value), as: UTF8.self)
+        let expected = String(decoding: AppStoreJSON.foundationEncode(value), as: UTF8.self)
         #expect(ColumnJSON.encode(value) == expected, comment)
-        // Whether the value is written by ColumnJSON itself or left to Foundation.
-        #expect((ColumnJSONWriter().encodeDocument(value) != nil) == fast, comment)
+        #expect(AppStoreJSON.encode(value) == AppStoreJSON.foundationEncode(value), comment)
+        // Whether the value is written by the canonical writer or left to Foundation.
+        #expect((CanonicalJSONWriter().encodeDocument(value) != nil) == fast, comment)
     }
 
     static let awkward = "quote \" backslash \\ slash / controls \u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1F} é ü 😀 \u{7F}"
