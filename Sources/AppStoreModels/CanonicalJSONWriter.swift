@@ -17,13 +17,23 @@ import Foundation
 /// checks, which on a class's `var` array were a sixth of the encoding time.
 /// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
 package final class CanonicalJSONWriter {
-    private struct Buffer {
-        var base: UnsafeMutablePointer<UInt8>
-        var count: Int
-        var capacity: Int
+    // The byte-level members are inlinable: Storage's `ColumnJSON.transaction` writes a bulk
+    // import's facts through them, and a call per byte across the module boundary cost it ~15%.
+    @usableFromInline
+    struct Buffer {
+        @usableFromInline var base: UnsafeMutablePointer<UInt8>
+        @usableFromInline var count: Int
+        @usableFromInline var capacity: Int
+
+        @usableFromInline
+        init(base: UnsafeMutablePointer<UInt8>, count: Int, capacity: Int) {
+            self.base = base
+            self.count = count
+            self.capacity = capacity
+        }
     }
 
-    private let buffer: UnsafeMutablePointer<Buffer>
+    @usableFromInline let buffer: UnsafeMutablePointer<Buffer>
     /// Set when the value needs something this writer leaves to Foundation.
     var unsupported = false
 
@@ -38,7 +48,7 @@ package final class CanonicalJSONWriter {
         buffer.deallocate()
     }
 
-    package var count: Int { buffer.pointee.count }
+    @inlinable package var count: Int { buffer.pointee.count }
 
     package func encodeDocument<T: Encodable>(_ value: T) -> String? {
         encodeSupported(value) ? text : nil
@@ -63,6 +73,16 @@ package final class CanonicalJSONWriter {
         String(decoding: UnsafeBufferPointer(start: buffer.pointee.base, count: count), as: UTF8.self)
     }
 
+    /// Marks the document as Foundation's and answers the error that stops writing it: what
+    /// follows would be written for nothing (an `encode(to:)` that catches it and goes on
+    /// leaves the mark).
+    func giveUp() -> any Error {
+        unsupported = true
+        return Unsupported()
+    }
+
+    struct Unsupported: Error {}
+
     /// Writes any value at the current position (its nested containers complete).
     func encodeValue<T: Encodable>(_ value: T) throws {
         // Exact types only (an optional goes through its own `encode(to:)` and comes back here).
@@ -81,7 +101,7 @@ package final class CanonicalJSONWriter {
             || T.self == URL.self || T.self == Decimal.self
         {
             // Foundation formats or converts these itself.
-            unsupported = true
+            throw giveUp()
         } else {
             let encoder = CanonicalJSONEncoder(writer: self)
             try value.encode(to: encoder)
@@ -91,8 +111,8 @@ package final class CanonicalJSONWriter {
 
     // MARK: - Bytes
 
-    @inline(__always)
-    private func reserve(_ extra: Int) {
+    @inlinable @inline(__always)
+    func reserve(_ extra: Int) {
         let needed = buffer.pointee.count + extra
         guard needed > buffer.pointee.capacity else { return }
         let capacity = max(needed, buffer.pointee.capacity * 2)
@@ -103,13 +123,14 @@ package final class CanonicalJSONWriter {
         buffer.pointee.capacity = capacity
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package func append(_ byte: UInt8) {
         reserve(1)
         buffer.pointee.base[buffer.pointee.count] = byte
         buffer.pointee.count += 1
     }
 
+    @inlinable
     func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         reserve(bytes.count)
@@ -117,6 +138,7 @@ package final class CanonicalJSONWriter {
         buffer.pointee.count += bytes.count
     }
 
+    @inlinable
     package func append(_ text: StaticString) {
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
@@ -125,8 +147,10 @@ package final class CanonicalJSONWriter {
 
     func writeNull() { append("null") }
 
+    @inlinable
     package func writeBool(_ value: Bool) { value ? append("true") : append("false") }
 
+    @inlinable
     package func writeInteger<I: BinaryInteger>(_ value: I) {
         if let small = Int64(exactly: value) {
             writeDecimal(small)
@@ -137,7 +161,8 @@ package final class CanonicalJSONWriter {
     }
 
     /// Decimal digits, as `String(value)` writes them.
-    private func writeDecimal(_ value: Int64) {
+    @inlinable
+    func writeDecimal(_ value: Int64) {
         if value < 0 { append(0x2D) }
         var magnitude = value.magnitude
         var digits = 1
@@ -159,6 +184,7 @@ package final class CanonicalJSONWriter {
     /// return and tab, `\u00xx` (lowercase hex) for other control characters; `/` and
     /// everything from U+0020 up are written as they are. Returns whether anything was escaped.
     @discardableResult
+    @inlinable
     package func writeString(_ value: String) -> Bool {
         append(0x22)
         var escaped = false
@@ -275,7 +301,7 @@ final class CanonicalJSONArray {
 final class CanonicalJSONEncoder: Encoder {
     enum State {
         case empty
-        case single
+        case single(start: Int)
         case object(CanonicalJSONObject)
         case array(CanonicalJSONArray)
     }
@@ -319,14 +345,16 @@ final class CanonicalJSONEncoder: Encoder {
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
         guard case .empty = state else { return CanonicalJSONSingleValueContainer(writer: detached()) }
-        state = .single
+        state = .single(start: writer.count)
         return CanonicalJSONSingleValueContainer(writer: writer)
     }
 
     func finish() {
         switch state {
         case .empty: writer.unsupported = true
-        case .single: break
+        // A single value container nothing was encoded into: Foundation writes `{}` nested
+        // and throws at the top.
+        case .single(let start): if writer.count == start { writer.unsupported = true }
         case .object(let object): writer.finishObject(object)
         case .array: writer.append(0x5D)
         }
@@ -368,8 +396,8 @@ struct CanonicalJSONKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     mutating func encode(_ value: UInt16, forKey key: Key) throws { member(key) { writer.writeInteger(value) } }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { member(key) { writer.writeInteger(value) } }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { member(key) { writer.writeInteger(value) } }
-    mutating func encode(_ value: Double, forKey key: Key) throws { writer.unsupported = true }
-    mutating func encode(_ value: Float, forKey key: Key) throws { writer.unsupported = true }
+    mutating func encode(_ value: Double, forKey key: Key) throws { throw writer.giveUp() }
+    mutating func encode(_ value: Float, forKey key: Key) throws { throw writer.giveUp() }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try member(key) { try writer.encodeValue(value) }
     }
@@ -420,8 +448,8 @@ struct CanonicalJSONUnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { element { writer.writeInteger(value) } }
     mutating func encode(_ value: UInt32) throws { element { writer.writeInteger(value) } }
     mutating func encode(_ value: UInt64) throws { element { writer.writeInteger(value) } }
-    mutating func encode(_ value: Double) throws { writer.unsupported = true }
-    mutating func encode(_ value: Float) throws { writer.unsupported = true }
+    mutating func encode(_ value: Double) throws { throw writer.giveUp() }
+    mutating func encode(_ value: Float) throws { throw writer.giveUp() }
     mutating func encode<T: Encodable>(_ value: T) throws { try element { try writer.encodeValue(value) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
@@ -460,7 +488,7 @@ struct CanonicalJSONSingleValueContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt16) throws { writer.writeInteger(value) }
     mutating func encode(_ value: UInt32) throws { writer.writeInteger(value) }
     mutating func encode(_ value: UInt64) throws { writer.writeInteger(value) }
-    mutating func encode(_ value: Double) throws { writer.unsupported = true }
-    mutating func encode(_ value: Float) throws { writer.unsupported = true }
+    mutating func encode(_ value: Double) throws { throw writer.giveUp() }
+    mutating func encode(_ value: Float) throws { throw writer.giveUp() }
     mutating func encode<T: Encodable>(_ value: T) throws { try writer.encodeValue(value) }
 }

@@ -7,7 +7,7 @@ import AppStoreModels
 /// are encoded apart and spliced into the encoding of the rest; revenue entries equal to one in
 /// `reusing` keep the text encoded then. The canonical encoding has no whitespace and its
 /// nested values are written the same wherever they sit, so the splice gives the same bytes
-/// (the property tests compare it with `AppStoreJSON.encode` over random customers).
+/// (the property tests compare it with Foundation's `JSONEncoder` over random customers).
 /// - Note: Immutable value; `Sendable`.
 public struct CustomerInfoEncoding: Sendable {
     /// The JSON text to store.

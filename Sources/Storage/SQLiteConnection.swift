@@ -194,8 +194,9 @@ final class SQLiteConnection: SQLConnection {
     }
 
     func begin(_ statement: String) throws(StoreError) {
-        // A flag some earlier caller left set must not refuse this BEGIN (and every later one).
-        transactionBegun = false
+        // What an earlier caller left open (a flag, a transaction) must not refuse this BEGIN
+        // and every later one on this connection.
+        if transactionBegun || inTransaction { rollback() }
         // Prepared once per connection (`execute`), not parsed by `sqlite3_exec` on every read.
         try execute(statement, [])
         transactionBegun = true

@@ -107,6 +107,22 @@ struct ColumnJSONTests {
         Self.same(Date(timeIntervalSince1970: 0), fast: false)
         Self.same(Data([1, 2, 3]), fast: false)
         Self.same(Twice(), "a key written twice keeps its last value")
+        Self.same(["a10": 1, "a9": 2, "a": 3], "digits order as bytes")
+        Self.same(UUID(uuidString: "e5c7a9b0-1f2d-4c3b-8a9e-0123456789ab")!, "UUIDs are their uuidString")
+        Self.same(URL(string: "https://example.com/a/b")!, fast: false)
+        Self.same(Decimal(string: "1.25")!, fast: false)
+        Self.same(["prices": [1.5, 2]], "floating point inside an array", fast: false)
+        Self.same(Holder(count: 1, nothing: Nothing()), "a single value that encodes nothing", fast: false)
+    }
+
+    /// Opens a single value container and encodes nothing into it: Foundation writes `{}`.
+    struct Nothing: Encodable {
+        func encode(to encoder: any Encoder) throws { _ = encoder.singleValueContainer() }
+    }
+
+    struct Holder: Encodable {
+        var count: Int
+        var nothing: Nothing
     }
 
     struct Twice: Encodable {
