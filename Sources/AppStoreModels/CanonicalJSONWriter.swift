@@ -9,13 +9,16 @@ import Foundation
 // `Timestamp`. Anything else (floating point, `Date`, `Data`, `URL`, `Decimal`, nested
 // containers, super encoders, an `encode(to:)` that encodes nothing or opens two containers)
 // marks the document unsupported and `AppStoreJSON.encode` asks Foundation, so the output never
-// differs from Foundation's.
+// differs from Foundation's. A value Foundation formats stops the writing at once; a nested or
+// second container is noticed when opened and the rest is written for nothing (no stored model
+// has one). Foundation on Linux sorts keys by their UTF-8 bytes, as here; Darwin's sorts them
+// otherwise, so `AppStoreJSON.encode` uses this writer on Linux only.
 
 /// The buffer and the writing rules shared by the encoders of one document.
 ///
 /// The bytes sit behind a pointer held in a `let`: appends then cost no dynamic exclusivity
 /// checks, which on a class's `var` array were a sixth of the encoding time.
-/// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
+/// - Note: Not thread-safe; lives for one document.
 package final class CanonicalJSONWriter {
     // The byte-level members are inlinable: Storage's `ColumnJSON.transaction` writes a bulk
     // import's facts through them, and a call per byte across the module boundary cost it ~15%.
@@ -81,7 +84,7 @@ package final class CanonicalJSONWriter {
         return Unsupported()
     }
 
-    struct Unsupported: Error {}
+    private struct Unsupported: Error {}
 
     /// Writes any value at the current position (its nested containers complete).
     func encodeValue<T: Encodable>(_ value: T) throws {
@@ -281,7 +284,7 @@ package final class CanonicalJSONWriter {
 
 /// An object being written: where its `{` is, and each member's key (and where its quoted
 /// key ends) and byte range.
-/// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
+/// - Note: Not thread-safe; lives for one document.
 final class CanonicalJSONObject {
     let start: Int
     var members: [(key: String, start: Int, keyEnd: Int, end: Int, escaped: Bool)] = []
@@ -290,14 +293,14 @@ final class CanonicalJSONObject {
 }
 
 /// An array being written: how many elements it has so far (for the commas).
-/// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
+/// - Note: Not thread-safe; lives for one document.
 final class CanonicalJSONArray {
     var count = 0
 }
 
 /// The `Encoder` one value is encoded with; the container it hands out writes at the
 /// current end of the buffer, and `finish` closes it.
-/// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
+/// - Note: Not thread-safe; lives for one document.
 final class CanonicalJSONEncoder: Encoder {
     enum State {
         case empty
@@ -367,7 +370,7 @@ final class CanonicalJSONEncoder: Encoder {
     }
 }
 
-/// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
+/// - Note: Not thread-safe; lives for one document.
 struct CanonicalJSONKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let writer: CanonicalJSONWriter
     let object: CanonicalJSONObject
@@ -422,7 +425,7 @@ struct CanonicalJSONKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder() }
 }
 
-/// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
+/// - Note: Not thread-safe; lives for one document.
 struct CanonicalJSONUnkeyedContainer: UnkeyedEncodingContainer {
     let writer: CanonicalJSONWriter
     let array: CanonicalJSONArray
@@ -470,7 +473,7 @@ struct CanonicalJSONUnkeyedContainer: UnkeyedEncodingContainer {
     }
 }
 
-/// - Note: Not thread-safe; lives for one `AppStoreJSON.encode`.
+/// - Note: Not thread-safe; lives for one document.
 struct CanonicalJSONSingleValueContainer: SingleValueEncodingContainer {
     let writer: CanonicalJSONWriter
     var codingPath: [any CodingKey] { [] }

@@ -40,14 +40,19 @@ public enum AppStoreJSON {
     /// Sorted keys so that a re-encoded payload is byte-stable (ids, ETags, tests). Written by
     /// `CanonicalJSONWriter` when it covers the value, by Foundation otherwise: the same bytes.
     public static func encode<T: Encodable>(_ value: T) -> Data {
-        let writer = CanonicalJSONWriter()
-        if writer.encodeSupported(value) { return writer.data }
+        #if os(Linux)
+            let writer = CanonicalJSONWriter()
+            if writer.encodeSupported(value) { return writer.data }
+        #endif
         return foundationEncode(value)
     }
 
     /// `encode(value)` as text.
     public static func encodeText<T: Encodable>(_ value: T) -> String {
-        CanonicalJSONWriter().encodeDocument(value) ?? String(decoding: foundationEncode(value), as: UTF8.self)
+        #if os(Linux)
+            if let text = CanonicalJSONWriter().encodeDocument(value) { return text }
+        #endif
+        return String(decoding: foundationEncode(value), as: UTF8.self)
     }
 
     /// The reference encoding: Foundation's `JSONEncoder` with sorted keys and unescaped slashes.

@@ -12,7 +12,7 @@ struct ApplePayloadSigner: Sendable {
     init(authority: TestCertificateAuthority) { signer = authority.signer }
 
     func sign<T: Encodable>(_ value: T) throws(SimulatorError) -> String {
-        let json = Self.lowercasingUUIDs(String(decoding: AppStoreJSON.encode(value), as: UTF8.self))
+        let json = Self.lowercasingUUIDs(AppStoreJSON.encodeText(value))
         do {
             return try signer.sign(payload: Array(json.utf8), header: [:])
         } catch {

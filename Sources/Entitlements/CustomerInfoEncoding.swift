@@ -84,6 +84,6 @@ public struct CustomerInfoEncoding: Sendable {
     }
 
     private static func text<T: Encodable>(_ value: T) -> String {
-        String(decoding: AppStoreJSON.encode(value), as: UTF8.self)
+        AppStoreJSON.encodeText(value)
     }
 }

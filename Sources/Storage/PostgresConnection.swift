@@ -129,7 +129,12 @@ final class PostgresConnection: SQLConnection {
 
     /// PostgreSQL itself refuses every statement of a transaction it ended (a failed statement
     /// aborts it until `ROLLBACK`; a lost connection fails them all), so nothing is tracked here.
-    func begin(_ statement: String) throws(StoreError) { try executeScript(statement) }
+    func begin(_ statement: String) throws(StoreError) {
+        // What an earlier caller left open must not turn this BEGIN into a warning and the
+        // transaction into part of the old one.
+        if let handle, PQtransactionStatus(handle) != PQTRANS_IDLE { rollback() }
+        try executeScript(statement)
+    }
 
     /// On a broken connection the server has already rolled back.
     func rollback() {

@@ -15,7 +15,7 @@ protocol SQLConnection: AnyObject {
     /// Runs one statement with bound arguments and returns the number of rows it changed.
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int
-    /// Runs a script of several statements without arguments (migrations, `BEGIN`, `COMMIT`).
+    /// Runs a script of several statements without arguments (migrations, savepoints, settings).
     func executeScript(_ sql: String) throws(StoreError)
     /// Starts a transaction with `statement` (`BEGIN`, `BEGIN IMMEDIATE`, …). Until `commit()` or
     /// `rollback()`, a statement that would run after the database ended the transaction on its

@@ -142,7 +142,7 @@ final class SQLStoreTransaction: StoreTransaction {
         // A lost connection is retryable (the group is run again on a fresh one).
         guard connection.isHealthy else { throw StoreError(.connectionLost, "the database connection was lost") }
         guard connection.inTransaction else {
-            throw StoreError(.database, "the database ended the transaction (it was rolled back): nothing was kept")
+            throw StoreError.transactionEnded()
         }
     }
 
@@ -161,6 +161,10 @@ final class SQLStoreTransaction: StoreTransaction {
             // What the body gathered for the daily rows goes with its writes.
             pendingAnalyticsDaily = pendingBefore
             pendingAnalyticsCohorts = pendingCohortsBefore
+            // SQLite ended the whole transaction itself (an I/O or memory error): nothing is left
+            // to restore, the connection refuses every later statement, and the body's error
+            // says why (a disk that is full).
+            if dialect == .sqlite, connection.isHealthy, !connection.inTransaction { throw error }
             // Undo the body's writes (on PostgreSQL this also clears an aborted state), then
             // drop the savepoint; a failure here leaves the transaction unusable and is thrown.
             try connection.executeScript("ROLLBACK TO SAVEPOINT \(name)")
@@ -173,7 +177,7 @@ final class SQLStoreTransaction: StoreTransaction {
 
     // MARK: - JSON columns
 
-    /// What `AppStoreJSON.encode` writes, written faster (`ColumnJSON`).
+    /// What `AppStoreJSON.encode` writes, as a text value (`ColumnJSON`).
     static func json<T: Encodable>(_ value: T) -> SQLValue {
         .text(jsonText(value))
     }

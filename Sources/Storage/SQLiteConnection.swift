@@ -219,9 +219,7 @@ final class SQLiteConnection: SQLConnection {
     /// Throws when a transaction was begun and the database has since ended it.
     private func requireBegunTransaction(_ sql: String) throws(StoreError) {
         guard transactionBegun, let handle, sqlite3_get_autocommit(handle) != 0 else { return }
-        throw StoreError(
-            .database,
-            "\(Self.summary(of: sql)): the database ended the transaction (it was rolled back): nothing was kept")
+        throw StoreError.transactionEnded(refusing: Self.summary(of: sql))
     }
 
     func executeScript(_ sql: String) throws(StoreError) {

@@ -278,9 +278,9 @@ public protocol StoreTransaction: StoreReader {
     /// thrown instead and the transaction is unusable: let it propagate.
     func withSavepoint<R>(_ body: () throws -> R) throws -> R
     /// Throws unless this transaction is still open and can commit. After a failed savepoint
-    /// the caller checks this before going on: SQLite rolls the whole transaction back on some
-    /// I/O and memory errors, and a statement run after that would start (and a `RELEASE`
-    /// commit) a transaction of its own.
+    /// the caller checks this before going on, so a group stops at once: SQLite rolls the whole
+    /// transaction back on some I/O and memory errors (its connection then refuses every later
+    /// statement), and on PostgreSQL a savepoint that could not be restored leaves it aborted.
     func requireOpen() throws
 
     // Maintenance.

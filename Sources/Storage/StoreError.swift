@@ -41,6 +41,15 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Operation and engine diagnostics, free of arguments.
     public let detail: String
 
+    /// The transaction was ended by the database itself (SQLite rolls back after some I/O and
+    /// memory errors); `statement` names what was refused, if anything.
+    static func transactionEnded(refusing statement: String? = nil) -> StoreError {
+        StoreError(
+            .database,
+            (statement.map { "\($0): " } ?? "")
+                + "the database ended the transaction (it was rolled back): nothing was kept")
+    }
+
     public init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail

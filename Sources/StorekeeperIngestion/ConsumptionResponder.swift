@@ -127,7 +127,7 @@ public struct ConsumptionResponder: JobHandler {
             outcome = "sent"
             record = ConsumptionAnswerRecord(
                 appId: payload.appId, notificationUUID: payload.notificationUUID, transactionId: transactionId,
-                outcome: outcome, reason: nil, request: String(decoding: AppStoreJSON.encode(request), as: UTF8.self),
+                outcome: outcome, reason: nil, request: AppStoreJSON.encodeText(request),
                 answeredAt: now)
         case .withhold(let code, let message):
             outcome = code == "consumption.windowPassed" ? "window_passed" : "withheld"

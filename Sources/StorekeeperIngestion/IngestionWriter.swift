@@ -228,8 +228,8 @@ public final class IngestionWriter: Sendable {
     /// Each batch in its own savepoint. After a failed one, the transaction must still be open:
     /// if the savepoint could not be restored (PostgreSQL would then turn `COMMIT` into a
     /// rollback) or the database rolled everything back on its own (SQLite, after some I/O and
-    /// memory errors, when the next batch's `SAVEPOINT` would start a transaction of its own),
-    /// the whole group fails instead of being acknowledged.
+    /// memory errors; its connection then refuses the next batch's statements), the whole group
+    /// fails at once instead of being acknowledged.
     private static func apply(_ batches: [FactBatch], in transaction: any StoreTransaction) throws -> [Attempt] {
         var attempts: [Attempt] = []
         attempts.reserveCapacity(batches.count)

@@ -108,7 +108,7 @@ public struct NotificationIngestor: Sendable {
             batch.jobs.append(
                 FactBatch.Job(
                     kind: ConsumptionResponder.kind,
-                    payload: String(decoding: AppStoreJSON.encode(job), as: UTF8.self),
+                    payload: AppStoreJSON.encodeText(job),
                     dedupeKey: "consumption_request:\(uuid)"))
         }
         let result = try await commit(batch, type: type, notificationId: uuid)
@@ -146,7 +146,7 @@ public struct NotificationIngestor: Sendable {
         }
         var redacted = object
         if redacted["password"] != nil { redacted["password"] = .string("<redacted>") }
-        let stored = String(decoding: AppStoreJSON.encode(JSONValue.object(redacted)), as: UTF8.self)
+        let stored = AppStoreJSON.encodeText(JSONValue.object(redacted))
         guard let secret = record.sharedSecret, let password = decoded.password,
             Digest.constantTimeEqual(Array(password.utf8), Array(secret.utf8))
         else {

@@ -120,7 +120,7 @@ public struct PlayIngestor: Sendable {
                 batch.jobs.append(
                     FactBatch.Job(
                         kind: Self.acknowledgeJobKind,
-                        payload: String(decoding: AppStoreJSON.encode(request), as: UTF8.self),
+                        payload: AppStoreJSON.encodeText(request),
                         dedupeKey: "\(Self.acknowledgeJobKind):\(snapshot.purchaseToken)"))
             }
         }

@@ -56,7 +56,7 @@ extension PurchaseIngestor {
                 environment: answer.environment,
                 receipt: FactBatch.Receipt(
                     receiptData: receipt,
-                    responseBody: String(decoding: AppStoreJSON.encode(answer.response), as: UTF8.self)),
+                    responseBody: AppStoreJSON.encodeText(answer.response)),
                 backfillLine: mark, policy: Self.backfillPolicy(app))
         }
         return commit.outcome == .duplicate ? .duplicate : .imported

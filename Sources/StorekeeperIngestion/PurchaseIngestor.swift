@@ -112,7 +112,7 @@ public struct PurchaseIngestor: Sendable {
                 appId: app.id, environment: environment, transactionId: transactionId, appUserId: appUserId)
             // One job per posted payload: the same JWS posted twice queues one completion.
             let job = FactBatch.Job(
-                kind: PurchaseCompletion.kind, payload: String(decoding: AppStoreJSON.encode(payload), as: UTF8.self),
+                kind: PurchaseCompletion.kind, payload: AppStoreJSON.encodeText(payload),
                 dedupeKey: "\(PurchaseCompletion.kind):\(app.id):\(environment.rawValue):\(transactionId):"
                     + String(verified.payload.signedDate?.millisecondsSince1970 ?? 0))
             return try await answer(
@@ -169,7 +169,7 @@ public struct PurchaseIngestor: Sendable {
             let facts = legacyFacts(answer.response, environment: answer.environment)
             let record = FactBatch.Receipt(
                 receiptData: receipt,
-                responseBody: String(decoding: AppStoreJSON.encode(answer.response), as: UTF8.self))
+                responseBody: AppStoreJSON.encodeText(answer.response))
             return try await save(
                 facts, app: app, appUserId: appUserId, environment: answer.environment, receipt: record)
         }

@@ -1,6 +1,6 @@
 import AppStoreModels
 import Foundation
-import Synchronization
+import StorekeeperTesting
 import Testing
 
 @testable import Storage
@@ -47,7 +47,7 @@ struct ScheduleCrashTests {
             try process.run()
             // The last round runs to the end; the others are killed at a random moment once the
             // probe has committed a pass (a fixed delay let a fast pass finish first).
-            let text = ProbeOutput(output.fileHandleForReading)
+            let text = ChildOutput(output.fileHandleForReading)
             if round < Self.maxRounds - 1 {
                 // Polled, not read blocking: a probe stuck before its first pass is killed
                 // after ten seconds all the same.
@@ -96,43 +96,5 @@ struct ScheduleCrashTests {
         }
         await store.close()
         await database.drop()
-    }
-}
-
-/// What a probe writes to its standard output, gathered as it comes (without blocking a
-/// thread of the task pool on a read) until the pipe closes.
-/// - Note: Thread-safe: the text sits behind a `Mutex`.
-final class ProbeOutput: Sendable {
-    private let state = Mutex((text: "", closed: false))
-
-    init(_ handle: FileHandle) {
-        // Holds the object until the pipe closes, when the handler is removed.
-        handle.readabilityHandler = { [self] handle in
-            let chunk = handle.availableData
-            receive(chunk)
-            if chunk.isEmpty { handle.readabilityHandler = nil }
-        }
-    }
-
-    private func receive(_ chunk: Data) {
-        state.withLock { state in
-            if chunk.isEmpty {
-                state.closed = true
-            } else {
-                state.text += String(decoding: chunk, as: UTF8.self)
-            }
-        }
-    }
-
-    func contains(_ part: String) -> Bool { state.withLock { $0.text.contains(part) } }
-
-    /// Everything, once the writer closed the pipe (or what came within 30 seconds).
-    func all() async -> String {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while true {
-            let (text, closed) = state.withLock { ($0.text, $0.closed) }
-            if closed || ContinuousClock.now >= deadline { return text }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
     }
 }

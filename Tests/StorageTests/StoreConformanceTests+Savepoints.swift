@@ -119,26 +119,23 @@ extension StoreConformanceTests {
         }
     }
 
-    /// `begin` on a SQLite connection an earlier caller left inside a transaction (a raw `BEGIN`
-    /// here) rolls that back instead of failing: otherwise every later `BEGIN` on the pooled
-    /// connection failed with "cannot start a transaction within a transaction".
-    @Test("begin recovers a SQLite connection left inside a transaction")
-    func beginRecoversAConnectionLeftInATransaction() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storekeeper-begin-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let connection = try SQLiteConnection(
-            path: directory.appendingPathComponent("begin.sqlite").path, readOnly: false,
-            busyTimeoutMilliseconds: 5_000)
+    /// `begin` on a connection an earlier caller left inside a transaction (a raw `BEGIN` here)
+    /// rolls that back instead of failing: otherwise every later `BEGIN` on the pooled SQLite
+    /// connection failed ("cannot start a transaction within a transaction"), and on PostgreSQL
+    /// the new transaction was the old one, with its writes.
+    @Test("begin recovers a connection left inside a transaction", arguments: Backend.enabled)
+    func beginRecoversAConnectionLeftInATransaction(backend: Backend) async throws {
+        let database = try await TestDatabase.make(backend)
+        defer { Task { await database.drop() } }
+        let connection = try PerAppKeysMigrationTests.connect(database)
         defer { connection.close() }
-        try connection.executeScript("CREATE TABLE t (x INTEGER)")
+        try connection.executeScript("CREATE TABLE begin_probe (x INTEGER)")
         try connection.executeScript("BEGIN")
-        try connection.execute("INSERT INTO t VALUES (1)", [])
-        try connection.begin("BEGIN IMMEDIATE")
-        try connection.execute("INSERT INTO t VALUES (2)", [])
+        try connection.execute("INSERT INTO begin_probe VALUES (1)", [])
+        try connection.begin("BEGIN")
+        try connection.execute("INSERT INTO begin_probe VALUES (2)", [])
         try connection.commit()
-        #expect(try connection.query("SELECT x FROM t", []).map { try $0.integer(0) } == [2])
+        #expect(try connection.query("SELECT x FROM begin_probe", []).map { try $0.integer(0) } == [2])
         #expect(!connection.inTransaction)
     }
 

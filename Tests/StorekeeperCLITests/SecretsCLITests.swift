@@ -3,7 +3,6 @@ import AppStoreTrust
 import Foundation
 import Storage
 import StorekeeperTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -231,19 +230,14 @@ struct SecretsCLITests {
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
-        let output = Mutex(Data())
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            output.withLock { $0.append(chunk) }
-        }
         try process.run()
         defer {
             if process.isRunning { process.terminate() }
-            err.fileHandleForReading.readabilityHandler = nil
         }
+        let output = ChildOutput(err.fileHandleForReading)
         var baseURL: String?
         for _ in 0..<600 where baseURL == nil {
-            let text = output.withLock { String(decoding: $0, as: UTF8.self) }
+            let text = output.text
             if let line = text.split(separator: "\n").first(where: { $0.contains("server.listening") }),
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
             {
@@ -254,11 +248,11 @@ struct SecretsCLITests {
             if !process.isRunning { break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        let url = try #require(baseURL, "no listening line: \(output.withLock { String(decoding: $0, as: UTF8.self) })")
+        let url = try #require(baseURL, "no listening line: \(output.text)")
         try await body(url)
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        #expect(!output.withLock { String(decoding: $0, as: UTF8.self) }.contains("secrets."))
+        #expect(!(await output.all()).contains("secrets."))
     }
 }
