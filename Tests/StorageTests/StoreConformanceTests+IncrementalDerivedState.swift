@@ -82,7 +82,6 @@ extension StoreConformanceTests {
             #expect(state.rows == second.filter { !$0.value.isZero })
 
             // A write that rolls back after applying: the cache saw its text, the store did not.
-            struct Planted: Error {}
             let doomed = [Self.key(1): Self.measures(gross: 1)]
             await #expect(throws: Planted.self) {
                 try await store.write { tx in
@@ -152,7 +151,6 @@ extension StoreConformanceTests {
             #expect(try await apply(cohorts(1)))
             #expect(try await apply(cohorts(1)) == false, "the same contribution again changes nothing")
             // A write that rolls back after applying: the cache saw its text, the store did not.
-            struct Planted: Error {}
             await #expect(throws: Planted.self) {
                 try await store.write { tx in
                     _ = try tx.applyAnalyticsCohorts(
