@@ -157,17 +157,15 @@ public enum EntitlementEngine {
             }.map { nonSubscriptionPurchases[$0] }
         }
 
-        // One event per id: a cause is reported once even when two facts describe it.
-        var eventsById: [String: LifecycleEvent] = [:]
-        for event in events where eventsById[event.id] == nil { eventsById[event.id] = event }
-        // Indices are sorted, not the events: moving large values dominated the sort. Ids are
-        // unique here, so `chronological` is a total order and the result is the same.
-        let unique = Array(eventsById.values)
-        let allEvents = unique.indices.sorted { LifecycleEvent.chronological(unique[$0], unique[$1]) }.map {
-            unique[$0]
-        }
-        let previousIds: Set<String> =
-            previous.map { $0.customerId == customerId && $0.environment == environment ? Set($0.eventIds) : [] } ?? []
+        // One event per id, the first listed: a cause is reported once even when two facts
+        // describe it. Positions are kept and sorted, not the events: moving large values
+        // dominated both steps. Ids are unique then, so `chronological` is a total order.
+        var seenIds = Set<String>(minimumCapacity: events.count)
+        let unique = events.indices.filter { seenIds.insert(events[$0].id).inserted }
+        let allEvents = unique.sorted { LifecycleEvent.chronological(events[$0], events[$1]) }.map { events[$0] }
+        let previousList =
+            previous.map { $0.customerId == customerId && $0.environment == environment ? $0.eventIds : [] } ?? []
+        let previousIds = Set(previousList)
         let corrections = reasonCorrections(reasonUpdates, previousIds: previousIds)
 
         let info = CustomerInfo(
@@ -187,22 +185,40 @@ public enum EntitlementEngine {
         return EntitlementEvaluation(
             customerInfo: info, newEvents: newEvents, allEvents: allEvents,
             retractedEventIds: retracted(
-                previousIds: previousIds, implied: Set(info.eventIds),
-                transactionIds: Set(ledger.transactions.map(\.transactionId)).union(playCauses)))
+                previousIds: previousList, implied: info.eventIds,
+                transactionIds: { Set(ledger.transactions.map(\.transactionId)).union(playCauses) }))
     }
 
     /// The previously listed event ids the facts no longer imply, among events of transactions
-    /// still held (`transactionIds`). Reason markers are not events and never retracted; an id
-    /// whose cause is not a held transaction (a legacy id, a purchase that moved) is left alone.
-    private static func retracted(previousIds: Set<String>, implied: Set<String>, transactionIds: Set<String>)
+    /// still held (`transactionIds`, worked out only when some id is gone). Reason markers are
+    /// not events and never retracted; an id whose cause is not a held transaction (a legacy id,
+    /// a purchase that moved) is left alone.
+    static func retracted(previousIds: [String], implied: [String], transactionIds: () -> Set<String>)
         -> [String]
     {
         let markers = LifecycleEventType.expirationReasonUpdated.rawValue + "/"
-        return previousIds.subtracting(implied).filter { id in
+        let gone = sortedDifference(previousIds, implied)
+        guard !gone.isEmpty else { return [] }
+        let held = transactionIds()
+        return gone.filter { id in
             guard !id.hasPrefix(markers) else { return false }
             let parts = id.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-            return parts.count >= 2 && transactionIds.contains(String(parts[1]))
-        }.sorted()
+            return parts.count >= 2 && held.contains(String(parts[1]))
+        }
+    }
+
+    /// The distinct elements of `lhs` that `rhs` (sorted) lacks, sorted: one walk over both
+    /// when `lhs` is sorted, as every stored list of event ids is; hashing both lists cost more
+    /// than the rest of this step for a long history.
+    static func sortedDifference(_ lhs: [String], _ rhs: [String]) -> [String] {
+        let left = zip(lhs, lhs.dropFirst()).allSatisfy { $0 <= $1 } ? lhs : lhs.sorted()
+        var result: [String] = []
+        var next = rhs.startIndex
+        for (position, id) in left.enumerated() where position == 0 || left[position - 1] != id {
+            while next < rhs.endIndex, rhs[next] < id { next += 1 }
+            if next == rhs.endIndex || rhs[next] != id { result.append(id) }
+        }
+        return result
     }
 
     /// The reason updates to report now. Every evaluation lists the current reason of each
@@ -225,7 +241,12 @@ public enum EntitlementEngine {
     /// Revenue entries by purchase date, then transaction id; App Store entries alone are
     /// already in this order, so their output is unchanged.
     private static func byPurchase(_ entries: [TransactionRevenue]) -> [TransactionRevenue] {
-        entries.indices.sorted { left, right in
+        let inOrder = zip(entries, entries.dropFirst()).allSatisfy { lhs, rhs in
+            lhs.purchaseDate != rhs.purchaseDate
+                ? lhs.purchaseDate < rhs.purchaseDate : lhs.transactionId < rhs.transactionId
+        }
+        if inOrder { return entries }
+        return entries.indices.sorted { left, right in
             let lhs = entries[left]
             let rhs = entries[right]
             if lhs.purchaseDate != rhs.purchaseDate { return lhs.purchaseDate < rhs.purchaseDate }

@@ -7,10 +7,22 @@ struct LifecycleEventBuilder {
     let environment: AppStoreEnvironment
     let catalog: ProductCatalog
     let revenue: RevenueLedger
+    /// Each product's entitlement ids, sorted once: every event carries them, and sorting them
+    /// again for each event of a long history showed in its profile.
+    private let sortedEntitlementIds: [String: [String]]
+
+    init(customerId: String, environment: AppStoreEnvironment, catalog: ProductCatalog, revenue: RevenueLedger) {
+        self.customerId = customerId
+        self.environment = environment
+        self.catalog = catalog
+        self.revenue = revenue
+        sortedEntitlementIds = catalog.products.compactMapValues { product in
+            product.kind == .consumable ? nil : product.entitlementIds.sorted()
+        }
+    }
 
     func entitlementIds(of productId: String) -> [String] {
-        guard let product = catalog[productId], product.kind != .consumable else { return [] }
-        return product.entitlementIds.sorted()
+        sortedEntitlementIds[productId] ?? []
     }
 
     /// `id` is `<TYPE>/<cause key>`: the cause key names the transaction or renewal period and,

@@ -148,6 +148,29 @@ import Testing
         #expect(left.retractedEventIds == [])
     }
 
+    /// A stored state whose ids are not in order (written by hand or by an older version) is
+    /// read as a set: the expiration a late renewal covered is still retracted, once.
+    @Test func unorderedStoredIdsRetractAsSortedOnes() {
+        let first: [Fact] = [F.tx("t1", "monthly", 0, 30)]
+        var stored = F.evaluate(first, at: 31).customerInfo
+        #expect(stored.eventIds == ["EXPIRATION/t1", "EXPIRATION_REASON_UPDATED/t1/UNKNOWN", "INITIAL_PURCHASE/t1"])
+        stored.eventIds = stored.eventIds.reversed() + ["EXPIRATION/t1"]
+        let later = F.evaluate(
+            first + [F.tx("t2", "monthly", 30, 60, signed: 29.5, reason: .renewal)], at: 32, previous: stored)
+        #expect(later.retractedEventIds == ["EXPIRATION/t1"])
+        #expect(later.newEvents.map(\.id) == ["RENEWAL/t2"])
+    }
+
+    /// The walk that finds ids no longer implied: distinct, sorted, whatever the order of the
+    /// first list.
+    @Test func sortedDifferenceOfIdLists() {
+        #expect(EntitlementEngine.sortedDifference(["a", "b", "c", "e"], ["b", "d", "e"]) == ["a", "c"])
+        #expect(EntitlementEngine.sortedDifference(["e", "a", "c", "a", "b"], ["b"]) == ["a", "c", "e"])
+        #expect(EntitlementEngine.sortedDifference([], ["a"]) == [])
+        #expect(EntitlementEngine.sortedDifference(["z", "y"], []) == ["y", "z"])
+        #expect(EntitlementEngine.sortedDifference(["a", "a"], ["a"]) == [])
+    }
+
     static let seed: UInt64 =
         ProcessInfo.processInfo.environment["ENTITLEMENTS_SEED"].flatMap { UInt64($0) } ?? 0xE7E1_D017_2026
 

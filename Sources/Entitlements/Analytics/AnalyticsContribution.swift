@@ -71,7 +71,11 @@ public enum AnalyticsContribution {
                 playFacts.append(fact)
             }
         }
-        let transactions = latest.values.sorted(by: FactLedger.byPurchase)
+        // Indices are sorted, not the (large) facts: moving them was a quarter of this function.
+        let winners = Array(latest.values)
+        let transactions = winners.indices.sorted { FactLedger.byPurchase(winners[$0], winners[$1]) }.map {
+            winners[$0]
+        }
         let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(ofLatest: transactions)
         var byOriginal: [String: [TransactionFact]] = [:]
         for transaction in transactions {
@@ -255,7 +259,10 @@ public enum AnalyticsContribution {
                 latest: latest, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
                 rule: rule)
             : nil
-        return (result.filter { !$0.value.isZero }, periods, cohortContribution)
+        // Removed in place: `filter` hashed every key again into a new table.
+        let zeros = result.compactMap { $0.value.isZero ? $0.key : nil }
+        for key in zeros { result[key] = nil }
+        return (result, periods, cohortContribution)
     }
 
     /// Keeps in `slot` the later signed of it and `candidate`, the one read first at equal
