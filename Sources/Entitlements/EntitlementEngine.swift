@@ -189,7 +189,8 @@ public enum EntitlementEngine {
                 transactionIds: { Set(ledger.transactions.map(\.transactionId)).union(playCauses) }))
     }
 
-    /// The previously listed event ids the facts no longer imply, among events of transactions
+    /// The previously listed event ids the facts no longer imply (`implied` sorted, as
+    /// `CustomerInfo.eventIds` is), among events of transactions
     /// still held (`transactionIds`, worked out only when some id is gone). Reason markers are
     /// not events and never retracted; an id whose cause is not a held transaction (a legacy id,
     /// a purchase that moved) is left alone.
@@ -211,6 +212,7 @@ public enum EntitlementEngine {
     /// when `lhs` is sorted, as every stored list of event ids is; hashing both lists cost more
     /// than the rest of this step for a long history.
     static func sortedDifference(_ lhs: [String], _ rhs: [String]) -> [String] {
+        assert(zip(rhs, rhs.dropFirst()).allSatisfy { $0 <= $1 }, "the second list must be sorted")
         let left = zip(lhs, lhs.dropFirst()).allSatisfy { $0 <= $1 } ? lhs : lhs.sorted()
         var result: [String] = []
         var next = rhs.startIndex

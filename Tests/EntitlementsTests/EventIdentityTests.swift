@@ -149,16 +149,17 @@ import Testing
     }
 
     /// A stored state whose ids are not in order (written by hand or by an older version) is
-    /// read as a set: the expiration a late renewal covered is still retracted, once.
+    /// read as a set: the expiration a late renewal covered is still retracted, once, and an
+    /// id still implied that was listed after a larger one is not.
     @Test func unorderedStoredIdsRetractAsSortedOnes() {
         let first: [Fact] = [F.tx("t1", "monthly", 0, 30)]
         var stored = F.evaluate(first, at: 31).customerInfo
         #expect(stored.eventIds == ["EXPIRATION/t1", "EXPIRATION_REASON_UPDATED/t1/UNKNOWN", "INITIAL_PURCHASE/t1"])
-        stored.eventIds = stored.eventIds.reversed() + ["EXPIRATION/t1"]
+        stored.eventIds = ["RENEWAL/t2"] + stored.eventIds.reversed() + ["EXPIRATION/t1"]
         let later = F.evaluate(
             first + [F.tx("t2", "monthly", 30, 60, signed: 29.5, reason: .renewal)], at: 32, previous: stored)
         #expect(later.retractedEventIds == ["EXPIRATION/t1"])
-        #expect(later.newEvents.map(\.id) == ["RENEWAL/t2"])
+        #expect(later.newEvents.map(\.id) == [])
     }
 
     /// The walk that finds ids no longer implied: distinct, sorted, whatever the order of the
@@ -169,6 +170,8 @@ import Testing
         #expect(EntitlementEngine.sortedDifference([], ["a"]) == [])
         #expect(EntitlementEngine.sortedDifference(["z", "y"], []) == ["y", "z"])
         #expect(EntitlementEngine.sortedDifference(["a", "a"], ["a"]) == [])
+        // Swift's strings compare by canonical equivalence, as the set they replace did.
+        #expect(EntitlementEngine.sortedDifference(["e\u{301}", "f"], ["\u{e9}"]) == ["f"])
     }
 
     static let seed: UInt64 =
