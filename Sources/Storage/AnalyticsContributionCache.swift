@@ -12,10 +12,15 @@ enum AnalyticsContributionCache {
         var environment: String
     }
 
-    /// One stored contribution: each entry's measures and encoded text.
+    /// One stored contribution: its entries in key order, each key once, with the text each
+    /// was stored as when known (nil for a contribution decoded from the store). Arrays in key
+    /// order rather than tables by key: the next contribution is compared with this one in a
+    /// single walk over both, where hashing every key (four strings each) several times was
+    /// most of the comparison for a long history.
     struct Entry: Sendable {
-        var measures: [AnalyticsDailyKey: AnalyticsMeasures]
-        var fragments: [AnalyticsDailyKey: String]
+        var keys: [AnalyticsDailyKey] = []
+        var measures: [AnalyticsMeasures] = []
+        var fragments: [String?] = []
     }
 
     /// 32 MiB of stored text, all customers together (a customer's decoded entries and their

@@ -53,58 +53,72 @@ extension SQLStoreTransaction {
             .integer(customerId), .text(environment.rawValue)
         )?.text(0)
         // The previous contribution, from the cache when it was made from exactly this text.
-        var previous: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
-        var fragments: [AnalyticsDailyKey: String] = [:]
-        if let storedText {
-            let stored = try cache.value(cacheKey, text: storedText, decode: Self.storedContribution)
-            previous = stored.measures
-            fragments = stored.fragments
-        }
-        var difference = contribution
-        for (key, measures) in previous {
-            difference[key] = (difference[key] ?? AnalyticsMeasures()) - measures
-        }
-        // Not written here: the differences of every customer this transaction updates are added
-        // up and written together just before it commits, sorted by row (`flushAnalyticsDaily`).
-        // The daily rows are shared by every customer of the app, so two group commits writing
-        // them customer by customer took them in opposite orders and deadlocked on PostgreSQL
-        // (503s under concurrent purchases); taken last and in one order, they cannot.
-        let changed = difference.filter { !$0.value.isZero }
-        for (key, measures) in changed {
+        let previous =
+            try storedText.map { try cache.value(cacheKey, text: $0, decode: Self.storedContribution) }
+            ?? AnalyticsContributionCache.Entry()
+        // The new entries in key order (positions are sorted, not the keys: moving a key retains
+        // and releases four strings), then one walk over both lists: each key's difference goes
+        // to the daily rows, and an entry whose measures did not change keeps its stored text.
+        // Not written to the rows here: the differences of every customer this transaction
+        // updates are added up and written together just before it commits, sorted by row
+        // (`flushAnalyticsDaily`). The daily rows are shared by every customer of the app, so two
+        // group commits writing them customer by customer took them in opposite orders and
+        // deadlocked on PostgreSQL (503s under concurrent purchases); taken last and in one
+        // order, they cannot.
+        let unsorted = contribution.filter { !$0.value.isZero }.map { $0 }
+        let order = unsorted.indices.sorted { unsorted[$0].key < unsorted[$1].key }
+        var kept = AnalyticsContributionCache.Entry()
+        kept.keys.reserveCapacity(order.count)
+        kept.measures.reserveCapacity(order.count)
+        kept.fragments.reserveCapacity(order.count)
+        var changed = false
+        func add(_ key: AnalyticsDailyKey, _ difference: AnalyticsMeasures) {
+            guard !difference.isZero else { return }
+            changed = true
             let row = PendingAnalyticsRow(appId: appId, environment: environment.rawValue, key: key)
-            pendingAnalyticsDaily[row] = (pendingAnalyticsDaily[row] ?? AnalyticsMeasures()) + measures
+            pendingAnalyticsDaily[row] = (pendingAnalyticsDaily[row] ?? AnalyticsMeasures()) + difference
         }
-        guard !changed.isEmpty || storedText == nil else { return false }
-        let kept = contribution.filter { !$0.value.isZero }
-        if kept.isEmpty {
+        var next = 0
+        var old = 0
+        while next < order.count || old < previous.keys.count {
+            if old == previous.keys.count || next < order.count && unsorted[order[next]].key < previous.keys[old] {
+                let (key, measures) = unsorted[order[next]]
+                add(key, measures)
+                kept.keys.append(key)
+                kept.measures.append(measures)
+                kept.fragments.append(nil)
+                next += 1
+            } else if next == order.count || previous.keys[old] < unsorted[order[next]].key {
+                add(previous.keys[old], AnalyticsMeasures() - previous.measures[old])
+                old += 1
+            } else {
+                let (key, measures) = unsorted[order[next]]
+                let same = measures == previous.measures[old]
+                if !same { add(key, measures - previous.measures[old]) }
+                kept.keys.append(key)
+                kept.measures.append(measures)
+                kept.fragments.append(same ? previous.fragments[old] : nil)
+                next += 1
+                old += 1
+            }
+        }
+        guard changed || storedText == nil else { return false }
+        if kept.keys.isEmpty {
             if storedText != nil {
                 _ = try execute(
                     "DELETE FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
                     .integer(customerId), .text(environment.rawValue))
             }
             cache.forget(cacheKey)
-            return !changed.isEmpty
+            return changed
         }
         // The stored text is the entries in key order, each encoded as `StoredContribution`;
         // an entry whose measures did not change keeps its encoded text.
-        var encoded: [AnalyticsDailyKey: String] = [:]
-        encoded.reserveCapacity(kept.count)
-        var parts: [String] = []
-        parts.reserveCapacity(kept.count)
-        // Indices are sorted, not the keys: moving a key retains and releases four strings.
-        let keys = Array(kept.keys)
-        for key in keys.indices.sorted(by: { keys[$0] < keys[$1] }).lazy.map({ keys[$0] }) {
-            let measures = kept[key]!
-            let fragment: String
-            if previous[key] == measures, let known = fragments[key] {
-                fragment = known
-            } else {
-                fragment = Self.jsonText(StoredContribution(key: key, values: measures.values))
-            }
-            encoded[key] = fragment
-            parts.append(fragment)
+        for index in kept.keys.indices where kept.fragments[index] == nil {
+            kept.fragments[index] = Self.jsonText(
+                StoredContribution(key: kept.keys[index], values: kept.measures[index].values))
         }
-        let json = "[" + parts.joined(separator: ",") + "]"
+        let json = "[" + kept.fragments.lazy.map { $0! }.joined(separator: ",") + "]"
         _ = try execute(
             """
             INSERT INTO analytics_contributions (customer_id, environment, app_id, contribution_json)
@@ -112,8 +126,8 @@ extension SQLStoreTransaction {
             ON CONFLICT (customer_id, environment) DO UPDATE SET contribution_json = excluded.contribution_json
             """, .integer(customerId), .text(environment.rawValue), .text(appId), .text(json))
         // Remembered before the commit: if it rolls back, the text read next differs and is decoded.
-        cache.remember(.init(measures: kept, fragments: encoded), text: json, for: cacheKey)
-        return !changed.isEmpty
+        cache.remember(kept, text: json, for: cacheKey)
+        return changed
     }
 
     /// A stored contribution's measures by key (entries of one key added up); the texts of its
@@ -126,7 +140,9 @@ extension SQLStoreTransaction {
             }
             measures[entry.key] = (measures[entry.key] ?? AnalyticsMeasures()) + values
         }
-        return AnalyticsContributionCache.Entry(measures: measures, fragments: [:])
+        let keys = measures.keys.sorted()
+        return AnalyticsContributionCache.Entry(
+            keys: keys, measures: keys.map { measures[$0]! }, fragments: Array(repeating: nil, count: keys.count))
     }
 
     func reconcileAnalyticsDaily(appId: String) throws -> Int {

@@ -119,6 +119,72 @@ extension StoreConformanceTests {
     }
 
     @Test(
+        "successive random contributions: each stored as written afresh, the rows their last one",
+        arguments: Backend.enabled)
+    func randomContributionsWalkLikeLookups(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customerId = try await store.write { tx in
+                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
+            }
+            // Keys of one day that differ only past the day and product, where the walk compares
+            // every field; "é" twice (precomposed, combining) is one key.
+            var space: [AnalyticsDailyKey] = []
+            for day in 1...4 {
+                for storefront in ["USA", "FRA", "\u{e9}"] {
+                    for currency in ["USD", "EUR"] {
+                        space.append(
+                            AnalyticsDailyKey(
+                                day: CalendarDay(year: 2026, month: 1, day: day), productId: "monthly",
+                                subscriptionGroup: "premium", storefront: storefront, currency: currency))
+                    }
+                }
+                space.append(Self.key(day, product: "annual"))
+            }
+            var random = AnalyticsPeriodChangesTests.Generator(state: 0xC0_47B1)
+            var changes = 0
+            var previous: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
+            var storedText: String?
+            for round in 0..<40 {
+                var contribution: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
+                for key in space where Int.random(in: 0..<3, using: &random) > 0 {
+                    // Often what the round before had, so that kept entries reuse their text.
+                    contribution[key] =
+                        Bool.random(using: &random)
+                        ? previous[key] ?? AnalyticsMeasures()
+                        : Self.measures(gross: Int64.random(in: 0...2, using: &random) * 1000)
+                }
+                if round % 13 == 12 {
+                    // The same measures under the other spelling of "é": no change at all.
+                    contribution = Dictionary(
+                        uniqueKeysWithValues: previous.map { key, measures in
+                            var respelled = key
+                            if key.storefront == "\u{e9}" { respelled.storefront = "e\u{301}" }
+                            return (respelled, measures)
+                        })
+                }
+                let applied = contribution
+                let changed = try await store.write { tx in
+                    try tx.applyAnalyticsContribution(
+                        customerId: customerId, appId: F.appId, environment: .production, applied)
+                }
+                let expected = contribution.filter { !$0.value.isZero }
+                #expect(changed == (expected != previous), "round \(round)")
+                let state = try await Self.contributionState(store, customerId: customerId)
+                if changed {
+                    changes += 1
+                    storedText = expected.isEmpty ? nil : Self.canonicalText(expected)
+                }
+                // Unchanged, nothing is written: the text keeps its earlier spelling.
+                #expect(state.text == storedText, "round \(round)")
+                #expect(state.rows == expected, "round \(round)")
+                previous = expected
+            }
+            #expect(changes > 20)
+        }
+    }
+
+    @Test(
         "a cohort contribution is kept decoded, but a rolled-back or foreign text is not believed",
         arguments: Backend.enabled)
     func cohortContributionCacheIsCheckedByContent(backend: Backend) async throws {
@@ -237,7 +303,7 @@ extension StoreConformanceTests {
     func contributionCacheKeepsToItsBudget() {
         let cache = AnalyticsContributionCache.make(byteBudget: 8_000)
         func remember(_ size: Int, for key: AnalyticsContributionCache.Key) {
-            cache.remember(.init(measures: [:], fragments: [:]), text: String(repeating: "x", count: size), for: key)
+            cache.remember(.init(), text: String(repeating: "x", count: size), for: key)
         }
         for id in 0..<20 {
             remember(900, for: .init(customerId: Int64(id), environment: "Production"))
