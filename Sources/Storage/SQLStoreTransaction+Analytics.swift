@@ -95,7 +95,10 @@ extension SQLStoreTransaction {
                 let (key, measures) = unsorted[order[next]]
                 let same = measures == previous.measures[old]
                 if !same { add(key, measures - previous.measures[old]) }
-                kept.keys.append(key)
+                // An unchanged entry keeps its stored key with its stored text: equal keys can
+                // differ in bytes (Unicode spellings), and a later removal must name the row as
+                // stored.
+                kept.keys.append(same ? previous.keys[old] : key)
                 kept.measures.append(measures)
                 kept.fragments.append(same ? previous.fragments[old] : nil)
                 next += 1
