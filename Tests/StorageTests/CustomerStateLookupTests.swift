@@ -27,13 +27,14 @@ struct CustomerStateLookupTests {
                 try tx.addAlias("alice@old", customerId: customer.id, at: F.at(1))
                 return customer
             }
-            #expect(
-                try await store.read { try $0.customerState(appId: F.appId, knownAs: "bob", environment: .production) }
-                    == .noCustomer)
-            #expect(
-                try await store.read {
-                    try $0.customerState(appId: F.appId, knownAs: "alice", environment: .production)
-                } == .noState(customerId: customer.id))
+            // The reads go through one function, never a closure written inside `#expect`: such a
+            // closure and a later one of the same type got one name in this test (Swift 6.3.1),
+            // and one body ran for both (`scripts/closure-collisions.sh` finds them).
+            func lookup(_ name: String, appId: String = F.appId) async throws -> CustomerStateLookup {
+                try await store.read { try $0.customerState(appId: appId, knownAs: name, environment: .production) }
+            }
+            #expect(try await lookup("bob") == .noCustomer)
+            #expect(try await lookup("alice") == .noState(customerId: customer.id))
             // An expiry at day 30 and a grace period ending at day 36: the state holds until day 30.
             var info = CustomerInfo(customerId: "alice", environment: .production, evaluatedAt: F.at(1))
             info.entitlements["pro"] = Self.entitlement(expires: F.at(30), grace: F.at(36))
@@ -44,24 +45,17 @@ struct CustomerStateLookupTests {
             let json = String(decoding: AppStoreJSON.encode(info), as: UTF8.self)
             for name in ["alice", "alice@old"] {
                 #expect(
-                    try await store.read {
-                        try $0.customerState(appId: F.appId, knownAs: name, environment: .production)
-                    } == .state(customerId: customer.id, infoJSON: json, validUntil: F.at(30).millisecondsSince1970))
+                    try await lookup(name)
+                        == .state(customerId: customer.id, infoJSON: json, validUntil: F.at(30).millisecondsSince1970))
             }
-            #expect(
-                try await store.read {
-                    try $0.customerState(appId: "other-app", knownAs: "alice", environment: .production)
-                }
-                    == .noCustomer)
+            #expect(try await lookup("alice", appId: "other-app") == .noCustomer)
             // Past the expiry only the grace period's end is still ahead; with no dates, never.
             info.evaluatedAt = F.at(31)
             let later = info
             _ = try await store.write {
                 try $0.saveCustomerInfo(later, customerId: customer.id, expectedVersion: 1, at: F.at(31))
             }
-            let afterExpiry = try await store.read {
-                try $0.customerState(appId: F.appId, knownAs: "alice", environment: .production)
-            }
+            let afterExpiry = try await lookup("alice")
             guard case .state(_, _, let validUntil) = afterExpiry else {
                 Issue.record("no state after the second save")
                 return
@@ -72,9 +66,7 @@ struct CustomerStateLookupTests {
             _ = try await store.write {
                 try $0.saveCustomerInfo(none, customerId: customer.id, expectedVersion: 2, at: F.at(32))
             }
-            let undated = try await store.read {
-                try $0.customerState(appId: F.appId, knownAs: "alice", environment: .production)
-            }
+            let undated = try await lookup("alice")
             guard case .state(_, _, let forever) = undated else {
                 Issue.record("no state after the third save")
                 return
