@@ -105,7 +105,7 @@ lint:
 # Closures the compiler named alike, so that one body runs in two places (a Swift 6.3.1 bug with
 # closures inside `#expect`): a test would check something other than what it reads.
 closure-collisions:
-	scripts/closure-collisions.sh
+	SWIFT=$(SWIFT) scripts/closure-collisions.sh
 
 clean:
 	rm -rf .build data

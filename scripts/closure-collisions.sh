@@ -2,23 +2,39 @@
 # Finds closures the compiler gave one name, so that one body runs for both.
 #
 # Swift 6.3.1 can name a closure written inside a macro's argument (`#expect(x.contains { ... })`)
-# like a later closure of the same type in the same enclosing closure: only one body is
-# compiled and both places run it. A test then checks something other than what it reads
-# (found in StoreConformanceTests and CustomerStateLookupTests). SILGen shows it: a closure
-# is created where it is written, so a closure referenced from two places is such a pair.
+# within an enclosing closure like a later closure of the same type: only one body is compiled
+# and both places run it. A test then checks something other than what it reads (found in
+# StoreConformanceTests and CustomerStateLookupTests). SILGen shows it: a closure is created
+# where it is written, so a closure referenced from two places is such a pair.
 #
 # Usage: scripts/closure-collisions.sh [TestModule ...]   (default: every module under Tests/)
-# Needs the debug build (`swift build --build-tests`); prints each pair, exits 1 if any.
+# Needs the debug build (`swift build --build-tests`, with the same toolchain: `SWIFT`).
+# Prints each pair and exits 1 if any, 2 if it could not check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+swift=${SWIFT:-swift}
+swiftc="$(dirname "$(command -v "$swift")")/swiftc"
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
     for dir in Tests/*/; do modules+=("$(basename "$dir")"); done
 fi
-build=$(swift build --show-bin-path)
+build=$("$swift" build --show-bin-path)
+manifest="$(dirname "$(dirname "$build")")/debug.yaml"
+if [ ! -d "$build/Modules" ] || [ ! -f "$manifest" ]; then
+    echo "closure-collisions: no debug build in $build: run '$swift build --build-tests' first" >&2
+    exit 2
+fi
+# The package name SwiftPM compiles with (its identity: the checkout's directory name), which
+# `package` declarations used by the tests need.
+package=$(grep -o -m 1 '"-package-name","[^"]*"' "$manifest" | cut -d '"' -f 4 || true)
+if [ -z "$package" ]; then
+    echo "closure-collisions: no -package-name in $manifest" >&2
+    exit 2
+fi
 includes=()
-for package in openssl sqlite3 libpq libmicrohttpd libcurl; do
-    for flag in $(pkg-config --cflags-only-I "$package" 2>/dev/null); do includes+=("$flag"); done
+for library in openssl sqlite3 libpq libmicrohttpd libcurl; do
+    flags=$(pkg-config --cflags-only-I "$library")
+    for flag in $flags; do includes+=("$flag"); done
 done
 maps=()
 for map in Sources/C*/module.modulemap; do maps+=(-Xcc "-fmodule-map-file=$PWD/$map"); done
@@ -26,16 +42,25 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 found=0
 for module in "${modules[@]}"; do
-    mapfile -t files < <(find "Tests/$module" -name '*.swift' | sort)
-    swiftc -emit-silgen -wmo -suppress-warnings -parse-as-library -enable-testing -swift-version 6 -package-name main \
-        -module-name "$module" -D SWIFT_PACKAGE -D DEBUG -D SWIFT_MODULE_RESOURCE_BUNDLE_UNAVAILABLE \
+    files=()
+    while IFS= read -r file; do files+=("$file"); done < <(find "Tests/$module" -name '*.swift' | sort)
+    "$swiftc" -emit-silgen -wmo -suppress-warnings -parse-as-library -enable-testing -swift-version 6 \
+        -package-name "$package" -module-name "$module" \
+        -D SWIFT_PACKAGE -D DEBUG -D SWIFT_MODULE_RESOURCE_BUNDLE_UNAVAILABLE \
         -I "$build/Modules" "${includes[@]}" "${maps[@]}" \
-        -plugin-path "$(dirname "$(dirname "$(command -v swiftc)")")/lib/swift/host/plugins" \
+        -plugin-path "$(dirname "$(dirname "$swiftc")")/lib/swift/host/plugins" \
         "${files[@]}" -o "$work/$module.sil"
-    # Closures of this module referenced from more than one place (local functions, which are
-    # called from many, are left out by their demangled names).
-    pairs=$(grep -oE "function_ref @[^ ]+" "$work/$module.sil" | sort | uniq -c | awk '$1 > 1 { print $3 }' \
-        | sed 's/^@//' | swift demangle --simplified | grep -E "^(implicit )?closure #" || true)
+    # Every closure reference, demangled; a module without any means the SIL was not read right.
+    grep -oE "function_ref @[^ ]+" "$work/$module.sil" | sort | uniq -c | sed 's/ *\([0-9]*\) function_ref @/\1 /' \
+        > "$work/refs"
+    cut -d ' ' -f 2 "$work/refs" | "$swift" demangle --simplified > "$work/names"
+    paste -d ' ' <(cut -d ' ' -f 1 "$work/refs") "$work/names" > "$work/counted"
+    if ! grep -qE "^[0-9]+ (implicit )?closure #" "$work/counted"; then
+        echo "closure-collisions: $module: no closure found in its SIL; cannot check" >&2
+        exit 2
+    fi
+    # Referenced from more than one place (local functions, called from many, are not closures).
+    pairs=$(awk '$1 > 1' "$work/counted" | grep -E "^[0-9]+ (implicit )?closure #" | cut -d ' ' -f 2- || [ $? -eq 1 ])
     if [ -n "$pairs" ]; then
         found=1
         echo "$module:"

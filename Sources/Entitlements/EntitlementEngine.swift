@@ -79,7 +79,8 @@ public enum EntitlementEngine {
         let revenue = RevenueLedger(
             transactions: ledger.transactions, paidPeriods: chains.flatMap(\.paidPeriods), catalog: catalog)
         let builder = LifecycleEventBuilder(
-            customerId: customerId, environment: environment, catalog: catalog, revenue: revenue)
+            customerId: customerId, environment: environment, catalog: catalog, revenue: revenue,
+            productIds: Set(ledger.transactions.map(\.productId)))
 
         var events: [LifecycleEvent] = []
         var reasonUpdates: [LifecycleEvent] = []
@@ -208,11 +209,11 @@ public enum EntitlementEngine {
         }
     }
 
-    /// The distinct elements of `lhs` that `rhs` (sorted) lacks, sorted: one walk over both
+    /// The distinct elements of `lhs` that `rhs` lacks, sorted; `rhs` must be sorted (unchecked:
+    /// the one caller passes `CustomerInfo.eventIds`, sorted as it is made). One walk over both
     /// when `lhs` is sorted, as every stored list of event ids is; hashing both lists cost more
     /// than the rest of this step for a long history.
     static func sortedDifference(_ lhs: [String], _ rhs: [String]) -> [String] {
-        assert(zip(rhs, rhs.dropFirst()).allSatisfy { $0 <= $1 }, "the second list must be sorted")
         let left = zip(lhs, lhs.dropFirst()).allSatisfy { $0 <= $1 } ? lhs : lhs.sorted()
         var result: [String] = []
         var next = rhs.startIndex

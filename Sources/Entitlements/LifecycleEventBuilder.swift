@@ -7,22 +7,32 @@ struct LifecycleEventBuilder {
     let environment: AppStoreEnvironment
     let catalog: ProductCatalog
     let revenue: RevenueLedger
-    /// Each product's entitlement ids, sorted once: every event carries them, and sorting them
-    /// again for each event of a long history showed in its profile.
+    /// The entitlement ids of the customer's products, sorted once: every event carries them, and
+    /// sorting them again for each event of a long history showed in its profile. Only the
+    /// products of `productIds`, so a large catalog costs a short history nothing; any other
+    /// (a product a renewal info names) is sorted when asked for.
     private let sortedEntitlementIds: [String: [String]]
 
-    init(customerId: String, environment: AppStoreEnvironment, catalog: ProductCatalog, revenue: RevenueLedger) {
+    init(
+        customerId: String, environment: AppStoreEnvironment, catalog: ProductCatalog, revenue: RevenueLedger,
+        productIds: Set<String>
+    ) {
         self.customerId = customerId
         self.environment = environment
         self.catalog = catalog
         self.revenue = revenue
-        sortedEntitlementIds = catalog.products.compactMapValues { product in
-            product.kind == .consumable ? nil : product.entitlementIds.sorted()
-        }
+        var sorted: [String: [String]] = [:]
+        for productId in productIds { sorted[productId] = Self.entitlementIds(of: productId, in: catalog) }
+        sortedEntitlementIds = sorted
     }
 
     func entitlementIds(of productId: String) -> [String] {
-        sortedEntitlementIds[productId] ?? []
+        sortedEntitlementIds[productId] ?? Self.entitlementIds(of: productId, in: catalog)
+    }
+
+    private static func entitlementIds(of productId: String, in catalog: ProductCatalog) -> [String] {
+        guard let product = catalog[productId], product.kind != .consumable else { return [] }
+        return product.entitlementIds.sorted()
     }
 
     /// `id` is `<TYPE>/<cause key>`: the cause key names the transaction or renewal period and,

@@ -15,8 +15,8 @@ enum AnalyticsContributionCache {
     /// One stored contribution: its entries in key order, each key once, with the text each
     /// was stored as when known (nil for a contribution decoded from the store). Arrays in key
     /// order rather than tables by key: the next contribution is compared with this one in a
-    /// single walk over both, where hashing every key (four strings each) several times was
-    /// most of the comparison for a long history.
+    /// single walk over both, where looking every key up several times (each lookup hashing
+    /// it and comparing its four strings) was most of the comparison for a long history.
     struct Entry: Sendable {
         var keys: [AnalyticsDailyKey] = []
         var measures: [AnalyticsMeasures] = []

@@ -95,9 +95,10 @@ extension SQLStoreTransaction {
                 let (key, measures) = unsorted[order[next]]
                 let same = measures == previous.measures[old]
                 if !same { add(key, measures - previous.measures[old]) }
-                // An unchanged entry keeps its stored key with its stored text: equal keys can
-                // differ in bytes (Unicode spellings), and a later removal must name the row as
-                // stored.
+                // An unchanged entry keeps its stored key with its stored text, so the two agree:
+                // equal keys can differ in bytes (Unicode spellings), and the cache's key is the
+                // one a later difference is added under. (A changed entry takes the new spelling,
+                // as before; Apple's identifiers are ASCII.)
                 kept.keys.append(same ? previous.keys[old] : key)
                 kept.measures.append(measures)
                 kept.fragments.append(same ? previous.fragments[old] : nil)
