@@ -259,10 +259,7 @@ public enum AnalyticsContribution {
                 latest: latest, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
                 rule: rule)
             : nil
-        // Removed in place: `filter` hashed every key again into a new table.
-        let zeros = result.compactMap { $0.value.isZero ? $0.key : nil }
-        for key in zeros { result[key] = nil }
-        return (result, periods, cohortContribution)
+        return (result.filter { !$0.value.isZero }, periods, cohortContribution)
     }
 
     /// Keeps in `slot` the later signed of it and `candidate`, the one read first at equal
