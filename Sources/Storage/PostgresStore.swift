@@ -66,17 +66,7 @@ public final class PostgresStore: Store {
     static func transaction<R>(
         _ connection: any SQLConnection, begin: String, _ body: (SQLStoreTransaction) throws -> R
     ) throws -> R {
-        try connection.begin(begin)
-        do {
-            let transaction = SQLStoreTransaction(connection: connection)
-            let result = try body(transaction)
-            try transaction.flushAnalyticsDaily()
-            try connection.commit()
-            return result
-        } catch {
-            connection.rollback()
-            throw error
-        }
+        try SQLStoreTransaction.run(on: connection, begin: begin, body)
     }
 
     public func close() async {

@@ -35,3 +35,19 @@ protocol SQLConnection: AnyObject {
     var inTransaction: Bool { get }
     func close()
 }
+
+extension SQLConnection {
+    /// `body` in a transaction begun with `statement`: committed when it returns, rolled back
+    /// when anything throws (the commit too). The one place the stores begin and end theirs.
+    func transaction<R>(_ statement: String, _ body: () throws -> R) throws -> R {
+        try begin(statement)
+        do {
+            let result = try body()
+            try commit()
+            return result
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+}

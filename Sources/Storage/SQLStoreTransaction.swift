@@ -23,6 +23,19 @@ final class SQLStoreTransaction: StoreTransaction {
 
     init(connection: any SQLConnection) { self.connection = connection }
 
+    /// A store's write (or PostgreSQL read) transaction on `connection`: `body`, then the daily
+    /// and cohort rows it gathered, committed together or not at all.
+    static func run<R>(on connection: any SQLConnection, begin: String, _ body: (SQLStoreTransaction) throws -> R)
+        throws -> R
+    {
+        try connection.transaction(begin) {
+            let transaction = SQLStoreTransaction(connection: connection)
+            let result = try body(transaction)
+            try transaction.flushAnalyticsDaily()
+            return result
+        }
+    }
+
     var dialect: SQLDialect { connection.dialect }
     var engine: StoreEngine { dialect == .sqlite ? .sqlite : .postgres }
 

@@ -75,30 +75,12 @@ public final class SQLiteStore: Store {
 
     /// A read transaction on a read-only connection: one WAL snapshot for the whole body.
     static func snapshot<R>(_ connection: any SQLConnection, _ body: (any StoreReader) throws -> R) throws -> R {
-        try connection.begin("BEGIN")
-        do {
-            let result = try body(SQLStoreTransaction(connection: connection))
-            try connection.commit()
-            return result
-        } catch {
-            connection.rollback()
-            throw error
-        }
+        try connection.transaction("BEGIN") { try body(SQLStoreTransaction(connection: connection)) }
     }
 
     static func transaction<R>(_ connection: any SQLConnection, _ body: (any StoreTransaction) throws -> R) throws -> R
     {
-        try connection.begin("BEGIN IMMEDIATE")
-        do {
-            let transaction = SQLStoreTransaction(connection: connection)
-            let result = try body(transaction)
-            try transaction.flushAnalyticsDaily()
-            try connection.commit()
-            return result
-        } catch {
-            connection.rollback()
-            throw error
-        }
+        try SQLStoreTransaction.run(on: connection, begin: "BEGIN IMMEDIATE", body)
     }
 
     /// `PRAGMA integrity_check` on the writer connection: `"ok"` or SQLite's list of problems.
