@@ -65,8 +65,16 @@ extension SQLStoreTransaction {
         // group commits writing them customer by customer took them in opposite orders and
         // deadlocked on PostgreSQL (503s under concurrent purchases); taken last and in one
         // order, they cannot.
-        let unsorted = contribution.filter { !$0.value.isZero }.map { $0 }
-        let order = unsorted.indices.sorted { unsorted[$0].key < unsorted[$1].key }
+        // (A loop, not `filter`: filtering a dictionary builds and hashes another one.) The
+        // sort compares the days from an array of their own first: most keys differ by day, and
+        // reaching a key inside the entries retains and releases its four strings.
+        var unsorted: [(key: AnalyticsDailyKey, value: AnalyticsMeasures)] = []
+        unsorted.reserveCapacity(contribution.count)
+        for entry in contribution where !entry.value.isZero { unsorted.append(entry) }
+        let days = unsorted.map(\.key.day.daysSince1970)
+        let order = unsorted.indices.sorted {
+            days[$0] != days[$1] ? days[$0] < days[$1] : unsorted[$0].key < unsorted[$1].key
+        }
         var kept = AnalyticsContributionCache.Entry()
         kept.keys.reserveCapacity(order.count)
         kept.measures.reserveCapacity(order.count)

@@ -101,18 +101,20 @@ extension SQLStoreTransaction {
         // The standing events' text is read once and compared here; only events whose text
         // differs are written. (An UPDATE joined to a VALUES list of every event made SQLite
         // compare each stored event with each listed one: a cost in the square of the history.)
-        var standing: [String: [String]] = [:]
-        for row in try rows(
+        // One text per id: (customer_id, event_id) is unique.
+        let found = try rows(
             "SELECT event_id, event_json FROM lifecycle_events WHERE customer_id = $1 AND retracted_at IS NULL",
             .integer(customerId))
-        {
-            standing[try row.text(0), default: []].append(try row.text(1))
+        var standing: [String: String] = [:]
+        standing.reserveCapacity(found.count)
+        for row in found {
+            standing[try row.text(0)] = try row.text(1)
         }
         var changed: [(id: String, json: String, occurredAt: Timestamp)] = []
         for event in events {
-            guard let texts = standing[event.id] else { continue }
+            guard let text = standing[event.id] else { continue }
             let json = EventTextCache.shared.text(of: event, customerId: customerId) { Self.jsonText($0) }
-            if texts.contains(where: { !StoredText.sameBytes($0, json) }) {
+            if !StoredText.sameBytes(text, json) {
                 changed.append((event.id, json, event.occurredAt))
             }
         }
