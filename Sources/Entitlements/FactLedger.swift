@@ -27,6 +27,20 @@ struct FactLedger {
         var playVoided = Set<PlayVoidedPurchaseFact>()
         var playOrders = Set<PlayOrderFact>()
         var ignored = Set<Fact>()
+        // Sized up front from a count of each kind: growing the tables one fact at a time
+        // rehashed every id already in them at each doubling.
+        var counts = (transactions: 0, renewals: 0, notifications: 0)
+        for fact in facts {
+            switch fact {
+            case .transaction: counts.transactions += 1
+            case .renewalInfo: counts.renewals += 1
+            case .notification: counts.notifications += 1
+            default: break
+            }
+        }
+        versionsByTransactionId.reserveCapacity(counts.transactions)
+        renewalSet.reserveCapacity(counts.renewals)
+        notificationsById.reserveCapacity(counts.notifications)
         for fact in facts {
             guard fact.environment == environment else {
                 ignored.insert(fact)
