@@ -139,6 +139,62 @@ import Testing
         #expect(comparedAnalytics > 40)
     }
 
+    /// The facts the cache hands out are the stored facts in stored order, with new facts
+    /// among the transactions, the renewals and the notifications already known, after a
+    /// rolled-back write, with the cache emptied, and after another store's customer 1: random
+    /// histories arriving in random chunks. The engine does not depend on the order (the
+    /// suite above cannot see it), so it is checked here, against `facts(customerId:)`.
+    @Test func handedOutFactsAreTheStoredOnesInOrder() async throws {
+        var random = SeededGenerator(seed: Self.seed ^ 0x3)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-cached-facts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = CustomerEvaluationCache()
+        var compared = 0
+        var inserted = 0
+        for customer in 0..<30 {
+            let (facts, _) = RandomCustomer.facts(using: &random)
+            let store = try await Self.open(directory, "facts-\(customer)", facts: facts)
+            var arrival = facts.shuffled(using: &random)
+            while !arrival.isEmpty {
+                let chunk = Array(arrival.prefix(Int.random(in: 1...4, using: &random)))
+                let rollBack = random.chance(0.15)
+                if random.chance(0.05) { cache.removeAll() }
+                let outcome = try? await store.write { tx -> (handed: [Fact], stored: [Fact]) in
+                    try Self.insert(chunk, in: tx)
+                    let handed = try cache.facts(customerId: 1, in: tx)
+                    let stored = try tx.facts(customerId: 1)
+                    if rollBack { throw StoreError(.database, "rolled back on purpose") }
+                    return (handed, stored)
+                }
+                if let outcome {
+                    // (The first difference, not the arrays: a failure would print both in full.)
+                    let difference = zip(outcome.handed, outcome.stored).enumerated().first {
+                        $0.element.0 != $0.element.1
+                    }?.offset
+                    #expect(
+                        outcome.handed.count == outcome.stored.count && difference == nil,
+                        """
+                        seed \(Self.seed): customer \(customer): \(outcome.handed.count) facts handed out, \
+                        \(outcome.stored.count) stored, first difference at \(difference.map(String.init) ?? "none")
+                        """)
+                    arrival.removeFirst(chunk.count)
+                    compared += 1
+                    inserted += chunk.count
+                } else {
+                    #expect(rollBack, "seed \(Self.seed): customer \(customer): a write failed")
+                }
+            }
+            let afterwards = try await store.read { reader in
+                (try cache.facts(customerId: 1, in: reader), try reader.facts(customerId: 1))
+            }
+            #expect(afterwards.0 == afterwards.1, "seed \(Self.seed): customer \(customer): read afterwards differs")
+            await store.close()
+        }
+        #expect(compared > 100)
+    }
+
     /// What an ingestion leaves for others to see: the stored state JSON per environment and
     /// the appended events in order.
     static func observable(_ store: SQLiteStore) async throws -> (
