@@ -8,6 +8,9 @@ import Foundation
 enum ColumnJSON {
     static func encode<T: Encodable>(_ value: T) -> String {
         if T.self == TransactionFact.self { return transaction(value as! TransactionFact) }
+        if T.self == SQLStoreTransaction.StoredContribution.self {
+            return contribution(value as! SQLStoreTransaction.StoredContribution)
+        }
         return AppStoreJSON.encodeText(value)
     }
 
@@ -97,6 +100,37 @@ enum ColumnJSON {
             writer.writeString(transactionReason.rawValue)
         }
         writer.append(0x7D)
+        return writer.text
+    }
+
+    /// One entry of a customer's daily analytics contribution (a cold customer's hundreds are
+    /// each encoded on their own at its next fact; through `Encodable` they were most of the
+    /// contribution step) member by member, in sorted order: `{"key":{…},"values":[…]}`, the
+    /// key's `store` left out for the App Store, as `AnalyticsDailyKey.encode(to:)` does. A test
+    /// holds it to the `Encodable` form over random entries.
+    static func contribution(_ entry: SQLStoreTransaction.StoredContribution) -> String {
+        let writer = CanonicalJSONWriter(capacity: 256)
+        let key = entry.key
+        writer.append("{\"key\":{\"currency\":")
+        writer.writeString(key.currency)
+        writer.append(",\"day\":")
+        writer.writeString(key.day.iso8601)
+        writer.append(",\"productId\":")
+        writer.writeString(key.productId)
+        if key.store != .appStore {
+            writer.append(",\"store\":")
+            writer.writeString(key.store.rawValue)
+        }
+        writer.append(",\"storefront\":")
+        writer.writeString(key.storefront)
+        writer.append(",\"subscriptionGroup\":")
+        writer.writeString(key.subscriptionGroup)
+        writer.append("},\"values\":[")
+        for index in entry.values.indices {
+            if index > 0 { writer.append(0x2C) }
+            writer.writeInteger(entry.values[index])
+        }
+        writer.append("]}")
         return writer.text
     }
 }

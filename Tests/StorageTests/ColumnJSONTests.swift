@@ -71,6 +71,30 @@ struct ColumnJSONTests {
         Self.same(Fact.transaction(full), "an enum with associated values is left to Foundation", fast: false)
     }
 
+    /// The hand-written entry of a daily contribution against the `Encodable` form (and
+    /// Foundation's): random keys with awkward strings, both stores, extreme values, no values.
+    @Test("daily contribution entries, written member by member")
+    func contributionEntries() {
+        var random = SystemRandomNumberGenerator()
+        let texts = ["", "USD", "com.example.monthly", Self.awkward, "\u{1F}", "a\"b", "ε/δ"]
+        for _ in 0..<300 {
+            let key = AnalyticsDailyKey(
+                day: CalendarDay(daysSince1970: Int64.random(in: 0...2_932_896, using: &random)),
+                productId: texts.randomElement(using: &random)!,
+                subscriptionGroup: texts.randomElement(using: &random)!,
+                storefront: texts.randomElement(using: &random)!, currency: texts.randomElement(using: &random)!,
+                store: AnalyticsStore.allCases.randomElement(using: &random)!)
+            let values = (0..<Int.random(in: 0...12, using: &random)).map { _ in
+                [0, 1, -1, 9_990, Int64.max, Int64.min, Int64.random(in: -1_000_000...1_000_000, using: &random)]
+                    .randomElement(using: &random)!
+            }
+            let entry = SQLStoreTransaction.StoredContribution(key: key, values: values)
+            let encodable = AppStoreJSON.encodeText(entry)
+            #expect(ColumnJSON.contribution(entry) == encodable, "\(entry)")
+            Self.same(entry, "\(entry)")
+        }
+    }
+
     @Test("customer states and lifecycle events the engine derives")
     func derived() {
         let notifications = F.notifications(customers: 10, perCustomer: 10)
