@@ -27,8 +27,9 @@ struct FactLedger {
         var playVoided = Set<PlayVoidedPurchaseFact>()
         var playOrders = Set<PlayOrderFact>()
         var ignored = Set<Fact>()
-        // Sized up front from a count of each kind: growing the tables one fact at a time
-        // rehashed every id already in them at each doubling.
+        // The transaction, renewal and notification tables are sized up front from a count of
+        // those facts (an upper bound: other environments and repeated versions count too):
+        // grown one fact at a time they rehashed every id already in them at each doubling.
         var counts = (transactions: 0, renewals: 0, notifications: 0)
         for fact in facts {
             switch fact {

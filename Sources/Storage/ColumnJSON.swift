@@ -3,7 +3,8 @@ import Entitlements
 import Foundation
 
 /// The JSON of the store's `…_json` columns: what `AppStoreJSON.encode` writes, as text, with
-/// transaction facts (a bulk import writes millions) written member by member.
+/// transaction facts (a bulk import writes millions) and daily contribution entries written
+/// member by member.
 /// - Note: Stateless; each call uses its own buffer.
 enum ColumnJSON {
     static func encode<T: Encodable>(_ value: T) -> String {
@@ -104,10 +105,10 @@ enum ColumnJSON {
     }
 
     /// One entry of a customer's daily analytics contribution (a cold customer's hundreds are
-    /// each encoded on their own at its next fact; through `Encodable` they were most of the
-    /// contribution step) member by member, in sorted order: `{"key":{…},"values":[…]}`, the
+    /// each encoded on their own at its next fact; through `Encodable` they were over a third of
+    /// the contribution step) member by member, in sorted order: `{"key":{…},"values":[…]}`, the
     /// key's `store` left out for the App Store, as `AnalyticsDailyKey.encode(to:)` does. A test
-    /// holds it to the `Encodable` form over random entries.
+    /// holds it to the `Encodable` form.
     static func contribution(_ entry: SQLStoreTransaction.StoredContribution) -> String {
         let writer = CanonicalJSONWriter(capacity: 256)
         let key = entry.key

@@ -101,7 +101,7 @@ extension SQLStoreTransaction {
         // The standing events' text is read once and compared here; only events whose text
         // differs are written. (An UPDATE joined to a VALUES list of every event made SQLite
         // compare each stored event with each listed one: a cost in the square of the history.)
-        // One text per id: (customer_id, event_id) is unique.
+        // One text per id: (customer_id, event_id) is unique (by bytes; event ids are ASCII).
         let found = try rows(
             "SELECT event_id, event_json FROM lifecycle_events WHERE customer_id = $1 AND retracted_at IS NULL",
             .integer(customerId))

@@ -72,27 +72,32 @@ struct ColumnJSONTests {
     }
 
     /// The hand-written entry of a daily contribution against the `Encodable` form (and
-    /// Foundation's): random keys with awkward strings, both stores, extreme values, no values.
+    /// Foundation's): every combination of awkward and plain strings in the key's four text
+    /// members, both stores, days from 1970 to 9999, extreme values and none.
     @Test("daily contribution entries, written member by member")
     func contributionEntries() {
-        var random = SystemRandomNumberGenerator()
-        let texts = ["", "USD", "com.example.monthly", Self.awkward, "\u{1F}", "a\"b", "ε/δ"]
-        for _ in 0..<300 {
-            let key = AnalyticsDailyKey(
-                day: CalendarDay(daysSince1970: Int64.random(in: 0...2_932_896, using: &random)),
-                productId: texts.randomElement(using: &random)!,
-                subscriptionGroup: texts.randomElement(using: &random)!,
-                storefront: texts.randomElement(using: &random)!, currency: texts.randomElement(using: &random)!,
-                store: AnalyticsStore.allCases.randomElement(using: &random)!)
-            let values = (0..<Int.random(in: 0...12, using: &random)).map { _ in
-                [0, 1, -1, 9_990, Int64.max, Int64.min, Int64.random(in: -1_000_000...1_000_000, using: &random)]
-                    .randomElement(using: &random)!
+        let texts = ["", "USD", Self.awkward, "\u{1F}a\"b", "ε/δ"]
+        let values: [[Int64]] = [[], [0], [-1, 0, 1], [Int64.min, Int64.max], [9_990, -4_995, 120, 7, 0, 0, 3]]
+        let days: [Int64] = [0, 20_454, 2_932_896]
+        var checked = 0
+        for productId in texts {
+            for subscriptionGroup in texts {
+                for storefront in texts {
+                    for currency in texts {
+                        let key = AnalyticsDailyKey(
+                            day: CalendarDay(daysSince1970: days[checked % days.count]), productId: productId,
+                            subscriptionGroup: subscriptionGroup, storefront: storefront, currency: currency,
+                            store: AnalyticsStore.allCases[checked % AnalyticsStore.allCases.count])
+                        let entry = SQLStoreTransaction.StoredContribution(
+                            key: key, values: values[checked % values.count])
+                        #expect(ColumnJSON.contribution(entry) == AppStoreJSON.encodeText(entry), "\(entry)")
+                        Self.same(entry, "\(entry)")
+                        checked += 1
+                    }
+                }
             }
-            let entry = SQLStoreTransaction.StoredContribution(key: key, values: values)
-            let encodable = AppStoreJSON.encodeText(entry)
-            #expect(ColumnJSON.contribution(entry) == encodable, "\(entry)")
-            Self.same(entry, "\(entry)")
         }
+        #expect(checked == 625)
     }
 
     @Test("customer states and lifecycle events the engine derives")
