@@ -382,6 +382,18 @@ struct Route: Sendable {
     /// A parameter is one whole segment, never `.` or `..` (a path step). Dots inside it are
     /// data: Google Play's renewal order ids read `GPA.1234-5678-9012-34567..0`.
     static func isSafeParameter(_ value: String) -> Bool {
+        let bytes = value.utf8
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            // ASCII, the usual parameter: the bytes decide what the search below does, without
+            // Foundation's string search (2% of a GET's server time).
+            return !bytes.contains { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F }
+                && value != "." && value != ".."
+        }
+        return isSafeParameterBySearch(value)
+    }
+
+    /// The rule by string search (for any text; tests hold the ASCII shortcut to it).
+    static func isSafeParameterBySearch(_ value: String) -> Bool {
         !value.contains("/") && value != "." && value != ".."
             && !value.unicodeScalars.contains {
                 $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value)

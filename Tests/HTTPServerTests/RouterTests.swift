@@ -61,6 +61,26 @@ import Testing
         #expect(body(response) == "file=\(value)")
     }
 
+    /// Every ASCII parameter of one or two characters, and every three-character one over the
+    /// characters that matter: the ASCII shortcut decides as the string search does.
+    @Test func asciiParametersAreCheckedAsBySearch() {
+        let ascii = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        var values = ascii
+        for first in ascii { for second in ascii { values.append(first + second) } }
+        let special = [".", "/", "a", "\r", "\n", "\u{7F}", " ", "\t", "\u{0}"]
+        for first in special {
+            for second in special { for third in special { values.append(first + second + third) } }
+        }
+        var disagreements: [String] = []
+        for value in values where Route.isSafeParameter(value) != Route.isSafeParameterBySearch(value) {
+            disagreements.append(value)
+        }
+        #expect(disagreements == [])
+        #expect(values.count == 128 + 128 * 128 + 9 * 9 * 9)
+        #expect(Route.isSafeParameter("user-1") && Route.isSafeParameter("GPA.1234-5678-9012-34567..0"))
+        #expect(!Route.isSafeParameter("a/b") && !Route.isSafeParameter("..") && !Route.isSafeParameter("a\u{7F}"))
+    }
+
     @Test func thrownErrorsMapToJSON() async {
         let conflict = await responder.respond(to: HTTPRequest(method: .get, target: "/fail/http"))
         #expect(conflict.status == .conflict)
