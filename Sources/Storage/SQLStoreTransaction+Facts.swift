@@ -19,6 +19,7 @@ extension SQLStoreTransaction {
                 .text(notification.signedPayload), notification.fact.map(Self.json) ?? .null,
                 SQLValue(notification.receivedAt),
             ])
+        if let id, let fact = notification.fact { insertedFacts[InsertedFact(part: 2, id: id)] = .notification(fact) }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
@@ -80,6 +81,7 @@ extension SQLStoreTransaction {
             ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING
             RETURNING id
             """, Self.columns(transaction))
+        if let id { insertedFacts[InsertedFact(part: 0, id: id)] = .transaction(transaction.fact) }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
@@ -129,6 +131,8 @@ extension SQLStoreTransaction {
             \(renewalInfoConflict)
             RETURNING id
             """, Self.columns(renewalInfo))
+        // Also a row this insert rewrote (the greater of two at one instant): it holds this fact.
+        if let id { insertedFacts[InsertedFact(part: 1, id: id)] = .renewalInfo(renewalInfo.fact) }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 

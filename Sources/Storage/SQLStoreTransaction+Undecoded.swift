@@ -28,7 +28,10 @@ extension SQLStoreTransaction {
             parts.append((part, try row.integer(1), kind, try row.text(3)))
         }
         parts.sort { $0.part != $1.part ? $0.part < $1.part : $0.id < $1.id }
-        return parts.map { FactJSON(kind: $0.kind, json: $0.json) }
+        guard !insertedFacts.isEmpty else { return parts.map { FactJSON(kind: $0.kind, json: $0.json) } }
+        return parts.map {
+            FactJSON(kind: $0.kind, json: $0.json, inserted: insertedFacts[InsertedFact(part: $0.part, id: $0.id)])
+        }
     }
 
     /// The customer's fact rows as (part, row id, Play kind, fact JSON); `$1` is the customer.
@@ -66,15 +69,31 @@ extension SQLStoreTransaction {
 public struct FactJSON: Sendable, Hashable {
     public var kind: FactKind
     public var json: String
+    /// The fact itself when this transaction inserted the row (`json` was encoded from it):
+    /// `decode` returns it instead of decoding `json` again. Not part of equality.
+    let inserted: Fact?
 
     public init(kind: FactKind, json: String) {
+        self.init(kind: kind, json: json, inserted: nil)
+    }
+
+    init(kind: FactKind, json: String, inserted: Fact?) {
         self.kind = kind
         self.json = json
+        self.inserted = inserted
+    }
+
+    public static func == (lhs: FactJSON, rhs: FactJSON) -> Bool { lhs.kind == rhs.kind && lhs.json == rhs.json }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(json)
     }
 
     /// The fact this JSON holds; `corruptValue` if it does not decode.
     public func decode() throws(StoreError) -> Fact {
-        switch kind {
+        if let inserted { return inserted }
+        return switch kind {
         case .transaction:
             .transaction(try SQLStoreTransaction.decode(TransactionFact.self, json, column: "fact_json"))
         case .renewalInfo:

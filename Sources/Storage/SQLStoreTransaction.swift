@@ -20,6 +20,15 @@ final class SQLStoreTransaction: StoreTransaction {
     /// Retention and LTV differences gathered by `applyAnalyticsCohorts`, written with the
     /// daily ones (after them) by `flushAnalyticsDaily`.
     var pendingAnalyticsCohorts = PendingCohortRows()
+    /// The facts this transaction inserted, by part of `customerFactsStatement` and row id:
+    /// the customer's evaluation reads them back at once, and decoding the text just encoded
+    /// from them was a tenth of that read for a customer not evaluated before.
+    var insertedFacts: [InsertedFact: Fact] = [:]
+
+    struct InsertedFact: Hashable {
+        var part: Int64
+        var id: Int64
+    }
 
     init(connection: any SQLConnection) { self.connection = connection }
 
@@ -167,6 +176,7 @@ final class SQLStoreTransaction: StoreTransaction {
         try connection.executeScript("SAVEPOINT \(name)")
         let pendingBefore = pendingAnalyticsDaily
         let pendingCohortsBefore = pendingAnalyticsCohorts
+        let insertedBefore = insertedFacts
         let result: R
         do {
             result = try body()
@@ -174,6 +184,8 @@ final class SQLStoreTransaction: StoreTransaction {
             // What the body gathered for the daily rows goes with its writes.
             pendingAnalyticsDaily = pendingBefore
             pendingAnalyticsCohorts = pendingCohortsBefore
+            // Rolled-back rows are gone, and SQLite may give their ids to the next rows.
+            insertedFacts = insertedBefore
             // SQLite ended the whole transaction itself (an I/O or memory error): nothing is left
             // to restore, the connection refuses every later statement, and the body's error
             // says why (a disk that is full).

@@ -11,6 +11,73 @@ private typealias F = IngestionFixture
 /// How a customer's facts are read in one statement (`SQLStoreTransaction.factJSON`), and the
 /// planner statistics a bulk load refreshes.
 extension StoreConformanceTests {
+    /// A fact this transaction inserted reads back as the fact itself (not decoded again from
+    /// the text just encoded from it), equal to that text decoded; facts of a rolled-back
+    /// savepoint are forgotten, so a row that takes one of their ids (SQLite reuses them) is
+    /// decoded from what it holds.
+    @Test(
+        "facts a transaction inserts read back as themselves, equal to their text decoded; a rolled-back savepoint's are forgotten",
+        arguments: Backend.enabled)
+    func insertedFactsReadBackAsInserted(backend: Backend) async throws {
+        let (replacement, discarded) = {
+            var replacement = ColumnJSONTests.fullTransaction
+            replacement.transactionId = "replacement"
+            replacement.productId = "other-product"
+            var discarded = ColumnJSONTests.fullTransaction
+            discarded.transactionId = "discarded"
+            return (replacement, discarded)
+        }()
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let summary = try await store.write { tx -> (inserted: Int, rows: Int, replaced: Fact?) in
+                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "inserted", at: F.at(0))
+                for original in ["o", "o/1"] {
+                    _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.at(0))
+                }
+                for fact in ColumnJSONTests.sampleFacts { try Self.insert(fact, in: tx) }
+                var inserted = 0
+                for row in try tx.factJSON(customerId: customer.id) where row.inserted != nil {
+                    inserted += 1
+                    #expect(try row.decode() == FactJSON(kind: row.kind, json: row.json).decode())
+                }
+                // A savepoint inserts one more and rolls back; a bulk insert (which registers
+                // nothing) then stores another, on SQLite under the same row id.
+                _ = try? tx.withSavepoint {
+                    try Self.insert(.transaction(discarded), in: tx)
+                    throw StoreError(.database, "rolled back on purpose")
+                }
+                _ = try tx.insertTransactions([
+                    NewTransaction(appId: F.appId, jws: nil, fact: replacement, source: "test", receivedAt: F.now)
+                ])
+                let rows = try tx.factJSON(customerId: customer.id)
+                let replaced = try rows.first { $0.json.contains("\"replacement\"") }?.decode()
+                return (inserted, rows.count, replaced)
+            }
+            #expect(summary.inserted == ColumnJSONTests.sampleFacts.count)
+            #expect(summary.rows == ColumnJSONTests.sampleFacts.count + 1)
+            #expect(summary.replaced == .transaction(replacement))
+        }
+    }
+
+    static func insert(_ fact: Fact, in tx: any StoreTransaction) throws {
+        switch fact {
+        case .transaction(let value):
+            _ = try tx.insertTransaction(
+                NewTransaction(appId: F.appId, jws: nil, fact: value, source: "test", receivedAt: F.now))
+        case .renewalInfo(let value):
+            _ = try tx.insertRenewalInfo(
+                NewRenewalInfo(appId: F.appId, jws: nil, fact: value, source: "test", receivedAt: F.now))
+        case .notification(let value):
+            _ = try tx.insertNotification(
+                NewNotification(
+                    appId: F.appId, notificationUUID: value.notificationId, type: value.type, subtype: value.subtype,
+                    environment: value.environment, originalTransactionId: value.originalTransactionId,
+                    signedDate: value.signedDate, signedPayload: "test", fact: value, receivedAt: F.now))
+        default:
+            Issue.record("App Store facts only")
+        }
+    }
+
     @Test(
         "a customer's facts come back by table, then in the order they were stored, across purchases",
         arguments: Backend.enabled)
