@@ -382,14 +382,14 @@ struct Route: Sendable {
     /// A parameter is one whole segment, never `.` or `..` (a path step). Dots inside it are
     /// data: Google Play's renewal order ids read `GPA.1234-5678-9012-34567..0`.
     static func isSafeParameter(_ value: String) -> Bool {
-        let bytes = value.utf8
-        if bytes.allSatisfy({ $0 < 0x80 }) {
-            // ASCII, the usual parameter: the bytes decide what the search below does, without
-            // Foundation's string search (2% of a GET's server time).
-            return !bytes.contains { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F }
-                && value != "." && value != ".."
+        // ASCII, the usual parameter: its bytes decide what the search does, without
+        // Foundation's string search (2% of a GET's server time); anything else is searched.
+        var unsafe = false
+        for byte in value.utf8 {
+            if byte >= 0x80 { return isSafeParameterBySearch(value) }
+            if byte == UInt8(ascii: "/") || byte < 0x20 || byte == 0x7F { unsafe = true }
         }
-        return isSafeParameterBySearch(value)
+        return !unsafe && value != "." && value != ".."
     }
 
     /// The rule by string search (for any text; tests hold the ASCII shortcut to it).

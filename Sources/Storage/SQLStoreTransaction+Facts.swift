@@ -4,6 +4,7 @@ import Entitlements
 /// Verified facts, stored verbatim with their decoded columns; replays are no-ops.
 extension SQLStoreTransaction {
     func insertNotification(_ notification: NewNotification) throws -> Insertion {
+        let json = notification.fact.map(Self.jsonText)
         let id = try insertReturningId(
             """
             INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment,
@@ -16,10 +17,11 @@ extension SQLStoreTransaction {
                 .text(notification.appId), .text(notification.notificationUUID), .text(notification.type),
                 SQLValue(notification.subtype), SQLValue(notification.environment?.rawValue),
                 SQLValue(notification.originalTransactionId), SQLValue(notification.signedDate),
-                .text(notification.signedPayload), notification.fact.map(Self.json) ?? .null,
-                SQLValue(notification.receivedAt),
+                .text(notification.signedPayload), SQLValue(json), SQLValue(notification.receivedAt),
             ])
-        if let id, let fact = notification.fact { insertedFacts[InsertedFact(part: 2, id: id)] = .notification(fact) }
+        if let id, let json, let fact = notification.fact {
+            insertedFacts[InsertedFact(part: 2, id: id)] = (json, .notification(fact))
+        }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
@@ -73,6 +75,7 @@ extension SQLStoreTransaction {
     }
 
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion {
+        let json = Self.jsonText(transaction.fact)
         let id = try insertReturningId(
             """
             INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
@@ -80,8 +83,8 @@ extension SQLStoreTransaction {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING
             RETURNING id
-            """, Self.columns(transaction))
-        if let id { insertedFacts[InsertedFact(part: 0, id: id)] = .transaction(transaction.fact) }
+            """, Self.columns(transaction, factJSON: json))
+        if let id { insertedFacts[InsertedFact(part: 0, id: id)] = (json, .transaction(transaction.fact)) }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
@@ -92,16 +95,17 @@ extension SQLStoreTransaction {
                                                  product_id, signed_date, jws, source, fact_json, received_at)
                 """,
             onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING", width: 10,
-            transactions.map(Self.columns))
+            transactions.map { Self.columns($0) })
     }
 
     /// The columns of one `signed_transactions` row, in the order of the statements above.
-    static func columns(_ transaction: NewTransaction) -> [SQLValue] {
+    static func columns(_ transaction: NewTransaction, factJSON: String? = nil) -> [SQLValue] {
         let fact = transaction.fact
         return [
             .text(transaction.appId), .text(fact.environment.rawValue), .text(fact.transactionId),
             .text(fact.originalTransactionId), .text(fact.productId), SQLValue(fact.signedDate),
-            SQLValue(transaction.jws), .text(transaction.source), json(fact), SQLValue(transaction.receivedAt),
+            SQLValue(transaction.jws), .text(transaction.source), .text(factJSON ?? jsonText(fact)),
+            SQLValue(transaction.receivedAt),
         ]
     }
 
@@ -123,6 +127,7 @@ extension SQLStoreTransaction {
     }
 
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion {
+        let json = Self.jsonText(renewalInfo.fact)
         let id = try insertReturningId(
             """
             INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id, signed_date,
@@ -130,9 +135,9 @@ extension SQLStoreTransaction {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             \(renewalInfoConflict)
             RETURNING id
-            """, Self.columns(renewalInfo))
+            """, Self.columns(renewalInfo, factJSON: json))
         // Also a row this insert rewrote (the greater of two at one instant): it holds this fact.
-        if let id { insertedFacts[InsertedFact(part: 1, id: id)] = .renewalInfo(renewalInfo.fact) }
+        if let id { insertedFacts[InsertedFact(part: 1, id: id)] = (json, .renewalInfo(renewalInfo.fact)) }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
@@ -160,12 +165,12 @@ extension SQLStoreTransaction {
     }
 
     /// The columns of one `signed_renewal_infos` row, in the order of the statements above.
-    static func columns(_ renewalInfo: NewRenewalInfo) -> [SQLValue] {
+    static func columns(_ renewalInfo: NewRenewalInfo, factJSON: String? = nil) -> [SQLValue] {
         let fact = renewalInfo.fact
         return [
             .text(renewalInfo.appId), .text(fact.environment.rawValue), .text(fact.originalTransactionId),
             .text(fact.productId), SQLValue(fact.signedDate), SQLValue(renewalInfo.jws), .text(renewalInfo.source),
-            json(fact), SQLValue(renewalInfo.receivedAt),
+            .text(factJSON ?? jsonText(fact)), SQLValue(renewalInfo.receivedAt),
         ]
     }
 

@@ -29,8 +29,13 @@ extension SQLStoreTransaction {
         }
         parts.sort { $0.part != $1.part ? $0.part < $1.part : $0.id < $1.id }
         guard !insertedFacts.isEmpty else { return parts.map { FactJSON(kind: $0.kind, json: $0.json) } }
-        return parts.map {
-            FactJSON(kind: $0.kind, json: $0.json, inserted: insertedFacts[InsertedFact(part: $0.part, id: $0.id)])
+        return parts.map { part in
+            // Only while the row holds the very text stored with the fact (a later statement of
+            // this transaction may have rewritten it).
+            let inserted = insertedFacts[InsertedFact(part: part.part, id: part.id)]
+            return FactJSON(
+                kind: part.kind, json: part.json,
+                inserted: inserted.flatMap { StoredText.sameBytes($0.json, part.json) ? $0.fact : nil })
         }
     }
 
@@ -67,8 +72,8 @@ extension SQLStoreTransaction {
 /// One stored fact's JSON (`fact_json`), as `StoreReader.facts(customerId:)` decodes it.
 /// - Note: Immutable value; `Sendable`.
 public struct FactJSON: Sendable, Hashable {
-    public var kind: FactKind
-    public var json: String
+    public let kind: FactKind
+    public let json: String
     /// The fact itself when this transaction inserted the row (`json` was encoded from it):
     /// `decode` returns it instead of decoding `json` again. Not part of equality.
     let inserted: Fact?

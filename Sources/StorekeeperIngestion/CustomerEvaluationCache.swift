@@ -9,10 +9,12 @@ import Synchronization
 /// otherwise JSON-decoded from the store on every ingestion.
 ///
 /// Checked by content, never trusted: every use reads the customer's facts and state as the
-/// stored JSON text (`factJSON`, `customerInfoJSON`) in the caller's transaction, and a decoded
-/// value is reused only for the very bytes it came from. Whatever another instance wrote, a
-/// rolled-back transaction left behind, or a transfer moved, the text read now is the truth,
-/// so the facts and state handed out are those a fresh decoding gives.
+/// stored JSON text (`factJSON`, `customerInfoJSON`) in the caller's transaction, and a value is
+/// reused only for the very bytes it came from (decoded from them, or, for a fact the caller's
+/// transaction inserted, the fact they were encoded from: equal to their decoding, a store test
+/// checks). Whatever another instance wrote, a rolled-back transaction left behind, or a
+/// transfer moved, the text read now is the truth, so the facts and state handed out are those a
+/// fresh decoding gives.
 /// - Note: Thread-safe: entries sit behind a `Mutex`; decoding and comparing happen outside it.
 public final class CustomerEvaluationCache: Sendable {
     /// One decoded stored value and the exact text it was decoded from; by reference, so

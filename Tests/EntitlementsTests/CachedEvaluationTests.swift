@@ -172,7 +172,6 @@ import Testing
                 } catch let error as StoreError where rollBack && error.detail == Self.rolledBack {
                     continue
                 }
-                #expect(!rollBack)
                 #expect(
                     Self.firstDifference(outcome.handed, outcome.stored) == nil,
                     "seed \(Self.seed): customer \(customer): \(Self.firstDifference(outcome.handed, outcome.stored)!)")

@@ -29,15 +29,32 @@ extension StoreConformanceTests {
         }()
         try await withStore(backend) { store, _ in
             try await F.setUp(store)
-            let summary = try await store.write { tx -> (inserted: Int, rows: Int, replaced: Fact?) in
+            let summary = try await store.write { tx -> (inserted: Int, rows: Int, replaced: Fact?, renewal: Fact?) in
                 let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "inserted", at: F.at(0))
                 for original in ["o", "o/1"] {
                     _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.at(0))
                 }
                 for fact in ColumnJSONTests.sampleFacts { try Self.insert(fact, in: tx) }
+                // A renewal info rewritten in place: by a single insert that wins (the row then
+                // holds its fact), one that loses (it keeps the winner's), then a bulk insert
+                // that wins (which registers nothing: the row's text is no longer the one
+                // registered, so it is decoded).
+                for (productId, bulk) in [("z-wins", false), ("a-loses", false), ("zz-bulk-wins", true)] {
+                    let renewal = NewRenewalInfo(
+                        appId: F.appId, jws: nil,
+                        fact: RenewalFact(
+                            originalTransactionId: "o/1", productId: productId, signedDate: F.at(7),
+                            environment: .sandbox),
+                        source: "test", receivedAt: F.now)
+                    if bulk {
+                        _ = try tx.insertRenewalInfos([renewal])
+                    } else {
+                        _ = try tx.insertRenewalInfo(renewal)
+                    }
+                }
                 var inserted = 0
-                for row in try tx.factJSON(customerId: customer.id) where row.inserted != nil {
-                    inserted += 1
+                for row in try tx.factJSON(customerId: customer.id) {
+                    if row.inserted != nil { inserted += 1 }
                     #expect(try row.decode() == FactJSON(kind: row.kind, json: row.json).decode())
                 }
                 // A savepoint inserts one more and rolls back; a bulk insert (which registers
@@ -51,11 +68,19 @@ extension StoreConformanceTests {
                 ])
                 let rows = try tx.factJSON(customerId: customer.id)
                 let replaced = try rows.first { $0.json.contains("\"replacement\"") }?.decode()
-                return (inserted, rows.count, replaced)
+                let renewal = try rows.first { $0.json.contains("-wins\"") }?.decode()
+                return (inserted, rows.count, replaced, renewal)
             }
+            // The samples, not the rewritten renewal info (its text is the bulk insert's).
             #expect(summary.inserted == ColumnJSONTests.sampleFacts.count)
-            #expect(summary.rows == ColumnJSONTests.sampleFacts.count + 1)
+            #expect(summary.rows == ColumnJSONTests.sampleFacts.count + 2)
             #expect(summary.replaced == .transaction(replacement))
+            #expect(
+                summary.renewal
+                    == .renewalInfo(
+                        RenewalFact(
+                            originalTransactionId: "o/1", productId: "zz-bulk-wins", signedDate: F.at(7),
+                            environment: .sandbox)))
         }
     }
 
