@@ -162,6 +162,7 @@ final class PostgresConnection: SQLConnection {
         var values: [UnsafeMutablePointer<CChar>?] = []
         types.reserveCapacity(arguments.count)
         values.reserveCapacity(arguments.count)
+        defer { for value in values { free(value) } }
         for argument in arguments {
             switch argument {
             case .null:
@@ -171,11 +172,11 @@ final class PostgresConnection: SQLConnection {
                 types.append(20)  // int8
                 values.append(strdup(String(value)))
             case .text(let value):
+                try SQLValue.refuseNUL(in: value)
                 types.append(25)  // text
                 values.append(strdup(value))
             }
         }
-        defer { for value in values { free(value) } }
         let key = preparesStatements ? PreparedKey(sql: sql, types: types) : nil
         let name = try key.flatMap { key throws(StoreError) in try statementName(key, handle: handle) }
         let result = values.withUnsafeBufferPointer { valuePointers in

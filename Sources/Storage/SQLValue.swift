@@ -1,4 +1,5 @@
 import AppStoreModels
+import Foundation
 
 /// A bound statement argument or a result column. Values always travel bound, never
 /// interpolated into SQL text.
@@ -13,6 +14,21 @@ enum SQLValue: Sendable, Hashable {
     init(_ value: Int) { self = .integer(Int64(value)) }
     init(_ value: Bool) { self = .integer(value ? 1 : 0) }
     init(_ value: Timestamp?) { self = value.map { .integer($0.millisecondsSince1970) } ?? .null }
+
+    /// Both engines take a text argument as a C string, so a NUL would silently end the value
+    /// there (two ids differing after it would be one row), and PostgreSQL's text cannot hold
+    /// one at all: such a value is refused, on both, without quoting it. JSON columns never hold
+    /// one (their encoders escape it).
+    static func refuseNUL(in text: String) throws(StoreError) {
+        var text = text
+        let holdsNUL = text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, 0, bytes.count) != nil
+        }
+        if holdsNUL {
+            throw StoreError(.constraintViolation, "a text value holds a NUL character, which the store cannot keep")
+        }
+    }
 }
 
 /// One result row, columns in `SELECT` order.

@@ -298,7 +298,9 @@ final class SQLiteConnection: SQLConnection {
             switch argument {
             case .null: status = sqlite3_bind_null(statement, index)
             case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
-            case .text(let value): status = sqlite3_bind_text(statement, index, value, -1, CSQLite_transient())
+            case .text(let value):
+                try SQLValue.refuseNUL(in: value)
+                status = sqlite3_bind_text(statement, index, value, -1, CSQLite_transient())
             }
             guard status == SQLITE_OK else { throw error(status, "bind") }
         }

@@ -34,7 +34,7 @@ extension StoreConformanceTests {
                 for original in ["o", "o/1"] {
                     _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.at(0))
                 }
-                for fact in ColumnJSONTests.sampleFacts { try Self.insert(fact, in: tx) }
+                for fact in Self.storableSamples { try Self.insert(fact, in: tx) }
                 // A renewal info rewritten in place: by a single insert that wins (the row then
                 // holds its fact), one that loses (it keeps the winner's), then a bulk insert
                 // that wins (which registers nothing: the row's text is no longer the one
@@ -72,8 +72,8 @@ extension StoreConformanceTests {
                 return (inserted, rows.count, replaced, renewal)
             }
             // The samples, not the rewritten renewal info (its text is the bulk insert's).
-            #expect(summary.inserted == ColumnJSONTests.sampleFacts.count)
-            #expect(summary.rows == ColumnJSONTests.sampleFacts.count + 2)
+            #expect(summary.inserted == Self.storableSamples.count)
+            #expect(summary.rows == Self.storableSamples.count + 2)
             #expect(summary.replaced == .transaction(replacement))
             #expect(
                 summary.renewal
@@ -82,6 +82,49 @@ extension StoreConformanceTests {
                             originalTransactionId: "o/1", productId: "zz-bulk-wins", signedDate: F.at(7),
                             environment: .sandbox)))
         }
+    }
+
+    /// The column samples without the NUL in the full transaction's id (PostgreSQL refuses it
+    /// in a column; its JSON escapes it).
+    static let storableSamples: [Fact] = ColumnJSONTests.sampleFacts.map { fact in
+        guard case .transaction(var transaction) = fact else { return fact }
+        transaction.transactionId = transaction.transactionId.replacingOccurrences(of: "\u{0}", with: "")
+        return .transaction(transaction)
+    }
+
+    /// A NUL in a text value: both engines took it as a C string and cut the value there, so
+    /// two ids that differ after it were one (the second a silent duplicate); PostgreSQL's text
+    /// cannot hold one at all. Such a value is refused, on both, with a clear error, and
+    /// nothing of the write is kept.
+    @Test("a text value with a NUL is refused on both engines, never cut short", arguments: Backend.enabled)
+    func nulInTextValues(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            var refused: StoreError?
+            do {
+                try await store.write { tx in
+                    let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "nul", at: F.at(0))
+                    _ = try tx.claimOriginalTransaction("o-nul", customerId: customer.id, at: F.at(0))
+                    for id in ["a\u{0}b", "a\u{0}c"] {
+                        let fact = TransactionFact(
+                            transactionId: id, originalTransactionId: "o-nul", productId: "p", purchaseDate: F.at(1),
+                            signedDate: F.at(1), environment: .production)
+                        _ = try Self.insertTransaction(fact, in: tx)
+                    }
+                }
+            } catch let error as StoreError {
+                refused = error
+            }
+            #expect(refused?.code == .constraintViolation)
+            #expect(refused?.detail.contains("NUL") == true)
+            let kept = try await store.read { reader in try reader.customer(appId: F.appId, .appUserId("nul")) }
+            #expect(kept == nil)
+        }
+    }
+
+    static func insertTransaction(_ fact: TransactionFact, in tx: any StoreTransaction) throws -> Insertion {
+        try tx.insertTransaction(
+            NewTransaction(appId: F.appId, jws: nil, fact: fact, source: "test", receivedAt: F.now))
     }
 
     static func insert(_ fact: Fact, in tx: any StoreTransaction) throws {
