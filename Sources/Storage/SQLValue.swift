@@ -26,7 +26,7 @@ enum SQLValue: Sendable, Hashable {
             return memchr(base, 0, bytes.count) != nil
         }
         if holdsNUL {
-            throw StoreError(.constraintViolation, "a text value holds a NUL character, which the store cannot keep")
+            throw StoreError(.unstorableValue, "a text value holds a NUL character, which the store cannot keep")
         }
     }
 }

@@ -29,6 +29,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidConfiguration
         /// A row violates a constraint other than a unique key (foreign key, check, not null).
         case constraintViolation
+        /// A value no engine can hold as given (text with a NUL character): the input must
+        /// change, so retrying cannot help.
+        case unstorableValue
         /// A stored value could not be decoded (corrupt or written by an incompatible version).
         case corruptValue
         /// The store was closed.

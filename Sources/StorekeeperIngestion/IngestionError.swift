@@ -97,7 +97,8 @@ extension IngestionError {
     }
 
     /// A store failure: a lost version race (`conflict`, the caller may repeat the request), a
-    /// duplicate identifier, or else retryable `databaseUnavailable` (as the API has always answered).
+    /// duplicate identifier, a value no store can hold (`invalidBody`), or else retryable
+    /// `databaseUnavailable` (as the API has always answered).
     public static func store(_ error: any Error) -> IngestionError {
         if let ingestion = error as? IngestionError { return ingestion }
         guard let store = error as? StoreError else {
@@ -110,6 +111,9 @@ extension IngestionError {
             return IngestionError(.duplicate, "That identifier is already in use.")
         case .notFound:
             return IngestionError(.notFound, "Not found.")
+        case .unstorableValue:
+            // The request's own input (retrying it cannot succeed): a client error, not 503.
+            return IngestionError(.invalidBody, "A text value holds a NUL character, which cannot be stored.")
         default:
             return IngestionError(
                 .databaseUnavailable,

@@ -50,8 +50,14 @@ struct CatalogController: Sendable {
         let body = try RequestBody.decode(CatalogBody.self, from: request)
         let precondition = try VersionPrecondition(request)
         for product in body.products {
-            guard !product.productId.isEmpty, product.productId.utf8.count <= 255 else {
-                throw HTTPError.badRequest("Every product needs a productId.", code: "invalid_body")
+            guard Self.isValidIdentifier(product.productId) else {
+                throw HTTPError.badRequest(
+                    "Every product needs a productId of 1 to 255 bytes without control characters.",
+                    code: "invalid_body")
+            }
+            guard product.entitlementIds.allSatisfy(Self.isValidIdentifier) else {
+                throw HTTPError.badRequest(
+                    "Every entitlement id must be 1 to 255 bytes without control characters.", code: "invalid_body")
             }
             if product.kind == .consumable && !product.entitlementIds.isEmpty {
                 throw HTTPError.badRequest("Consumables cannot unlock entitlements.", code: "invalid_body")
@@ -80,6 +86,12 @@ struct CatalogController: Sendable {
             return version
         }
         return Self.respond(StoredCatalog(catalog: catalog, version: version))
+    }
+
+    /// A product or entitlement id: 1 to 255 bytes, no control character (a NUL cannot be stored
+    /// in a column, and the others would reach webhooks, CSV exports and the dashboard as they are).
+    static func isValidIdentifier(_ id: String) -> Bool {
+        (1...255).contains(id.utf8.count) && !id.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// The catalog as JSON (products sorted by id) with its version as the ETag.

@@ -28,7 +28,10 @@ public struct WebhookDestination: Sendable, Hashable {
 
     /// Parses and checks the parts of `text` that do not depend on where the host resolves.
     public static func parse(_ text: String) throws(WebhookDestinationRefusal) -> WebhookDestination {
-        guard text.utf8.count <= maximumURLLength, let components = URLComponents(string: text),
+        // Foundation's parser lets a raw control character or space through into the path (RFC
+        // 3986 allows neither; a NUL cannot even be stored): such a URL is refused as written.
+        guard text.utf8.count <= maximumURLLength, !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }),
+            let components = URLComponents(string: text),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else {
             throw WebhookDestinationRefusal(

@@ -115,7 +115,7 @@ extension StoreConformanceTests {
             } catch let error as StoreError {
                 refused = error
             }
-            #expect(refused?.code == .constraintViolation)
+            #expect(refused?.code == .unstorableValue)
             #expect(refused?.detail.contains("NUL") == true)
             let kept = try await store.read { reader in try reader.customer(appId: F.appId, .appUserId("nul")) }
             #expect(kept == nil)

@@ -185,6 +185,56 @@ struct AdminWriteTests {
         }
     }
 
+    /// Found by hand: a webhook URL with a NUL passed Foundation's URL parser and the
+    /// destination policy, and the store's refusal of the NUL answered 503 "retry later"; a
+    /// catalog took a NUL or a line break in its ids as they were.
+    @Test("a control character in a webhook URL or a catalog id is a 400 that changes nothing")
+    func controlCharactersAreRefused() async throws {
+        try await Self.withHarness { harness in
+            let app = try await harness.createApp()
+            for url in [
+                "http://127.0.0.1:9/a\u{0}b", "http://127.0.0.1:9/a\nb", "http://127.0.0.1:9/a b",
+                "http://127.0.0.1:9/\u{7F}",
+            ] {
+                let created = try await harness.request(
+                    "POST", "/v1/apps/\(app.appId)/webhooks", key: app.secretKey, json: ["url": url])
+                #expect(created.status == 400, "\(url.debugDescription)")
+                #expect(created.errorCode == "invalid_body", "\(url.debugDescription)")
+            }
+            let listed = try await harness.request("GET", "/v1/apps/\(app.appId)/webhooks", key: app.secretKey)
+            #expect((listed.json["endpoints"] as? [Any])?.count == 0)
+
+            let path = "/v1/apps/\(app.appId)/catalog"
+            let before = try await harness.request("GET", path, key: app.secretKey)
+            let products: [[String: Any]] = [
+                ["productId": "p\u{0}q", "kind": "CONSUMABLE", "entitlementIds": [String]()],
+                ["productId": "p\nq", "kind": "CONSUMABLE", "entitlementIds": [String]()],
+                ["productId": "pq", "kind": "NON_CONSUMABLE", "entitlementIds": ["pro\u{0}"]],
+                ["productId": "pq", "kind": "NON_CONSUMABLE", "entitlementIds": [""]],
+                ["productId": "pq", "kind": "NON_CONSUMABLE", "entitlementIds": [String(repeating: "e", count: 256)]],
+            ]
+            for product in products {
+                let put = try await harness.request("PUT", path, key: app.secretKey, json: ["products": [product]])
+                #expect(put.status == 400, "\(product)")
+                #expect(put.errorCode == "invalid_body", "\(product)")
+            }
+            let after = try await harness.request("GET", path, key: app.secretKey)
+            #expect(after.header("ETag") == before.header("ETag"))
+            #expect(after.text == before.text)
+            let longest = try await harness.request(
+                "PUT", path, key: app.secretKey,
+                json: [
+                    "products": [
+                        [
+                            "productId": String(repeating: "p", count: 255), "kind": "NON_CONSUMABLE",
+                            "entitlementIds": [String(repeating: "e", count: 255)],
+                        ]
+                    ]
+                ])
+            #expect(longest.status == 200)
+        }
+    }
+
     @Test("a webhook endpoint's ETag is its version; a stale If-Match is 412 and changes nothing")
     func webhookEndpointVersions() async throws {
         try await Self.withHarness { harness in
