@@ -394,7 +394,8 @@ struct Route: Sendable {
 
     /// The rule by string search (for any text; tests hold the ASCII shortcut to it).
     static func isSafeParameterBySearch(_ value: String) -> Bool {
-        !value.contains("/") && value != "." && value != ".."
+        // `/` by scalar: "/\u{301}" is one character, and a character search would miss it.
+        !value.unicodeScalars.contains("/") && value != "." && value != ".."
             && !value.unicodeScalars.contains {
                 $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value)
             }

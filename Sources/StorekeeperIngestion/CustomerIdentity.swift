@@ -30,7 +30,9 @@ public enum CustomerIdentity {
             }
             return true
         }
-        return !value.contains("/") && !value.contains("..")
+        // `/` by scalar: a character search misses one that carries a combining mark ("/\u{301}"
+        // is one character), which would still put a `/` in a path.
+        return !value.unicodeScalars.contains("/") && !value.contains("..")
             && !value.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 

@@ -79,6 +79,8 @@ import Testing
         #expect(values.count == 128 + 128 * 128 + 9 * 9 * 9)
         #expect(Route.isSafeParameter("user-1") && Route.isSafeParameter("GPA.1234-5678-9012-34567..0"))
         #expect(!Route.isSafeParameter("a/b") && !Route.isSafeParameter("..") && !Route.isSafeParameter("a\u{7F}"))
+        // A `/` carrying a combining mark is one character, still a `/` in a path.
+        #expect(!Route.isSafeParameter("/\u{301}") && !Route.isSafeParameter("é/\u{301}"))
     }
 
     @Test func thrownErrorsMapToJSON() async {
