@@ -70,6 +70,33 @@ public struct APIRoute: Sendable {
         return route
     }
 
+    /// The handler the router runs: a declared query parameter given more than once is 400
+    /// `invalid_query` before it runs. Which of the values would count is a guess (it was the
+    /// first), and a proxy or client that appends one would silently change the answer.
+    var routedHandler: RouteHandler {
+        guard !query.isEmpty else { return handler }
+        let names = query
+        switch handler {
+        case .async(let body):
+            return .async { request, context in
+                try Self.refuseRepeatedQuery(names, in: request)
+                return try await body(request, context)
+            }
+        case .immediate(let body):
+            return .immediate { request, context in
+                try Self.refuseRepeatedQuery(names, in: request)
+                return try body(request, context)
+            }
+        }
+    }
+
+    static func refuseRepeatedQuery(_ names: [String], in request: HTTPRequest) throws(HTTPError) {
+        guard request.queryItems.count > 1 else { return }
+        for name in names where request.queryItems.lazy.filter({ $0.name == name }).count > 1 {
+            throw HTTPError(status: .badRequest, code: "invalid_query", message: "\(name) is given more than once.")
+        }
+    }
+
     /// The key `AuthenticationMiddleware` looks routes up by.
     var accessKey: String { "\(method.rawValue) \(path)" }
 }

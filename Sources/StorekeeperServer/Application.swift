@@ -137,7 +137,7 @@ public struct StorekeeperApplication: Sendable {
         router.use(MetricsMiddleware(metrics: metrics))
         router.use(
             AuthenticationMiddleware(access: access, store: store, adminKey: configuration.adminKey, keys: keys))
-        for route in routes { router.add(route.method, route.path, route.handler) }
+        for route in routes { router.add(route.method, route.path, route.routedHandler) }
         for (method, path, handler) in dashboard.routes { router.add(method, path, handler: handler) }
         responder = router.buildResponder()
 
