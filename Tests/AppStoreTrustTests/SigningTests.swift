@@ -179,3 +179,40 @@ func digestHex() {
         #expect(Digest.hex([UInt8]()) == "")
     }
 }
+
+/// The fetched SHA-256 gives the standard's answers (values from Python's hashlib and RFC 4231),
+/// for contiguous and other collections, from many threads at once.
+@Suite struct DigestKnownAnswerTests {
+    static let multiBlock = (0..<2600).map { UInt8($0 % 251) }
+    static let multiBlockHash = "d9f4bdbcb3aa9ef24b827d8378fa772a46c413d633da03d2f670d413c88d8a8d"
+
+    @Test func sha256KnownAnswers() {
+        #expect(
+            Digest.hex(Digest.sha256([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(Digest.hex(Digest.sha256(Self.multiBlock)) == Self.multiBlockHash)
+        #expect(Digest.hex(Digest.sha256(Data(Self.multiBlock))) == Self.multiBlockHash)
+        // Not contiguous: a lazily mapped range.
+        #expect(
+            Digest.hex(Digest.sha256((0..<100).lazy.map { UInt8($0 * 17 % 256) }))
+                == "9ca843383c191de68e20bc85e1677ce05b3032a6f26e98ecfc414bae9914c10b")
+    }
+
+    @Test func hmacSHA256KnownAnswer() {
+        // RFC 4231, test case 2.
+        #expect(
+            Digest.hex(Digest.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    @Test func sha256FromManyThreads() async {
+        let hashes = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<64 {
+                group.addTask { Digest.hex(Digest.sha256(Self.multiBlock)) }
+            }
+            var all: [String] = []
+            for await hash in group { all.append(hash) }
+            return all
+        }
+        #expect(hashes == Array(repeating: Self.multiBlockHash, count: 64))
+    }
+}
