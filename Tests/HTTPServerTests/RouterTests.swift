@@ -26,6 +26,33 @@ import Testing
         #expect(body(response) == "literal wins")
     }
 
+    /// Routes are looked for among those of the path's length only: routes of other lengths,
+    /// registered before or after, neither shadow a match nor join the 405's `Allow`.
+    @Test func routesOfOtherLengthsNeitherShadowNorAllow() async {
+        var router = Router()
+        router.get("/{y}/b/c") { _, _ in .text("y/b/c") }
+        router.get("/a/{x}") { _, _ in .text("a/x") }
+        router.post("/a/{x}/c") { _, _ in .text("post a/x/c") }
+        router.get("/a/b/c") { _, _ in .text("a/b/c") }
+        router.put("/a/b/c/d") { _, _ in .text("a/b/c/d") }
+        let responder = router.buildResponder()
+        // Escaped, so the all-literal lookup is passed by and the general match decides.
+        func answer(_ method: HTTPMethod, _ target: String) async -> HTTPResponse {
+            await responder.respond(to: HTTPRequest(method: method, target: target))
+        }
+        #expect(body(await answer(.get, "/a/%62/c")) == "a/b/c")
+        #expect(body(await answer(.get, "/z/%62/c")) == "y/b/c")
+        #expect(body(await answer(.post, "/a/%62/c")) == "post a/x/c")
+        #expect(body(await answer(.get, "/a/%62")) == "a/x")
+        let other = await answer(.delete, "/a/%62/c")
+        #expect(other.status == .methodNotAllowed)
+        #expect(other.headers["allow"] == "GET, POST, HEAD")
+        #expect(await answer(.get, "/a/b/c/d/e").status == .notFound)
+        // A raw "/" carrying a combining mark still ends a segment.
+        #expect(await answer(.get, "/a/q/\u{301}").status == .notFound)
+        #expect(body(await answer(.get, "/a/q\u{301}")) == "a/x")
+    }
+
     @Test func headFallsBackToGet() async {
         let response = await responder.respond(to: HTTPRequest(method: .head, target: "/health"))
         #expect(response.status == .ok)

@@ -47,6 +47,81 @@ struct BlockingReadTests {
         }
     }
 
+    /// A pool of two workers, both held: a third caller waits (it has not run while both are
+    /// held), runs on the worker the first release hands it, and a caller still waiting when
+    /// the pool closes gets `closed`.
+    @Test("a blocking caller waits for a held pool, takes the released worker, and hears a close")
+    func blockingCallerWaits() async throws {
+        let workers = (0..<2).map { index in
+            ConnectionWorker(label: "test.pool.\(index)") { () throws(StoreError) in
+                try SQLiteConnection(path: ":memory:", readOnly: false, busyTimeoutMilliseconds: 1000)
+            }
+        }
+        let pool = ConnectionPool(workers: workers)
+        let held = DispatchSemaphore(value: 0)
+        let release = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+        let holders = (0..<2).map { index in
+            Task {
+                try await Self.onThread { () throws -> ObjectIdentifier in
+                    try pool.withWorkerBlocking { worker -> ObjectIdentifier in
+                        held.signal()
+                        release[index].wait()
+                        return ObjectIdentifier(worker)
+                    }
+                }
+            }
+        }
+        held.wait()
+        held.wait()
+        let ran = Mutex(false)
+        let waiter = Task {
+            try await Self.onThread { () throws -> ObjectIdentifier in
+                try pool.withWorkerBlocking { worker -> ObjectIdentifier in
+                    ran.withLock { $0 = true }
+                    return ObjectIdentifier(worker)
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let ranEarly = ran.withLock { $0 }
+        #expect(!ranEarly)
+        release[0].signal()
+        let first = try await holders[0].value
+        let handedOn = try await waiter.value
+        #expect(handedOn == first)
+
+        // Both held again (the second still is): a waiter is woken by the close with `closed`.
+        let rehold = Task {
+            try await Self.onThread { () throws -> Int in
+                try pool.withWorkerBlocking { _ -> Int in
+                    held.signal()
+                    release[0].wait()
+                    return 0
+                }
+            }
+        }
+        held.wait()
+        let closedWaiter = Task { () -> StoreError.Code? in
+            do {
+                _ = try await Self.onThread { try pool.withWorkerBlocking { _ in 1 } }
+                return nil
+            } catch let error as StoreError {
+                return error.code
+            } catch {
+                return nil
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let closing = Task { await pool.close() }
+        let closedCode = await closedWaiter.value
+        #expect(closedCode == .closed)
+        release[0].signal()
+        release[1].signal()
+        _ = try await rehold.value
+        _ = try await holders[1].value
+        await closing.value
+    }
+
     @Test("a blocking read on a closed store throws closed", arguments: Backend.enabled)
     func closedStore(backend: Backend) async throws {
         let database = try await TestDatabase.make(backend)
