@@ -42,10 +42,16 @@ struct OCSPCheckerTests {
             try process.run()
             var seen = ""
             let deadline = Date().addingTimeInterval(10)
-            while !seen.contains("waiting for OCSP client connections"), Date() < deadline {
+            while !seen.contains("waiting for OCSP client connections"), !seen.contains("Error starting accept"),
+                Date() < deadline
+            {
                 seen += String(decoding: log.fileHandleForReading.availableData, as: UTF8.self)
             }
             guard seen.contains("waiting for OCSP client connections") else {
+                stop()
+                // The port was free when chosen, but another process (the other test shard
+                // starts servers too) can take it before the responder binds it.
+                if seen.contains("Error starting accept") { throw PortTaken() }
                 let seen = seen
                 throw TrustError(.ocspUnreachable, "test responder did not start on \(port): \(seen)")
             }
@@ -79,13 +85,31 @@ struct OCSPCheckerTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    struct PortTaken: Error {}
+
     struct Setup {
         let ca: TestCertificateAuthority
         let responders: [Responder]
         let verifier: SignedDataVerifier
     }
 
+    /// A CA whose OCSP URLs name two free ports, with responders on them: chosen again (a new
+    /// CA, new ports) when a port was taken between choosing and binding it.
     func setup(leafRevoked: Bool, intermediateRevoked: Bool = false, respondersRunning: Bool = true) throws -> Setup {
+        for _ in 0..<4 {
+            do {
+                return try setupOnce(
+                    leafRevoked: leafRevoked, intermediateRevoked: intermediateRevoked,
+                    respondersRunning: respondersRunning)
+            } catch is PortTaken {
+                continue
+            }
+        }
+        return try setupOnce(
+            leafRevoked: leafRevoked, intermediateRevoked: intermediateRevoked, respondersRunning: respondersRunning)
+    }
+
+    func setupOnce(leafRevoked: Bool, intermediateRevoked: Bool, respondersRunning: Bool) throws -> Setup {
         let rootPort = Self.freePort(), intermediatePort = Self.freePort()
         let ca = try TestCertificateAuthority.generate(
             validFrom: TestSigning.validFrom, validUntil: TestSigning.validUntil,
@@ -107,6 +131,33 @@ struct OCSPCheckerTests {
             rootCertificates: [ca.root], bundleId: "com.example", appAppleId: nil, environment: .sandbox,
             enableOnlineChecks: true, ocsp: OCSPChecker(timeoutSeconds: 2))
         return Setup(ca: ca, responders: responders, verifier: verifier)
+    }
+
+    /// A responder whose port another process holds says so (and `setup` then chooses again).
+    @Test func aTakenPortIsReportedAsTaken() throws {
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(holder, socketAddress, length) == 0 && listen(holder, 1) == 0
+                    && getsockname(holder, socketAddress, &length) == 0
+            }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let ca = try TestSigning.authority()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(throws: PortTaken.self) {
+            _ = try Responder(
+                issuer: ca.root, issuerKey: ca.rootKey, entries: [(ca.intermediate, false)], port: port,
+                directory: directory)
+        }
     }
 
     @Test func goodChainPassesOnlineCheckAndIsCached() throws {
