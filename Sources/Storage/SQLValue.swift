@@ -17,8 +17,8 @@ enum SQLValue: Sendable, Hashable {
 
     /// Both engines take a text argument as a C string, so a NUL would silently end the value
     /// there (two ids differing after it would be one row), and PostgreSQL's text cannot hold
-    /// one at all: such a value is refused, on both, without quoting it. JSON columns never hold
-    /// one (their encoders escape it).
+    /// one at all: such a value is refused, on both, without quoting it. JSON text escapes it
+    /// (`\u0000`), so a JSON column can be stored with one.
     static func refuseNUL(in text: String) throws(StoreError) {
         var text = text
         let holdsNUL = text.withUTF8 { bytes in

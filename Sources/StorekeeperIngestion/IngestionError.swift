@@ -112,7 +112,9 @@ extension IngestionError {
         case .notFound:
             return IngestionError(.notFound, "Not found.")
         case .unstorableValue:
-            // The request's own input (retrying it cannot succeed): a client error, not 503.
+            // Retrying the same input cannot succeed, so not a retryable 503. It is the client's
+            // own input wherever a client sends text; signed data from Apple or Google holds no
+            // NUL, and a notification answered 400 is still sent again by them.
             return IngestionError(.invalidBody, "A text value holds a NUL character, which cannot be stored.")
         default:
             return IngestionError(

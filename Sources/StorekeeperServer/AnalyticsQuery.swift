@@ -64,8 +64,12 @@ struct AnalyticsQuery: Sendable, Equatable {
         var filter = AnalyticsFilter()
         for name in ["productId", "storefront", "subscriptionGroup"] {
             guard let value = request.queryValue(name) else { continue }
-            guard !value.isEmpty, value.utf8.count <= Self.maximumFilterLength else {
-                throw invalid(name, "must be 1 to \(Self.maximumFilterLength) bytes")
+            // No control character: none is in an id, and a NUL cannot even be bound (the store
+            // would refuse it as unstorable).
+            guard !value.isEmpty, value.utf8.count <= Self.maximumFilterLength,
+                !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
+                throw invalid(name, "must be 1 to \(Self.maximumFilterLength) bytes without control characters")
             }
             switch name {
             case "productId": filter.productId = value

@@ -39,7 +39,8 @@ enum ErrorMapping {
         }
     }
 
-    /// A store failure: 503 so that callers (Apple among them) retry; 409 for a lost version race.
+    /// A store failure: 503 so that callers (Apple among them) retry; 409 for a lost version race
+    /// or a duplicate; 404 for a missing row; 400 for a value no store can hold (a NUL in text).
     static func storeFailure(_ error: any Error) -> HTTPError {
         if let http = error as? HTTPError { return http }
         if let ingestion = error as? IngestionError { return ingestionFailure(ingestion) }

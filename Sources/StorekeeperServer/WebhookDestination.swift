@@ -28,10 +28,7 @@ public struct WebhookDestination: Sendable, Hashable {
 
     /// Parses and checks the parts of `text` that do not depend on where the host resolves.
     public static func parse(_ text: String) throws(WebhookDestinationRefusal) -> WebhookDestination {
-        // Foundation's parser lets a raw control character or space through into the path (RFC
-        // 3986 allows neither; a NUL cannot even be stored): such a URL is refused as written.
-        guard text.utf8.count <= maximumURLLength, !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }),
-            let components = URLComponents(string: text),
+        guard text.utf8.count <= maximumURLLength, let components = URLComponents(string: text),
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else {
             throw WebhookDestinationRefusal(
@@ -67,6 +64,16 @@ public struct WebhookDestination: Sendable, Hashable {
         return WebhookDestination(
             scheme: scheme, host: host, port: port, literalAddress: literal,
             hostHeader: port == defaultPort ? writtenHost : "\(writtenHost):\(port)", pathAndQuery: pathAndQuery)
+    }
+
+    /// A URL being registered holds no space or control character: Foundation's parser lets them
+    /// through into the path (RFC 3986 allows neither; a NUL cannot even be stored). Checked at
+    /// registration only, so that an endpoint registered before keeps its deliveries.
+    static func refuseUnprintable(_ text: String) throws(WebhookDestinationRefusal) {
+        if text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
+            throw WebhookDestinationRefusal(
+                rule: "destination.invalidURL", reason: "url must not contain spaces or control characters")
+        }
     }
 
     /// Letters, digits, `-`, `_` and dots between non-empty labels; at most 253 characters.

@@ -36,6 +36,7 @@ public struct WebhookDestinationGuard: Sendable {
     /// Checks a URL an operator registers. A host name that does not resolve now is accepted:
     /// it may exist later, and every delivery checks it again.
     public func checkRegistration(_ url: String) async throws(WebhookDestinationRefusal) -> WebhookDestination {
+        try WebhookDestination.refuseUnprintable(url)
         let destination = try WebhookDestination.parse(url)
         if let addresses = try? await addresses(of: destination) {
             try policy.check(destination, addresses: addresses)

@@ -50,7 +50,9 @@ struct BlockingReadTests {
     /// A pool of two workers, both held: a third caller waits (it has not run while both are
     /// held), runs on the worker the first release hands it, and a caller still waiting when
     /// the pool closes gets `closed`.
-    @Test("a blocking caller waits for a held pool, takes the released worker, and hears a close")
+    @Test(
+        "a blocking caller waits for a held pool, takes the released worker, and hears a close",
+        .timeLimit(.minutes(1)))
     func blockingCallerWaits() async throws {
         let workers = (0..<2).map { index in
             ConnectionWorker(label: "test.pool.\(index)") { () throws(StoreError) in
@@ -71,8 +73,11 @@ struct BlockingReadTests {
                 }
             }
         }
-        held.wait()
-        held.wait()
+        // Waited for on a thread of its own: never block the cooperative pool the holders need.
+        try await Self.onThread {
+            held.wait()
+            held.wait()
+        }
         let ran = Mutex(false)
         let waiter = Task {
             try await Self.onThread { () throws -> ObjectIdentifier in
@@ -100,7 +105,7 @@ struct BlockingReadTests {
                 }
             }
         }
-        held.wait()
+        try await Self.onThread { held.wait() }
         let closedWaiter = Task { () -> StoreError.Code? in
             do {
                 _ = try await Self.onThread { try pool.withWorkerBlocking { _ in 1 } }

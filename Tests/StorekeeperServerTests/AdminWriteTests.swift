@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperServer
 import StorekeeperTesting
 import Testing
 
@@ -200,7 +201,13 @@ struct AdminWriteTests {
                     "POST", "/v1/apps/\(app.appId)/webhooks", key: app.secretKey, json: ["url": url])
                 #expect(created.status == 400, "\(url.debugDescription)")
                 #expect(created.errorCode == "invalid_body", "\(url.debugDescription)")
+                #expect(
+                    (created.json["error"] as? [String: Any])?["message"] as? String
+                        == "url refused (destination.invalidURL): url must not contain spaces or control characters.",
+                    "\(url.debugDescription)")
             }
+            // Checked at registration only: an endpoint stored before keeps its deliveries.
+            #expect((try? WebhookDestination.parse("http://127.0.0.1:9/a b")) != nil)
             let listed = try await harness.request("GET", "/v1/apps/\(app.appId)/webhooks", key: app.secretKey)
             #expect((listed.json["endpoints"] as? [Any])?.count == 0)
 
@@ -217,6 +224,9 @@ struct AdminWriteTests {
                 let put = try await harness.request("PUT", path, key: app.secretKey, json: ["products": [product]])
                 #expect(put.status == 400, "\(product)")
                 #expect(put.errorCode == "invalid_body", "\(product)")
+                let message = (put.json["error"] as? [String: Any])?["message"] as? String ?? ""
+                #expect(message.hasPrefix("Every "), "\(product): \(message)")
+                #expect(message.hasSuffix("without control characters."), "\(product): \(message)")
             }
             let after = try await harness.request("GET", path, key: app.secretKey)
             #expect(after.header("ETag") == before.header("ETag"))

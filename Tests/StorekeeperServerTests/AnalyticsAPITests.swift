@@ -188,6 +188,8 @@ import Testing
             ("from=2025-12-05&to=2025-12-01", "from"), ("resolution=hour", "resolution"),
             ("environment=Xcode", "environment"), ("from=2025-02-30", "from"), ("format=xml", "format"),
             ("from=2000-01-01&to=2025-12-01", "from"), ("productId=" + String(repeating: "p", count: 201), "productId"),
+            ("productId=a%00b", "productId"), ("storefront=US%0A", "storefront"),
+            ("subscriptionGroup=%C2%85", "subscriptionGroup"),
         ] {
             let refused = try await harness.request("GET", "\(base)/analytics/revenue?\(query)", key: app.secretKey)
             #expect(refused.status == 400, "\(query)")
