@@ -92,7 +92,7 @@ public struct APIRoute: Sendable {
 
     static func refuseRepeatedQuery(_ names: [String], in request: HTTPRequest) throws(HTTPError) {
         guard request.queryItems.count > 1 else { return }
-        for name in names where request.queryItems.lazy.filter({ $0.name == name }).count > 1 {
+        for name in names where request.queryValues(name).count > 1 {
             throw HTTPError(status: .badRequest, code: "invalid_query", message: "\(name) is given more than once.")
         }
     }

@@ -67,7 +67,7 @@ struct AnalyticsQuery: Sendable, Equatable {
             // No control character: none is in an id, and a NUL cannot even be bound (the store
             // would refuse it as unstorable).
             guard !value.isEmpty, value.utf8.count <= Self.maximumFilterLength,
-                !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                !RequestBody.holdsControlCharacter(value)
             else {
                 throw invalid(name, "must be 1 to \(Self.maximumFilterLength) bytes without control characters")
             }

@@ -91,7 +91,7 @@ struct CatalogController: Sendable {
     /// A product or entitlement id: 1 to 255 bytes, no control character (a NUL cannot be stored
     /// in a column, and the others would reach webhooks, CSV exports and the dashboard as they are).
     static func isValidIdentifier(_ id: String) -> Bool {
-        (1...255).contains(id.utf8.count) && !id.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        (1...255).contains(id.utf8.count) && !RequestBody.holdsControlCharacter(id)
     }
 
     /// The catalog as JSON (products sorted by id) with its version as the ETag.

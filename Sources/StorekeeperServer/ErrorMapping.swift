@@ -52,6 +52,12 @@ enum ErrorMapping {
 /// Reading request bodies and query parameters.
 /// - Note: Stateless; thread-safe.
 enum RequestBody {
+    /// Whether `text` holds a control character (Unicode `Cc`: C0, DEL, C1): no identifier holds
+    /// one, and a NUL cannot even be stored.
+    static func holdsControlCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     /// Decodes a JSON body: 415 unless `Content-Type` is JSON, 400 `invalid_json` for bytes that
     /// are not JSON, 400 `invalid_body` for JSON of the wrong shape.
     static func decode<T: Decodable>(_ type: T.Type, from request: HTTPRequest) throws -> T {
