@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // glibc's malloc.h (mallopt), part of libc: nothing to link or install.
+        .systemLibrary(name: "CMalloc"),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // libcurl (the OpenSSL flavour, the soname FoundationNetworking links) for pinned webhook connections.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -62,7 +64,7 @@ let package = Package(
             name: "StorekeeperIngestion",
             dependencies: [
                 "AppStoreModels", "AppStoreTrust", "AppStoreClient", "Entitlements", "Storage", "SecretSealing",
-                "GooglePlayModels", "GooglePlayTrust", "GooglePlayClient",
+                "GooglePlayModels", "GooglePlayTrust", "GooglePlayClient", "CMalloc",
             ],
             swiftSettings: hot),
         .target(

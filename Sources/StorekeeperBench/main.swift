@@ -3,6 +3,10 @@ import AppStoreTrust
 import Entitlements
 import Foundation
 import Storage
+import StorekeeperIngestion
+
+// As the server does: the figures are the server's.
+AllocatorRetention.apply()
 
 /// `make bench`: release-build figures printed beside a physical reference measured on the
 /// same machine in the same run. Single-threaded unless stated.

@@ -1,4 +1,8 @@
 import Foundation
+import StorekeeperIngestion
+
+// Before any thread allocates: freed memory is kept for reuse (see AllocatorRetention).
+AllocatorRetention.apply()
 
 // The one bridge into async code: top-level `await` makes this an async main.
 exit(
