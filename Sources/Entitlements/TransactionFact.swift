@@ -8,38 +8,173 @@ import AppStoreModels
 /// the truth, and the earlier versions are the history the engine reads events from.
 /// - Note: Immutable value; `Sendable`.
 public struct TransactionFact: Sendable, Hashable, Codable {
-    public var transactionId: String
-    public var originalTransactionId: String
-    public var productId: String
+    /// The stored members. They sit behind one shared, immutable box: an evaluation copies each
+    /// transaction many times over (ledger, chains, revenue, analytics), and inline each copy
+    /// moved about 250 bytes and retained eight strings. Changing a member makes a new box.
+    struct Members: Sendable, Hashable, Codable {
+        var transactionId: String
+        var originalTransactionId: String
+        var productId: String
+        var productKind: ProductKind?
+        var subscriptionGroup: String?
+        var purchaseDate: Timestamp
+        var originalPurchaseDate: Timestamp?
+        var expiresDate: Timestamp?
+        var signedDate: Timestamp
+        var revocationDate: Timestamp?
+        var revocationReason: Int32?
+        var revocationType: RevocationType?
+        var revocationPercentage: Int32?
+        var isUpgraded: Bool
+        var periodType: PeriodType
+        var offerIdentifier: String?
+        var ownership: Ownership
+        var environment: AppStoreEnvironment
+        var price: Int64?
+        var currency: String?
+        var quantity: Int
+        var transactionReason: TransactionReason?
+        var storefront: String?
+    }
+
+    final class Box: Sendable {
+        let value: Members
+
+        init(_ value: Members) {
+            self.value = value
+        }
+    }
+
+    private var members: Box
+
+    public var transactionId: String {
+        get { members.value.transactionId }
+        set { update { $0.transactionId = newValue } }
+    }
+    public var originalTransactionId: String {
+        get { members.value.originalTransactionId }
+        set { update { $0.originalTransactionId = newValue } }
+    }
+    public var productId: String {
+        get { members.value.productId }
+        set { update { $0.productId = newValue } }
+    }
     /// Apple's product type; used only when the catalog does not know `productId`.
-    public var productKind: ProductKind?
-    public var subscriptionGroup: String?
-    public var purchaseDate: Timestamp
-    public var originalPurchaseDate: Timestamp?
-    public var expiresDate: Timestamp?
+    public var productKind: ProductKind? {
+        get { members.value.productKind }
+        set { update { $0.productKind = newValue } }
+    }
+    public var subscriptionGroup: String? {
+        get { members.value.subscriptionGroup }
+        set { update { $0.subscriptionGroup = newValue } }
+    }
+    public var purchaseDate: Timestamp {
+        get { members.value.purchaseDate }
+        set { update { $0.purchaseDate = newValue } }
+    }
+    public var originalPurchaseDate: Timestamp? {
+        get { members.value.originalPurchaseDate }
+        set { update { $0.originalPurchaseDate = newValue } }
+    }
+    public var expiresDate: Timestamp? {
+        get { members.value.expiresDate }
+        set { update { $0.expiresDate = newValue } }
+    }
     /// When Apple signed this version (legacy: when the receipt was produced).
-    public var signedDate: Timestamp
-    public var revocationDate: Timestamp?
+    public var signedDate: Timestamp {
+        get { members.value.signedDate }
+        set { update { $0.signedDate = newValue } }
+    }
+    public var revocationDate: Timestamp? {
+        get { members.value.revocationDate }
+        set { update { $0.revocationDate = newValue } }
+    }
     /// Apple's code: 1 developer issue, 0 other.
-    public var revocationReason: Int32?
-    public var revocationType: RevocationType?
+    public var revocationReason: Int32? {
+        get { members.value.revocationReason }
+        set { update { $0.revocationReason = newValue } }
+    }
+    public var revocationType: RevocationType? {
+        get { members.value.revocationType }
+        set { update { $0.revocationType = newValue } }
+    }
     /// Thousandths of a percent (50000 = 50 %); `nil` for a full refund.
-    public var revocationPercentage: Int32?
+    public var revocationPercentage: Int32? {
+        get { members.value.revocationPercentage }
+        set { update { $0.revocationPercentage = newValue } }
+    }
     /// The subscription was replaced by a higher level (or equal-duration) product at once.
-    public var isUpgraded: Bool
-    public var periodType: PeriodType
-    public var offerIdentifier: String?
-    public var ownership: Ownership
-    public var environment: AppStoreEnvironment
+    public var isUpgraded: Bool {
+        get { members.value.isUpgraded }
+        set { update { $0.isUpgraded = newValue } }
+    }
+    public var periodType: PeriodType {
+        get { members.value.periodType }
+        set { update { $0.periodType = newValue } }
+    }
+    public var offerIdentifier: String? {
+        get { members.value.offerIdentifier }
+        set { update { $0.offerIdentifier = newValue } }
+    }
+    public var ownership: Ownership {
+        get { members.value.ownership }
+        set { update { $0.ownership = newValue } }
+    }
+    public var environment: AppStoreEnvironment {
+        get { members.value.environment }
+        set { update { $0.environment = newValue } }
+    }
     /// Milliunits of `currency`; `nil` when Apple did not say (legacy receipts).
-    public var price: Int64?
-    public var currency: String?
-    public var quantity: Int
+    public var price: Int64? {
+        get { members.value.price }
+        set { update { $0.price = newValue } }
+    }
+    public var currency: String? {
+        get { members.value.currency }
+        set { update { $0.currency = newValue } }
+    }
+    public var quantity: Int {
+        get { members.value.quantity }
+        set { update { $0.quantity = newValue } }
+    }
     /// `PURCHASE` or `RENEWAL`; tells a billing recovery from a resubscription.
-    public var transactionReason: TransactionReason?
+    public var transactionReason: TransactionReason? {
+        get { members.value.transactionReason }
+        set { update { $0.transactionReason = newValue } }
+    }
     /// Apple's three-letter storefront (`USA`) of the purchase; `nil` when Apple did not say
     /// (legacy receipts). Selects the commission rates of analytics.
-    public var storefront: String?
+    public var storefront: String? {
+        get { members.value.storefront }
+        set { update { $0.storefront = newValue } }
+    }
+
+    private mutating func update(_ change: (inout Members) -> Void) {
+        var value = members.value
+        change(&value)
+        members = Box(value)
+    }
+
+    /// The members as stored (tests compare them with the store's hand-written encoding).
+    var storedMembers: Members { members.value }
+
+    public static func == (lhs: TransactionFact, rhs: TransactionFact) -> Bool {
+        lhs.members === rhs.members || lhs.members.value == rhs.members.value
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        members.value.hash(into: &hasher)
+    }
+
+    /// The synthesized coding of the members, in the same container: the stored JSON is what
+    /// it was when they were stored inline.
+    public init(from decoder: any Decoder) throws {
+        members = Box(try Members(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try members.value.encode(to: encoder)
+    }
 
     public init(
         transactionId: String, originalTransactionId: String, productId: String, productKind: ProductKind? = nil,
@@ -51,29 +186,15 @@ public struct TransactionFact: Sendable, Hashable, Codable {
         currency: String? = nil, quantity: Int = 1, transactionReason: TransactionReason? = nil,
         storefront: String? = nil
     ) {
-        self.transactionId = transactionId
-        self.originalTransactionId = originalTransactionId
-        self.productId = productId
-        self.productKind = productKind
-        self.subscriptionGroup = subscriptionGroup
-        self.purchaseDate = purchaseDate
-        self.originalPurchaseDate = originalPurchaseDate
-        self.expiresDate = expiresDate
-        self.signedDate = signedDate
-        self.revocationDate = revocationDate
-        self.revocationReason = revocationReason
-        self.revocationType = revocationType
-        self.revocationPercentage = revocationPercentage
-        self.isUpgraded = isUpgraded
-        self.periodType = periodType
-        self.offerIdentifier = offerIdentifier
-        self.ownership = ownership
-        self.environment = environment
-        self.price = price
-        self.currency = currency
-        self.quantity = quantity
-        self.transactionReason = transactionReason
-        self.storefront = storefront
+        members = Box(
+            Members(
+                transactionId: transactionId, originalTransactionId: originalTransactionId, productId: productId,
+                productKind: productKind, subscriptionGroup: subscriptionGroup, purchaseDate: purchaseDate,
+                originalPurchaseDate: originalPurchaseDate, expiresDate: expiresDate, signedDate: signedDate,
+                revocationDate: revocationDate, revocationReason: revocationReason, revocationType: revocationType,
+                revocationPercentage: revocationPercentage, isUpgraded: isUpgraded, periodType: periodType,
+                offerIdentifier: offerIdentifier, ownership: ownership, environment: environment, price: price,
+                currency: currency, quantity: quantity, transactionReason: transactionReason, storefront: storefront))
     }
 
     /// Maps a verified StoreKit 2 transaction.
