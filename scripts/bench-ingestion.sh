@@ -117,6 +117,20 @@ EOF
 
 port=$(free_port)
 admin_key="sk_adm_bench_$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+# grouping LABEL: the group-commit writer's counters from /metrics (how many ingestions shared a
+# commit), kept as a note beside the figures.
+grouping() {
+    notes+=("$(python3 - "http://127.0.0.1:$port/metrics" "$1" <<'EOF'
+import re, sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+value = lambda name: int(re.search(r"^" + name + r" (\d+)$", text, re.M).group(1))
+batches, groups = value("storekeeper_ingestion_batches_total"), value("storekeeper_ingestion_groups_total")
+print(f"{sys.argv[2]}: {batches} ingestions in {groups} commits ({batches / max(groups, 1):.1f} per commit,"
+      f" largest {value('storekeeper_ingestion_largest_group')})")
+EOF
+)")
+}
+
 # start_server DATABASE_URL LOG: storekeeper serve over the store, as bench-http.sh runs it.
 start_server() {
     STOREKEEPER_LISTEN="127.0.0.1:$port" \
@@ -285,6 +299,7 @@ grep -q '"customerId"' "$work/check.json" || { echo "bench-ingestion: no Custome
 run "POST notification, SQLite" "http://127.0.0.1:$port/v1/apps/bench/notifications/appstore" \
     "raw SQLite commits/s" "$sqlite_reference" 0.40 20 \
     -s "$here/bench/post-stream.lua" -- "$work/small/notifications.jsonl" "$threads"
+grouping "POST notification, SQLite"
 # nginx's file: the answer for a random customer after the notifications.
 fetch "http://127.0.0.1:$port/v1/apps/bench/customers/user-$((RANDOM % customers))" "$public_key" \
     "$work/www/customer.json"
@@ -330,6 +345,7 @@ if [ "$with_postgres" != 0 ]; then
     run "POST notification, PostgreSQL" "http://127.0.0.1:$port/v1/apps/bench/notifications/appstore" \
         "raw PostgreSQL commits/s" "$postgres_reference" 0.40 - \
         -s "$here/bench/post-stream.lua" -- "$work/small/notifications.jsonl" "$threads"
+    grouping "POST notification, PostgreSQL"
     stop_server "$work/server-postgres.log"
 fi
 

@@ -2,8 +2,9 @@ import AppStoreModels
 
 /// A verified, immutable input to the engine. State is always derived from the whole set of
 /// a customer's facts, so duplicates and arrival order do not matter.
-/// - Note: Immutable value; `Sendable`.
-public enum Fact: Sendable, Hashable, Codable {
+/// - Note: Immutable value; `Sendable`. Indirect: every case's payload sits in a box, so
+///   the arrays of a long history copy a reference per fact, not the largest payload.
+public indirect enum Fact: Sendable, Hashable, Codable {
     case transaction(TransactionFact)
     case renewalInfo(RenewalFact)
     case notification(NotificationFact)

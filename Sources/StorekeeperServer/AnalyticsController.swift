@@ -202,7 +202,7 @@ struct AnalyticsController: Sendable {
     // MARK: - Overview
 
     @Sendable func overview(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()))
+        let query = try AnalyticsQuery(request, today: CalendarDay(containing: clock.now()), series: false)
         let app = try await apps.app(context)
         return JSONResponse.make(try await Self.overview(appId: app.id, query: query, apps: apps, now: clock.now()))
     }

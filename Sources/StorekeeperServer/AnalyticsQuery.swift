@@ -34,7 +34,10 @@ struct AnalyticsQuery: Sendable, Equatable {
         self.format = .json
     }
 
-    init(_ request: HTTPRequest, today: CalendarDay) throws {
+    /// A query as a request gives it. `series`: the route answers a series and reads
+    /// `resolution` and `format`; the overview does not declare them, so it neither reads nor
+    /// refuses them (`day`, `json`), as any parameter a route does not take.
+    init(_ request: HTTPRequest, today: CalendarDay, series: Bool = true) throws {
         func invalid(_ name: String, _ rule: String) -> HTTPError {
             HTTPError.badRequest("\(name) \(rule).", code: "invalid_analytics_query")
         }
@@ -51,7 +54,7 @@ struct AnalyticsQuery: Sendable, Equatable {
         }
         self.from = from
         self.to = to
-        let resolution = request.queryValue("resolution") ?? "day"
+        let resolution = series ? request.queryValue("resolution") ?? "day" : "day"
         guard let parsed = Resolution(rawValue: resolution) else {
             throw invalid("resolution", "must be day, week, month, quarter or year")
         }
@@ -84,7 +87,7 @@ struct AnalyticsQuery: Sendable, Equatable {
             filter.store = parsed
         }
         self.filter = filter
-        guard let format = Format(rawValue: request.queryValue("format") ?? "json") else {
+        guard let format = Format(rawValue: series ? request.queryValue("format") ?? "json" : "json") else {
             throw invalid("format", "must be json or csv")
         }
         self.format = format

@@ -183,6 +183,15 @@ import Testing
         #expect(cards.map { $0["value"] as? Int } == [2, 0, 19737, 29727, 21784, 3, 0])
         #expect(cards.map { $0["previous"] as? Int } == [0, 0, 0, 0, 0, 0, 0])
         #expect(cards.allSatisfy { $0["change"] is NSNull })
+        // The overview takes neither `resolution` nor `format`: like any parameter a route does
+        // not declare, they change nothing and are not refused (they were read and refused).
+        let overviewIgnoring = try await harness.request(
+            "GET",
+            "\(base)/analytics/overview?environment=Sandbox&from=2025-12-01&to=2025-12-28&resolution=hour"
+                + "&format=xml&resolution=year",
+            key: app.secretKey)
+        #expect(overviewIgnoring.status == 200)
+        #expect(overviewIgnoring.text == overview.text)
 
         for (query, parameter) in [
             ("from=2025-12-05&to=2025-12-01", "from"), ("resolution=hour", "resolution"),
