@@ -63,40 +63,186 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
 /// can treat them as unique keys. `occurredAt` is Apple's date for the cause.
 /// - Note: Immutable value; `Sendable`.
 public struct LifecycleEvent: Sendable, Hashable, Codable {
-    public var id: String
-    public var type: LifecycleEventType
-    public var customerId: String
-    public var environment: AppStoreEnvironment
-    public var occurredAt: Timestamp
-    public var productId: String
-    public var entitlementIds: [String]
-    public var transactionId: String?
-    public var originalTransactionId: String?
-    public var periodType: PeriodType?
+    /// The stored members, behind one reference shared by copies until one changes (then
+    /// copied): an evaluation copies every event several times over (built, deduplicated, sorted, filtered into the new ones), and inline each copy moved about 300 bytes and retained a dozen references.
+    struct Members: Sendable, Hashable, Codable {
+        var id: String
+        var type: LifecycleEventType
+        var customerId: String
+        var environment: AppStoreEnvironment
+        var occurredAt: Timestamp
+        var productId: String
+        var entitlementIds: [String]
+        var transactionId: String?
+        var originalTransactionId: String?
+        var periodType: PeriodType?
+        var price: Money?
+        var commissionPercent: Int?
+        var proceeds: Money?
+        var expiresDate: Timestamp?
+        var expirationReason: ExpirationReason?
+        var refundReason: RefundReason?
+        var productChange: ProductChange?
+        var offerIdentifier: String?
+        var priceIncreaseConsent: PriceIncreaseConsent?
+        var gracePeriodExpiresDate: Timestamp?
+        var isResubscription: Bool
+        var afterFactGap: Bool?
+        var retractedEventId: String?
+        var summary: String
+        var store: Marketplace?
+    }
+
+    /// Copy on write: `value` is changed only through `mutableValue`, which first copies a box
+    /// that is not uniquely referenced, so no box another copy (or thread) sees ever changes.
+    final class Box: @unchecked Sendable {
+        var value: Members
+
+        init(_ value: Members) {
+            self.value = value
+        }
+    }
+
+    private var box: Box
+
+    private var mutableValue: Members {
+        _read { yield box.value }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
+            yield &box.value
+        }
+    }
+
+    public var id: String {
+        get { box.value.id }
+        set { mutableValue.id = newValue }
+    }
+    public var type: LifecycleEventType {
+        get { box.value.type }
+        set { mutableValue.type = newValue }
+    }
+    public var customerId: String {
+        get { box.value.customerId }
+        set { mutableValue.customerId = newValue }
+    }
+    public var environment: AppStoreEnvironment {
+        get { box.value.environment }
+        set { mutableValue.environment = newValue }
+    }
+    public var occurredAt: Timestamp {
+        get { box.value.occurredAt }
+        set { mutableValue.occurredAt = newValue }
+    }
+    public var productId: String {
+        get { box.value.productId }
+        set { mutableValue.productId = newValue }
+    }
+    public var entitlementIds: [String] {
+        get { box.value.entitlementIds }
+        set { mutableValue.entitlementIds = newValue }
+    }
+    public var transactionId: String? {
+        get { box.value.transactionId }
+        set { mutableValue.transactionId = newValue }
+    }
+    public var originalTransactionId: String? {
+        get { box.value.originalTransactionId }
+        set { mutableValue.originalTransactionId = newValue }
+    }
+    public var periodType: PeriodType? {
+        get { box.value.periodType }
+        set { mutableValue.periodType = newValue }
+    }
     /// Signed: refunds are negative.
-    public var price: Money?
-    public var commissionPercent: Int?
+    public var price: Money? {
+        get { box.value.price }
+        set { mutableValue.price = newValue }
+    }
+    public var commissionPercent: Int? {
+        get { box.value.commissionPercent }
+        set { mutableValue.commissionPercent = newValue }
+    }
     /// Signed: refunds are negative.
-    public var proceeds: Money?
-    public var expiresDate: Timestamp?
-    public var expirationReason: ExpirationReason?
-    public var refundReason: RefundReason?
-    public var productChange: ProductChange?
-    public var offerIdentifier: String?
-    public var priceIncreaseConsent: PriceIncreaseConsent?
-    public var gracePeriodExpiresDate: Timestamp?
+    public var proceeds: Money? {
+        get { box.value.proceeds }
+        set { mutableValue.proceeds = newValue }
+    }
+    public var expiresDate: Timestamp? {
+        get { box.value.expiresDate }
+        set { mutableValue.expiresDate = newValue }
+    }
+    public var expirationReason: ExpirationReason? {
+        get { box.value.expirationReason }
+        set { mutableValue.expirationReason = newValue }
+    }
+    public var refundReason: RefundReason? {
+        get { box.value.refundReason }
+        set { mutableValue.refundReason = newValue }
+    }
+    public var productChange: ProductChange? {
+        get { box.value.productChange }
+        set { mutableValue.productChange = newValue }
+    }
+    public var offerIdentifier: String? {
+        get { box.value.offerIdentifier }
+        set { mutableValue.offerIdentifier = newValue }
+    }
+    public var priceIncreaseConsent: PriceIncreaseConsent? {
+        get { box.value.priceIncreaseConsent }
+        set { mutableValue.priceIncreaseConsent = newValue }
+    }
+    public var gracePeriodExpiresDate: Timestamp? {
+        get { box.value.gracePeriodExpiresDate }
+        set { mutableValue.gracePeriodExpiresDate = newValue }
+    }
     /// A `RENEWAL` that starts a new run after the subscription had lapsed.
-    public var isResubscription: Bool
+    public var isResubscription: Bool {
+        get { box.value.isResubscription }
+        set { mutableValue.isResubscription = newValue }
+    }
     /// `true` on a `RENEWAL` that follows a gap in the facts (a period between it and the previous
     /// one was never received): access had ended with the last known period, and nothing is said
     /// about billing. Absent otherwise.
-    public var afterFactGap: Bool?
+    public var afterFactGap: Bool? {
+        get { box.value.afterFactGap }
+        set { mutableValue.afterFactGap = newValue }
+    }
     /// On an `EVENT_RETRACTED`: the id of the event retracted. Absent otherwise.
-    public var retractedEventId: String?
+    public var retractedEventId: String? {
+        get { box.value.retractedEventId }
+        set { mutableValue.retractedEventId = newValue }
+    }
     /// For support staff.
-    public var summary: String
+    public var summary: String {
+        get { box.value.summary }
+        set { mutableValue.summary = newValue }
+    }
     /// Absent for the App Store, `play_store` for Google Play (`Marketplace`).
-    public var store: Marketplace?
+    public var store: Marketplace? {
+        get { box.value.store }
+        set { mutableValue.store = newValue }
+    }
+
+    /// The members as stored.
+    var storedMembers: Members { box.value }
+
+    public static func == (lhs: LifecycleEvent, rhs: LifecycleEvent) -> Bool {
+        lhs.box === rhs.box || lhs.box.value == rhs.box.value
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        box.value.hash(into: &hasher)
+    }
+
+    /// The members' synthesized coding, in the same container: the stored JSON is what it was
+    /// when they were stored inline.
+    public init(from decoder: any Decoder) throws {
+        box = Box(try Members(from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try box.value.encode(to: encoder)
+    }
 
     public init(
         id: String, type: LifecycleEventType, customerId: String, environment: AppStoreEnvironment,
@@ -108,28 +254,15 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
         priceIncreaseConsent: PriceIncreaseConsent? = nil, gracePeriodExpiresDate: Timestamp? = nil,
         isResubscription: Bool = false, summary: String
     ) {
-        self.id = id
-        self.type = type
-        self.customerId = customerId
-        self.environment = environment
-        self.occurredAt = occurredAt
-        self.productId = productId
-        self.entitlementIds = entitlementIds
-        self.transactionId = transactionId
-        self.originalTransactionId = originalTransactionId
-        self.periodType = periodType
-        self.price = price
-        self.commissionPercent = commissionPercent
-        self.proceeds = proceeds
-        self.expiresDate = expiresDate
-        self.expirationReason = expirationReason
-        self.refundReason = refundReason
-        self.productChange = productChange
-        self.offerIdentifier = offerIdentifier
-        self.priceIncreaseConsent = priceIncreaseConsent
-        self.gracePeriodExpiresDate = gracePeriodExpiresDate
-        self.isResubscription = isResubscription
-        self.summary = summary
+        box = Box(
+            Members(
+                id: id, type: type, customerId: customerId, environment: environment, occurredAt: occurredAt,
+                productId: productId, entitlementIds: entitlementIds, transactionId: transactionId,
+                originalTransactionId: originalTransactionId, periodType: periodType, price: price,
+                commissionPercent: commissionPercent, proceeds: proceeds, expiresDate: expiresDate,
+                expirationReason: expirationReason, refundReason: refundReason, productChange: productChange,
+                offerIdentifier: offerIdentifier, priceIncreaseConsent: priceIncreaseConsent,
+                gracePeriodExpiresDate: gracePeriodExpiresDate, isResubscription: isResubscription, summary: summary))
     }
 
     /// The correcting event for `event`, reported earlier and no longer implied by the facts
