@@ -120,7 +120,8 @@ admin_key="sk_adm_bench_$(python3 -c 'import secrets; print(secrets.token_hex(16
 # grouping LABEL: the group-commit writer's counters from /metrics (how many ingestions shared a
 # commit), kept as a note beside the figures.
 grouping() {
-    notes+=("$(python3 - "http://127.0.0.1:$port/metrics" "$1" <<'EOF'
+    local line
+    line=$(python3 - "http://127.0.0.1:$port/metrics" "$1" <<'EOF'
 import re, sys, urllib.request
 text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
 value = lambda name: int(re.search(r"^" + name + r" (\d+)$", text, re.M).group(1))
@@ -128,7 +129,8 @@ batches, groups = value("storekeeper_ingestion_batches_total"), value("storekeep
 print(f"{sys.argv[2]}: {batches} ingestions in {groups} commits ({batches / max(groups, 1):.1f} per commit,"
       f" largest {value('storekeeper_ingestion_largest_group')})")
 EOF
-)")
+) || line="$1: the writer's counters could not be read from /metrics"
+    notes+=("$line")
 }
 
 # start_server DATABASE_URL LOG: storekeeper serve over the store, as bench-http.sh runs it.

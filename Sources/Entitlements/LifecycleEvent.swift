@@ -64,7 +64,9 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
 /// - Note: Immutable value; `Sendable`.
 public struct LifecycleEvent: Sendable, Hashable, Codable {
     /// The stored members, behind one reference shared by copies until one changes (then
-    /// copied): an evaluation copies every event several times over (built, deduplicated, sorted, filtered into the new ones), and inline each copy moved about 300 bytes and retained a dozen references.
+    /// copied): an evaluation copies every event several times over (built, deduplicated,
+    /// sorted, filtered into the new ones), and inline each copy moved about 300 bytes and
+    /// retained a dozen references.
     struct Members: Sendable, Hashable, Codable {
         var id: String
         var type: LifecycleEventType
@@ -95,7 +97,7 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
 
     /// Copy on write: `value` is changed only through `mutableValue`, which first copies a box
     /// that is not uniquely referenced, so no box another copy (or thread) sees ever changes.
-    final class Box: @unchecked Sendable {
+    private final class Box: @unchecked Sendable {
         var value: Members
 
         init(_ value: Members) {
@@ -222,9 +224,6 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
         get { box.value.store }
         set { mutableValue.store = newValue }
     }
-
-    /// The members as stored.
-    var storedMembers: Members { box.value }
 
     public static func == (lhs: LifecycleEvent, rhs: LifecycleEvent) -> Bool {
         lhs.box === rhs.box || lhs.box.value == rhs.box.value

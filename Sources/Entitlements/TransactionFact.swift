@@ -37,7 +37,7 @@ public struct TransactionFact: Sendable, Hashable, Codable {
         var storefront: String?
     }
 
-    final class Box: Sendable {
+    private final class Box: Sendable {
         let value: Members
 
         init(_ value: Members) {

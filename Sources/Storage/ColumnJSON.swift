@@ -17,7 +17,7 @@ enum ColumnJSON {
 
     /// A transaction fact (a bulk import writes millions) member by member, keys in sorted
     /// order, optionals left out when nil: what its synthesized `Encodable` conformance gives.
-    /// A test holds the members to `TransactionFact`'s stored properties.
+    /// A test holds the members to `TransactionFact`'s stored members.
     static func transaction(_ fact: TransactionFact) -> String {
         let writer = CanonicalJSONWriter(capacity: 512)
         var first = true

@@ -12,13 +12,15 @@ import Testing
 /// faulting its pages in again.
 @Suite struct AllocatorRetentionTests {
     #if canImport(Glibc)
-        /// Page faults of one thread over 20 bursts of 8,000 blocks of 256 bytes (2 MB), each
-        /// freed before the next, after 3 bursts of warm-up. With glibc's defaults the arena is
-        /// trimmed after each burst and the next faults its pages in again (about 10,000 faults;
-        /// measured); kept, none.
+        /// Page faults of one thread in each of 20 bursts of 8,000 blocks of 256 bytes (2 MB),
+        /// each freed before the next, after 3 bursts of warm-up. With glibc's defaults the arena
+        /// is trimmed after each burst and every burst faults about 500 pages in again (9,960 in
+        /// 20, measured); kept, none. Counted per burst, with room for a few: in a full test run
+        /// the thread may share its arena with another (glibc makes at most eight per core),
+        /// whose blocks can push one burst onto pages not touched before.
         @Test func freedMemoryIsReusedWithoutPageFaults() {
-            AllocatorRetention.apply(environment: [:])
-            let faults = Self.onOwnThread {
+            #expect(AllocatorRetention.apply(environment: [:]) == ["M_TOP_PAD", "M_MMAP_THRESHOLD"])
+            let faultingBursts = Self.onOwnThread {
                 let blocks = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 8_000)
                 defer { blocks.deallocate() }
                 func burst() {
@@ -30,11 +32,25 @@ import Testing
                     for index in 0..<8_000 { free(blocks[index]) }
                 }
                 for _ in 0..<3 { burst() }
-                let before = Self.minorFaults()
-                for _ in 0..<20 { burst() }
-                return Self.minorFaults() - before
+                var faulting = 0
+                for _ in 0..<20 {
+                    let before = Self.minorFaults()
+                    burst()
+                    if Self.minorFaults() - before > 50 { faulting += 1 }
+                }
+                return faulting
             }
-            #expect(faults < 200, "\(faults) page faults over 20 bursts: freed memory went back to the kernel")
+            #expect(faultingBursts <= 5, "\(faultingBursts) of 20 bursts faulted their pages in again")
+        }
+
+        @Test func anOperatorsSettingIsLeftAsGiven() {
+            #expect(
+                AllocatorRetention.apply(environment: [
+                    "MALLOC_TOP_PAD_": "131072", "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072",
+                ]) == [])
+            #expect(
+                AllocatorRetention.apply(environment: ["GLIBC_TUNABLES": "glibc.malloc.top_pad=0"])
+                    == ["M_MMAP_THRESHOLD"])
         }
 
         static func minorFaults() -> Int {
