@@ -63,10 +63,9 @@ public enum LifecycleEventType: String, Sendable, Hashable, Codable, CaseIterabl
 /// can treat them as unique keys. `occurredAt` is Apple's date for the cause.
 /// - Note: Immutable value; `Sendable`.
 public struct LifecycleEvent: Sendable, Hashable, Codable {
-    /// The stored members, behind one reference shared by copies until one changes (then
-    /// copied): an evaluation copies every event several times over (built, deduplicated,
-    /// sorted, filtered into the new ones), and inline each copy moved about 300 bytes and
-    /// retained a dozen references.
+    /// The stored members, shared by copies (`SharedMembers`): an evaluation copies every event
+    /// several times over (built, deduplicated, sorted, filtered into the new ones), and inline
+    /// each copy moved about 300 bytes and retained a dozen references.
     struct Members: Sendable, Hashable, Codable {
         var id: String
         var type: LifecycleEventType
@@ -95,152 +94,126 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
         var store: Marketplace?
     }
 
-    /// Copy on write: `value` is changed only through `mutableValue`, which first copies a box
-    /// that is not uniquely referenced, so no box another copy (or thread) sees ever changes.
-    private final class Box: @unchecked Sendable {
-        var value: Members
-
-        init(_ value: Members) {
-            self.value = value
-        }
-    }
-
-    private var box: Box
-
-    private var mutableValue: Members {
-        _read { yield box.value }
-        _modify {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
-            yield &box.value
-        }
-    }
+    private var members: SharedMembers<Members>
 
     public var id: String {
-        get { box.value.id }
-        set { mutableValue.id = newValue }
+        get { members.value.id }
+        set { members.value.id = newValue }
     }
     public var type: LifecycleEventType {
-        get { box.value.type }
-        set { mutableValue.type = newValue }
+        get { members.value.type }
+        set { members.value.type = newValue }
     }
     public var customerId: String {
-        get { box.value.customerId }
-        set { mutableValue.customerId = newValue }
+        get { members.value.customerId }
+        set { members.value.customerId = newValue }
     }
     public var environment: AppStoreEnvironment {
-        get { box.value.environment }
-        set { mutableValue.environment = newValue }
+        get { members.value.environment }
+        set { members.value.environment = newValue }
     }
     public var occurredAt: Timestamp {
-        get { box.value.occurredAt }
-        set { mutableValue.occurredAt = newValue }
+        get { members.value.occurredAt }
+        set { members.value.occurredAt = newValue }
     }
     public var productId: String {
-        get { box.value.productId }
-        set { mutableValue.productId = newValue }
+        get { members.value.productId }
+        set { members.value.productId = newValue }
     }
     public var entitlementIds: [String] {
-        get { box.value.entitlementIds }
-        set { mutableValue.entitlementIds = newValue }
+        get { members.value.entitlementIds }
+        set { members.value.entitlementIds = newValue }
     }
     public var transactionId: String? {
-        get { box.value.transactionId }
-        set { mutableValue.transactionId = newValue }
+        get { members.value.transactionId }
+        set { members.value.transactionId = newValue }
     }
     public var originalTransactionId: String? {
-        get { box.value.originalTransactionId }
-        set { mutableValue.originalTransactionId = newValue }
+        get { members.value.originalTransactionId }
+        set { members.value.originalTransactionId = newValue }
     }
     public var periodType: PeriodType? {
-        get { box.value.periodType }
-        set { mutableValue.periodType = newValue }
+        get { members.value.periodType }
+        set { members.value.periodType = newValue }
     }
     /// Signed: refunds are negative.
     public var price: Money? {
-        get { box.value.price }
-        set { mutableValue.price = newValue }
+        get { members.value.price }
+        set { members.value.price = newValue }
     }
     public var commissionPercent: Int? {
-        get { box.value.commissionPercent }
-        set { mutableValue.commissionPercent = newValue }
+        get { members.value.commissionPercent }
+        set { members.value.commissionPercent = newValue }
     }
     /// Signed: refunds are negative.
     public var proceeds: Money? {
-        get { box.value.proceeds }
-        set { mutableValue.proceeds = newValue }
+        get { members.value.proceeds }
+        set { members.value.proceeds = newValue }
     }
     public var expiresDate: Timestamp? {
-        get { box.value.expiresDate }
-        set { mutableValue.expiresDate = newValue }
+        get { members.value.expiresDate }
+        set { members.value.expiresDate = newValue }
     }
     public var expirationReason: ExpirationReason? {
-        get { box.value.expirationReason }
-        set { mutableValue.expirationReason = newValue }
+        get { members.value.expirationReason }
+        set { members.value.expirationReason = newValue }
     }
     public var refundReason: RefundReason? {
-        get { box.value.refundReason }
-        set { mutableValue.refundReason = newValue }
+        get { members.value.refundReason }
+        set { members.value.refundReason = newValue }
     }
     public var productChange: ProductChange? {
-        get { box.value.productChange }
-        set { mutableValue.productChange = newValue }
+        get { members.value.productChange }
+        set { members.value.productChange = newValue }
     }
     public var offerIdentifier: String? {
-        get { box.value.offerIdentifier }
-        set { mutableValue.offerIdentifier = newValue }
+        get { members.value.offerIdentifier }
+        set { members.value.offerIdentifier = newValue }
     }
     public var priceIncreaseConsent: PriceIncreaseConsent? {
-        get { box.value.priceIncreaseConsent }
-        set { mutableValue.priceIncreaseConsent = newValue }
+        get { members.value.priceIncreaseConsent }
+        set { members.value.priceIncreaseConsent = newValue }
     }
     public var gracePeriodExpiresDate: Timestamp? {
-        get { box.value.gracePeriodExpiresDate }
-        set { mutableValue.gracePeriodExpiresDate = newValue }
+        get { members.value.gracePeriodExpiresDate }
+        set { members.value.gracePeriodExpiresDate = newValue }
     }
     /// A `RENEWAL` that starts a new run after the subscription had lapsed.
     public var isResubscription: Bool {
-        get { box.value.isResubscription }
-        set { mutableValue.isResubscription = newValue }
+        get { members.value.isResubscription }
+        set { members.value.isResubscription = newValue }
     }
     /// `true` on a `RENEWAL` that follows a gap in the facts (a period between it and the previous
     /// one was never received): access had ended with the last known period, and nothing is said
     /// about billing. Absent otherwise.
     public var afterFactGap: Bool? {
-        get { box.value.afterFactGap }
-        set { mutableValue.afterFactGap = newValue }
+        get { members.value.afterFactGap }
+        set { members.value.afterFactGap = newValue }
     }
     /// On an `EVENT_RETRACTED`: the id of the event retracted. Absent otherwise.
     public var retractedEventId: String? {
-        get { box.value.retractedEventId }
-        set { mutableValue.retractedEventId = newValue }
+        get { members.value.retractedEventId }
+        set { members.value.retractedEventId = newValue }
     }
     /// For support staff.
     public var summary: String {
-        get { box.value.summary }
-        set { mutableValue.summary = newValue }
+        get { members.value.summary }
+        set { members.value.summary = newValue }
     }
     /// Absent for the App Store, `play_store` for Google Play (`Marketplace`).
     public var store: Marketplace? {
-        get { box.value.store }
-        set { mutableValue.store = newValue }
+        get { members.value.store }
+        set { members.value.store = newValue }
     }
 
-    public static func == (lhs: LifecycleEvent, rhs: LifecycleEvent) -> Bool {
-        lhs.box === rhs.box || lhs.box.value == rhs.box.value
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        box.value.hash(into: &hasher)
-    }
-
-    /// The members' synthesized coding, in the same container: the stored JSON is what it was
-    /// when they were stored inline.
+    /// The members' coding, in the same container: the stored JSON is what it was when they
+    /// were stored inline. (Equality and hashing are synthesized: the members'.)
     public init(from decoder: any Decoder) throws {
-        box = Box(try Members(from: decoder))
+        members = try SharedMembers(from: decoder)
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try box.value.encode(to: encoder)
+        try members.encode(to: encoder)
     }
 
     public init(
@@ -253,7 +226,7 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
         priceIncreaseConsent: PriceIncreaseConsent? = nil, gracePeriodExpiresDate: Timestamp? = nil,
         isResubscription: Bool = false, summary: String
     ) {
-        box = Box(
+        members = SharedMembers(
             Members(
                 id: id, type: type, customerId: customerId, environment: environment, occurredAt: occurredAt,
                 productId: productId, entitlementIds: entitlementIds, transactionId: transactionId,

@@ -8,9 +8,9 @@ import AppStoreModels
 /// the truth, and the earlier versions are the history the engine reads events from.
 /// - Note: Immutable value; `Sendable`.
 public struct TransactionFact: Sendable, Hashable, Codable {
-    /// The stored members. They sit behind one shared, immutable box: an evaluation copies each
+    /// The stored members, shared by copies (`SharedMembers`): an evaluation copies each
     /// transaction many times over (ledger, chains, revenue, analytics), and inline each copy
-    /// moved about 250 bytes and retained eight strings. Changing a member makes a new box.
+    /// moved about 250 bytes and retained eight strings.
     struct Members: Sendable, Hashable, Codable {
         var transactionId: String
         var originalTransactionId: String
@@ -37,143 +37,121 @@ public struct TransactionFact: Sendable, Hashable, Codable {
         var storefront: String?
     }
 
-    private final class Box: Sendable {
-        let value: Members
-
-        init(_ value: Members) {
-            self.value = value
-        }
-    }
-
-    private var members: Box
+    private var members: SharedMembers<Members>
 
     public var transactionId: String {
         get { members.value.transactionId }
-        set { update { $0.transactionId = newValue } }
+        set { members.value.transactionId = newValue }
     }
     public var originalTransactionId: String {
         get { members.value.originalTransactionId }
-        set { update { $0.originalTransactionId = newValue } }
+        set { members.value.originalTransactionId = newValue }
     }
     public var productId: String {
         get { members.value.productId }
-        set { update { $0.productId = newValue } }
+        set { members.value.productId = newValue }
     }
     /// Apple's product type; used only when the catalog does not know `productId`.
     public var productKind: ProductKind? {
         get { members.value.productKind }
-        set { update { $0.productKind = newValue } }
+        set { members.value.productKind = newValue }
     }
     public var subscriptionGroup: String? {
         get { members.value.subscriptionGroup }
-        set { update { $0.subscriptionGroup = newValue } }
+        set { members.value.subscriptionGroup = newValue }
     }
     public var purchaseDate: Timestamp {
         get { members.value.purchaseDate }
-        set { update { $0.purchaseDate = newValue } }
+        set { members.value.purchaseDate = newValue }
     }
     public var originalPurchaseDate: Timestamp? {
         get { members.value.originalPurchaseDate }
-        set { update { $0.originalPurchaseDate = newValue } }
+        set { members.value.originalPurchaseDate = newValue }
     }
     public var expiresDate: Timestamp? {
         get { members.value.expiresDate }
-        set { update { $0.expiresDate = newValue } }
+        set { members.value.expiresDate = newValue }
     }
     /// When Apple signed this version (legacy: when the receipt was produced).
     public var signedDate: Timestamp {
         get { members.value.signedDate }
-        set { update { $0.signedDate = newValue } }
+        set { members.value.signedDate = newValue }
     }
     public var revocationDate: Timestamp? {
         get { members.value.revocationDate }
-        set { update { $0.revocationDate = newValue } }
+        set { members.value.revocationDate = newValue }
     }
     /// Apple's code: 1 developer issue, 0 other.
     public var revocationReason: Int32? {
         get { members.value.revocationReason }
-        set { update { $0.revocationReason = newValue } }
+        set { members.value.revocationReason = newValue }
     }
     public var revocationType: RevocationType? {
         get { members.value.revocationType }
-        set { update { $0.revocationType = newValue } }
+        set { members.value.revocationType = newValue }
     }
     /// Thousandths of a percent (50000 = 50 %); `nil` for a full refund.
     public var revocationPercentage: Int32? {
         get { members.value.revocationPercentage }
-        set { update { $0.revocationPercentage = newValue } }
+        set { members.value.revocationPercentage = newValue }
     }
     /// The subscription was replaced by a higher level (or equal-duration) product at once.
     public var isUpgraded: Bool {
         get { members.value.isUpgraded }
-        set { update { $0.isUpgraded = newValue } }
+        set { members.value.isUpgraded = newValue }
     }
     public var periodType: PeriodType {
         get { members.value.periodType }
-        set { update { $0.periodType = newValue } }
+        set { members.value.periodType = newValue }
     }
     public var offerIdentifier: String? {
         get { members.value.offerIdentifier }
-        set { update { $0.offerIdentifier = newValue } }
+        set { members.value.offerIdentifier = newValue }
     }
     public var ownership: Ownership {
         get { members.value.ownership }
-        set { update { $0.ownership = newValue } }
+        set { members.value.ownership = newValue }
     }
     public var environment: AppStoreEnvironment {
         get { members.value.environment }
-        set { update { $0.environment = newValue } }
+        set { members.value.environment = newValue }
     }
     /// Milliunits of `currency`; `nil` when Apple did not say (legacy receipts).
     public var price: Int64? {
         get { members.value.price }
-        set { update { $0.price = newValue } }
+        set { members.value.price = newValue }
     }
     public var currency: String? {
         get { members.value.currency }
-        set { update { $0.currency = newValue } }
+        set { members.value.currency = newValue }
     }
     public var quantity: Int {
         get { members.value.quantity }
-        set { update { $0.quantity = newValue } }
+        set { members.value.quantity = newValue }
     }
     /// `PURCHASE` or `RENEWAL`; tells a billing recovery from a resubscription.
     public var transactionReason: TransactionReason? {
         get { members.value.transactionReason }
-        set { update { $0.transactionReason = newValue } }
+        set { members.value.transactionReason = newValue }
     }
     /// Apple's three-letter storefront (`USA`) of the purchase; `nil` when Apple did not say
     /// (legacy receipts). Selects the commission rates of analytics.
     public var storefront: String? {
         get { members.value.storefront }
-        set { update { $0.storefront = newValue } }
-    }
-
-    private mutating func update(_ change: (inout Members) -> Void) {
-        var value = members.value
-        change(&value)
-        members = Box(value)
+        set { members.value.storefront = newValue }
     }
 
     /// The members as stored (tests compare them with the store's hand-written encoding).
     var storedMembers: Members { members.value }
 
-    public static func == (lhs: TransactionFact, rhs: TransactionFact) -> Bool {
-        lhs.members === rhs.members || lhs.members.value == rhs.members.value
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        members.value.hash(into: &hasher)
-    }
-
-    /// The synthesized coding of the members, in the same container: the stored JSON is what
-    /// it was when they were stored inline.
+    /// The members' coding, in the same container: the stored JSON is what it was when they
+    /// were stored inline. (Equality and hashing are synthesized: the members'.)
     public init(from decoder: any Decoder) throws {
-        members = Box(try Members(from: decoder))
+        members = try SharedMembers(from: decoder)
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try members.value.encode(to: encoder)
+        try members.encode(to: encoder)
     }
 
     public init(
@@ -186,7 +164,7 @@ public struct TransactionFact: Sendable, Hashable, Codable {
         currency: String? = nil, quantity: Int = 1, transactionReason: TransactionReason? = nil,
         storefront: String? = nil
     ) {
-        members = Box(
+        members = SharedMembers(
             Members(
                 transactionId: transactionId, originalTransactionId: originalTransactionId, productId: productId,
                 productKind: productKind, subscriptionGroup: subscriptionGroup, purchaseDate: purchaseDate,
