@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperTesting
 
 /// Child processes of the storage tests, kept out of the shipped `storekeeper` binary: the
 /// tests find this executable in the build directory beside themselves and spawn it.
@@ -7,6 +8,7 @@ import Foundation
 ///     StorekeeperTestProbes ingest --database URL [--customers N] …
 ///     StorekeeperTestProbes group-commit [--setup] --database URL --app ID --ca DIR …
 ///     StorekeeperTestProbes schedule --database URL --now MILLISECONDS [--limit N]
+///     StorekeeperTestProbes scratch
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 // Killed with SIGKILL by StorageTests' crash-recovery test.
@@ -17,8 +19,17 @@ case "ingest": exit(StoreIngestionProbe.run(Array(arguments.dropFirst())))
 case "group-commit": exit(GroupCommitCrashProbe.run(Array(arguments.dropFirst())))
 // Killed with SIGKILL by StorageTests' scheduler crash test, while due instants are processed.
 case "schedule": exit(ScheduleCrashProbe.run(Array(arguments.dropFirst())))
+// StorageTests' check that a scratch directory goes when the process exits: makes one with a
+// file in it, prints its path, and exits when standard input ends.
+case "scratch":
+    let directory = try ScratchDirectories.make(prefix: "storekeeper-probe")
+    _ = FileManager.default.createFile(
+        atPath: directory.appendingPathComponent("file").path, contents: Data("x".utf8))
+    FileHandle.standardOutput.write(Data((directory.path + "\n").utf8))
+    _ = FileHandle.standardInput.readDataToEndOfFile()
+    exit(0)
 default:
     FileHandle.standardError.write(
-        Data("usage: StorekeeperTestProbes crash|ingest|group-commit|schedule OPTIONS\n".utf8))
+        Data("usage: StorekeeperTestProbes crash|ingest|group-commit|schedule|scratch OPTIONS\n".utf8))
     exit(2)
 }

@@ -22,9 +22,7 @@ public enum TestDatabase: Sendable, CustomStringConvertible {
     public func open() async throws -> (store: any Store, cleanup: @Sendable () -> Void) {
         switch self {
         case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "storekeeper-test-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let directory = try ScratchDirectories.make(prefix: "storekeeper-test")
             let store = try await SQLiteStore.open(path: directory.appendingPathComponent("db.sqlite").path)
             return (store, { try? FileManager.default.removeItem(at: directory) })
         case .postgres(let url):

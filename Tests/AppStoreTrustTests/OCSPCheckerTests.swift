@@ -114,8 +114,7 @@ struct OCSPCheckerTests {
         let ca = try TestCertificateAuthority.generate(
             validFrom: TestSigning.validFrom, validUntil: TestSigning.validUntil,
             rootOCSPURL: "http://127.0.0.1:\(rootPort)/", intermediateOCSPURL: "http://127.0.0.1:\(intermediatePort)/")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try ScratchDirectories.make(prefix: "ocsp")
         var responders: [Responder] = []
         if respondersRunning {
             responders.append(
@@ -150,9 +149,7 @@ struct OCSPCheckerTests {
         #expect(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
         let ca = try TestSigning.authority()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try ScratchDirectories.make(prefix: "ocsp")
         #expect(throws: PortTaken.self) {
             _ = try Responder(
                 issuer: ca.root, issuerKey: ca.rootKey, entries: [(ca.intermediate, false)], port: port,

@@ -38,11 +38,8 @@ struct CLITests {
         return Run(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
 
-    func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    /// A new directory, removed when the test process exits.
+    func temporaryDirectory() throws -> URL { try ScratchDirectories.make(prefix: "storekeeper-cli") }
 
     /// Issue 14: a usage error prints the problem, then the command's usage, on standard error.
     @Test func unknownCommandAndBadOptionsAreUsageErrors() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -19,6 +20,8 @@ final class ServeProcess {
     /// Starts `storekeeper serve` with `settings` as its whole `STOREKEEPER_` environment.
     init(_ settings: [String: String]) throws {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        // Kept until the process ends, whether or not the test reaches `close()`.
+        ScratchDirectories.removeAtExit(log)
         process.executableURL = Self.binary
         process.arguments = ["serve"]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STOREKEEPER_") }

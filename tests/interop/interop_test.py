@@ -5,9 +5,11 @@ Apple's library is the independent oracle: its SignedDataVerifier must accept wh
 produce, and PyJWT must accept our App Store Server API tokens.
 Usage: interop_test.py PATH_TO_STOREKEEPER_BINARY
 """
+import atexit
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +31,8 @@ from appstoreserverlibrary.jws_signature_creator import (
 
 BINARY = os.path.abspath(sys.argv[1])
 WORK = tempfile.mkdtemp(prefix="storekeeper-interop-")
+# Removed at exit, whatever the outcome (runs had left their folders behind).
+atexit.register(shutil.rmtree, WORK, ignore_errors=True)
 BUNDLE = "com.example.interop"
 APP_APPLE_ID = 987654321
 NOW_MS = int(time.time() * 1000)

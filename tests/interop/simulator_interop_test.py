@@ -6,10 +6,12 @@ completes every call it makes on the simulator and that Apple's SignedDataVerifi
 simulator's root, accepts every transaction, renewal info and notification it produced.
 Usage: simulator_interop_test.py PATH_TO_STOREKEEPER_BINARY
 """
+import atexit
 import base64
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -33,6 +35,8 @@ from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
 
 BINARY = os.path.abspath(sys.argv[1])
 DATA = tempfile.mkdtemp(prefix="storekeeper-simulator-interop-")
+# Removed at exit, whatever the outcome (runs had left their folders behind).
+atexit.register(shutil.rmtree, DATA, ignore_errors=True)
 BUNDLE = "com.example.storekeeper.demo"
 MONTHLY, YEARLY = BUNDLE + ".monthly", BUNDLE + ".yearly"
 LIFETIME, COINS = BUNDLE + ".lifetime", BUNDLE + ".coins100"
