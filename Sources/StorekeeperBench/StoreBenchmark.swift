@@ -87,7 +87,10 @@ public enum StoreBenchmark {
                     for fact in transactionFacts(customer, count: perCustomer) {
                         rows.append(
                             NewTransaction(
-                                appId: appId, jws: "bench.\(fact.transactionId)", fact: fact, source: "import",
+                                appId: appId,
+                                jws: SignedPayloadFiller.text(
+                                    "bench.\(fact.transactionId)", length: SignedPayloadFiller.transactionLength),
+                                fact: fact, source: "import",
                                 receivedAt: now))
                     }
                 }
@@ -218,13 +221,18 @@ public enum StoreBenchmark {
             NewNotification(
                 appId: appId, notificationUUID: id, type: "SUBSCRIBED", subtype: "INITIAL_BUY",
                 environment: .production,
-                originalTransactionId: original, signedDate: now, signedPayload: "bench.\(id)", fact: nil,
+                originalTransactionId: original, signedDate: now,
+                signedPayload: SignedPayloadFiller.text("bench.\(id)", length: SignedPayloadFiller.notificationLength),
+                fact: nil,
                 receivedAt: now))
         guard case .inserted(let notificationId) = insertion else { return false }
         let record = try tx.ensureCustomer(appId: appId, appUserId: "bench-user-\(customer)", at: now)
         try tx.claimOriginalTransaction(original, customerId: record.id, at: now)
         _ = try tx.insertTransaction(
-            NewTransaction(appId: appId, jws: "bench.\(id).jws", fact: fact, source: "notification", receivedAt: now))
+            NewTransaction(
+                appId: appId,
+                jws: SignedPayloadFiller.text("bench.\(id).jws", length: SignedPayloadFiller.transactionLength),
+                fact: fact, source: "notification", receivedAt: now))
         let previous = try tx.customerInfo(customerId: record.id, environment: .production)
         let evaluation = EntitlementEngine.evaluate(
             customerId: record.appUserId, environment: .production, facts: try tx.facts(customerId: record.id),

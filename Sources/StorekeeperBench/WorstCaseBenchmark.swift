@@ -205,7 +205,7 @@ enum WorstCaseBenchmark {
         let notification = NewNotification(
             appId: appId, notificationUUID: uuid, type: type, subtype: subtype, environment: .production,
             originalTransactionId: original, signedDate: purchase,
-            signedPayload: signedFiller("bench.\(uuid)", length: 11_600),
+            signedPayload: SignedPayloadFiller.text("bench.\(uuid)", length: SignedPayloadFiller.notificationLength),
             fact: NotificationFact(
                 notificationId: uuid, type: type, subtype: subtype, signedDate: purchase, environment: .production,
                 originalTransactionId: original, transactionId: transactionId, productId: "monthly"),
@@ -215,23 +215,19 @@ enum WorstCaseBenchmark {
             notification: notification)
         batch.transactions = [
             NewTransaction(
-                appId: appId, jws: signedFiller("bench.\(transactionId)", length: 3_400), fact: transaction,
+                appId: appId,
+                jws: SignedPayloadFiller.text(
+                    "bench.\(transactionId)", length: SignedPayloadFiller.transactionLength), fact: transaction,
                 source: "notification", receivedAt: received)
         ]
         batch.renewals = [
             NewRenewalInfo(
-                appId: appId, jws: signedFiller("bench.\(uuid).renewal", length: 3_300), fact: renewalInfo,
+                appId: appId,
+                jws: SignedPayloadFiller.text(
+                    "bench.\(uuid).renewal", length: SignedPayloadFiller.renewalInfoLength), fact: renewalInfo,
                 source: "notification", receivedAt: received)
         ]
         return batch
-    }
-
-    /// Stands for a signed payload of Apple's size (a notification's `signedPayload` about
-    /// 11.6 KB: three JWS with their certificate chains; a transaction's or renewal info's JWS
-    /// about 3.4 KB), so the store holds rows as long as production's: with placeholders of a few
-    /// bytes, reading a customer's facts never met the payloads stored beside them.
-    static func signedFiller(_ tag: String, length: Int) -> String {
-        tag + "." + String(repeating: "A", count: max(0, length - tag.utf8.count - 1))
     }
 
     /// The steps `CustomerStateUpdater.update` takes, timed one by one over `repetitions`
