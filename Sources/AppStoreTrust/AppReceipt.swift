@@ -56,6 +56,22 @@ enum ReceiptDates {
         return fractional.withLock { $0.date(from: text) }.map(Timestamp.init)
     }
 
+    /// Whether `text` begins as every RFC 3339 date does (`yyyy-MM-ddT`, ASCII digits). Text
+    /// without it is no receipt date and needs no formatter (which reads some such text
+    /// leniently, `2026/01/01T…` among them).
+    static func hasDateShape(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard bytes.count >= 20 else { return false }
+        for (index, byte) in bytes.prefix(11).enumerated() {
+            switch index {
+            case 4, 7: if byte != UInt8(ascii: "-") { return false }
+            case 10: if byte != UInt8(ascii: "T") { return false }
+            default: if !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { return false }
+            }
+        }
+        return true
+    }
+
     static func format(_ timestamp: Timestamp) -> String {
         let milliseconds = timestamp.millisecondsSince1970
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000

@@ -113,6 +113,17 @@ enum WorstCaseBenchmark {
                 "  " + name.padding(toLength: 42, withPad: " ", startingAt: 0)
                     + String(format: ": %8.2f ms", median(values)))
         }
+        // What each of those commits rewrites whatever the new fact: the stored state lists a
+        // revenue entry per transaction and every event id.
+        let stored = try await store.read { reader in
+            try reader.customerInfoJSON(customerId: customerId, environment: .production)
+        }
+        let info = try await store.read { reader in
+            try reader.customerInfo(customerId: customerId, environment: .production)
+        }
+        print(
+            "stored CustomerInfo of the long customer: \(stored?.json.utf8.count ?? 0) bytes"
+                + " (\(info?.info.revenue.count ?? 0) revenue entries, \(info?.info.eventIds.count ?? 0) event ids)")
         await store.close()
     }
 

@@ -34,6 +34,35 @@ struct AppReceiptTests {
         #expect(ReceiptDates.parse("2024-02-29T23:59:59Z") == Timestamp(millisecondsSince1970: 1_709_251_199_000))
     }
 
+    /// The receipt builder asks the formatter only about text shaped like an RFC 3339 date: every
+    /// date the formatters write has that shape, and the builder's other values (ids, versions,
+    /// near-misses) do not. ICU reads some near-misses leniently (`2026/01/01T…`, full-width
+    /// digits); they are no RFC 3339 dates, and the builder writes them as text.
+    @Test func onlyTextShapedLikeADateIsParsedByTheBuilder() {
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let offset = ISO8601DateFormatter()
+        offset.timeZone = TimeZone(secondsFromGMT: 5 * 3_600 + 30 * 60)
+        var dates: [String] = []
+        for _ in 0..<500 {
+            let date = Date(timeIntervalSince1970: TimeInterval(Int64.random(in: -5_000_000_000...8_000_000_000)))
+            dates += [plain.string(from: date), fractional.string(from: date), offset.string(from: date)]
+        }
+        for text in dates {
+            #expect(ReceiptDates.parse(text) != nil, "\(text)")
+            #expect(ReceiptDates.hasDateShape(text), "\(text)")
+        }
+        let notDates = [
+            "", "com.example.app", "monthly", "1.0", "1000000001", "2026-01-01", "2026-01-01 00:00:00Z",
+            "20260101T00:00:00Z00", "2026/01/01T00:00:00Z", "２026-01-01T00:00:00Z", "x026-01-01T00:00:00Z",
+            "2026-01-01t00:00:00Z",
+        ]
+        for text in notDates {
+            #expect(!ReceiptDates.hasDateShape(text), "\(text)")
+        }
+    }
+
     @Test(.enabled(if: Conformance.isAvailable, "conformance corpus absent"))
     func xcodeReceiptDecodesBERWithNestedOctetStrings() throws {
         let receipt = try AppReceipt(
