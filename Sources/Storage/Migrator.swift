@@ -41,6 +41,8 @@ enum Migrator {
         for (index, migration) in pending.enumerated() {
             // Between migrations only: each is one transaction, all or nothing.
             if index > 0, observer.shouldStop() { break }
+            // Before the lock: a migrator waiting for another one's is told what it waits to apply.
+            observer.starting(migration.identifier, index + 1, pending.count)
             let didApply = try inTransaction(connection) { () throws(StoreError) -> Bool in
                 guard try appliedIdentifiers(connection).contains(migration.identifier) == false else { return false }
                 do throws(StoreError) {

@@ -86,6 +86,27 @@ final class ProgressReporter: Sendable {
         if let text { write(text) }
     }
 
+    /// Shows the progress so far with `note` after it (what the work is doing while nothing is
+    /// counted: a long migration), at the pace `advance` renders: on a terminal at most ten times
+    /// a second, otherwise once `interval` has passed since the last line.
+    func note(_ note: String) {
+        let instant = now()
+        let text: String? = state.withLock { state in
+            guard !state.finished else { return nil }
+            switch style {
+            case .terminal:
+                guard instant - state.lastRender >= 0.1 else { return nil }
+                state.lastRender = instant
+                return "\r\u{1B}[2K" + line(done: state.done, at: instant) + ", " + note
+            case .lines:
+                guard instant - state.lastRender >= interval else { return nil }
+                state.lastRender = instant
+                return line(done: state.done, at: instant) + ", " + note + "\n"
+            }
+        }
+        if let text { write(text) }
+    }
+
     /// The final line: the count, the time taken and the average rate. `interrupted` says the
     /// work stopped early (the line is printed as it stands).
     func finish(interrupted: Bool = false) {

@@ -61,6 +61,51 @@ struct MigrateInterruptCLITests {
                 + "schema up to date: \(all.count) migrations, latest \(all.last!)\n")
     }
 
+    /// A migration that runs long (0025 rebuilding a large SQLite store's fact tables) is named
+    /// on standard error while it runs, and the time printed at the end covers it: the progress
+    /// began at the first migration applied and said nothing meanwhile ("in 0.5s" after 8 s).
+    @Test func aLongMigrationIsNamedWhileItRunsAndItsTimeCounted() async throws {
+        let directory = try CLITests().temporaryDirectory()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let all = Migration.all.map(\.identifier)
+        _ = try await StoreLocation(path).migrate()
+        // 6,000 notifications of Apple's size (about 70 MB), then 0025 pending again (its
+        // rebuild gives the same tables whatever their column order).
+        let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: 5_000)
+        try connection.executeScript(
+            """
+            BEGIN;
+            INSERT INTO apps (id, bundle_id, environments, settings_json, created_at, updated_at)
+            VALUES ('app', 'com.example', 'Production', '{}', 0, 0);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)
+            INSERT INTO notifications (app_id, notification_uuid, notification_type, signed_date, signed_payload,
+                                       received_at)
+            SELECT 'app', 'n-' || i, 'DID_RENEW', i, printf('%.11600c', 'A'), i FROM n;
+            DELETE FROM schema_migrations WHERE identifier = '\(all.last!)';
+            COMMIT;
+            """)
+        connection.close()
+
+        let child = try ChildProcess(
+            ["migrate", "--database", path], in: directory, environment: ["STOREKEEPER_PROGRESS_INTERVAL": "0.02"])
+        let started = ContinuousClock.now
+        #expect(try await child.exit() == (0, false))
+        let took = ContinuousClock.now - started
+        #expect(
+            child.stdout == "applied \(all.last!)\nschema up to date: \(all.count) migrations, latest \(all.last!)\n")
+        let lines = child.stderr.split(separator: "\n").map(String.init)
+        let running = try Regex("migrate: 0/1 \\(0%\\), \\S+/s, applying \(all.last!) \\(1 of 1\\), \\S+ so far")
+        #expect(lines.dropLast().contains { $0.wholeMatch(of: running) != nil }, "\(lines)")
+        let final = try #require(lines.last?.wholeMatch(of: /migrate: 1\/1 \(100%\) in (\d+(?:\.\d)?)s, \S+\/s/))
+        // The time printed covers the rebuild (most of the run), not what followed it.
+        let printed = try #require(Double(final.1))
+        let total = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+        #expect(printed >= total / 3, "printed \(printed) s of a \(total) s run")
+        let store = try await StoreLocation(path).open(migrate: false)
+        #expect(try await store.read { try $0.appliedMigrations() } == all)
+        await store.close()
+    }
+
     /// Whether the process has taken over SIGINT: its `InterruptRequest` sets the disposition to
     /// `SIG_IGN` and a dispatch source then catches it (the `SigIgn` and `SigCgt` masks of
     /// /proc/PID/status).
