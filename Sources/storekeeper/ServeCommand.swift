@@ -5,6 +5,7 @@ import SecretSealing
 import Storage
 import StorekeeperIngestion
 import StorekeeperServer
+import Synchronization
 
 /// `storekeeper serve`: opens (and migrates) the database, serves the API, runs the workers the
 /// configuration turns on (`StorekeeperApplication.startWorkers`: webhook delivery, jobs, the
@@ -82,7 +83,11 @@ enum ServeCommand {
         }
         let store: any Store
         do {
-            store = try await StoreLocation(configuration.resolvedDatabaseURL).open(migrate: true)
+            let location = try StoreLocation(configuration.resolvedDatabaseURL)
+            // Pending migrations are applied, each logged, before the store opens: one that rebuilds
+            // a large database's tables (0025) runs for minutes before the server listens.
+            _ = try await location.migrate(apply: true, observer: migrationLog())
+            store = try await location.open(migrate: true)
         } catch {
             log(["event": "server.databaseFailed", "error": "\(error)"])
             return 1
@@ -153,4 +158,27 @@ enum ServeCommand {
 
     /// One JSON line on standard error: a constant event name, data in keys.
     static func log(_ fields: [String: String]) { ServerLog.event(fields) }
+
+    /// `server.migrating` when a migration starts (its place among the pending ones) and
+    /// `server.migrated` with the milliseconds it took; nothing while a new database's schema is
+    /// made (every migration pending, each done at once: a first start, the demo's among them).
+    static func migrationLog() -> MigrationObserver {
+        let started = Mutex(ContinuousClock.now)
+        let everything = Migration.all.count
+        return MigrationObserver(
+            starting: { identifier, index, pending in
+                guard pending < everything else { return }
+                started.withLock { $0 = ContinuousClock.now }
+                log([
+                    "event": "server.migrating", "migration": identifier, "index": "\(index)", "pending": "\(pending)",
+                ])
+            },
+            applied: { identifier, _, pending in
+                guard pending < everything else { return }
+                let elapsed = ContinuousClock.now - started.withLock { $0 }
+                let milliseconds =
+                    elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+                log(["event": "server.migrated", "migration": identifier, "milliseconds": "\(milliseconds)"])
+            })
+    }
 }

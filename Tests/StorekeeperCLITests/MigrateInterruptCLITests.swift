@@ -106,6 +106,45 @@ struct MigrateInterruptCLITests {
         await store.close()
     }
 
+    /// `serve` logs each migration it applies to an existing database before it listens (one
+    /// that rebuilds a large store's tables runs for minutes): `server.migrating` with its place,
+    /// `server.migrated` with its time; nothing for a new database's schema, nor when the schema
+    /// is up to date.
+    @Test func serveLogsTheMigrationsItAppliesToAnExistingDatabase() async throws {
+        let server = SecretsCLITests()
+        let directory = try CLITests().temporaryDirectory()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let serve = ["serve", "--database", path, "--listen", "127.0.0.1:0"]
+        let key = directory.appendingPathComponent("secrets.key").path
+        #expect(try server.run(["secrets", "new-key", key]).status == 0)
+        let environment = ["STOREKEEPER_SECRETS_KEY_FILE": key]
+        let all = Migration.all.map(\.identifier)
+        func events(_ logged: String) throws -> [[String: String]] {
+            try logged.split(separator: "\n").compactMap { line in
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
+                return object?["event"]?.hasPrefix("server.migrat") == true ? object : nil
+            }
+        }
+        #expect(try events(try await server.serveBriefly(serve, environment: environment) { _ in }).isEmpty)
+
+        // The last two pending again (their SQL runs again on the tables as they are).
+        let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: 5_000)
+        _ = try connection.execute(
+            "DELETE FROM schema_migrations WHERE identifier IN ($1, $2)", [.text(all[all.count - 2]), .text(all.last!)])
+        connection.close()
+        let logged = try events(try await server.serveBriefly(serve, environment: environment) { _ in })
+        #expect(logged.count == 4, "\(logged)")
+        for (index, identifier) in all.suffix(2).enumerated() where logged.count == 4 {
+            #expect(
+                logged[2 * index]
+                    == ["event": "server.migrating", "migration": identifier, "index": "\(index + 1)", "pending": "2"])
+            #expect(logged[2 * index + 1]["event"] == "server.migrated")
+            #expect(logged[2 * index + 1]["migration"] == identifier)
+            #expect(logged[2 * index + 1]["milliseconds"].flatMap(Int.init).map { $0 >= 0 } == true)
+        }
+        #expect(try events(try await server.serveBriefly(serve, environment: environment) { _ in }).isEmpty)
+    }
+
     /// Whether the process has taken over SIGINT: its `InterruptRequest` sets the disposition to
     /// `SIG_IGN` and a dispatch source then catches it (the `SigIgn` and `SigCgt` masks of
     /// /proc/PID/status).

@@ -218,11 +218,12 @@ struct SecretsCLITests {
     }
 
     /// Starts `storekeeper serve`, waits for its listening line, runs `body` with its base URL,
-    /// then stops it with SIGTERM and expects exit 0.
+    /// then stops it with SIGTERM and expects exit 0; returns what it logged.
+    @discardableResult
     func serveBriefly(
         _ arguments: [String], environment extra: [String: String],
         _ body: (String) async throws -> Void
-    ) async throws {
+    ) async throws -> String {
         let process = Process()
         process.executableURL = CLITests.binary
         process.arguments = arguments
@@ -253,6 +254,8 @@ struct SecretsCLITests {
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        #expect(!(await output.all()).contains("secrets."))
+        let logged = await output.all()
+        #expect(!logged.contains("secrets."))
+        return logged
     }
 }
