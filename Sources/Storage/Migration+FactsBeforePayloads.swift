@@ -7,8 +7,9 @@ extension Migration {
     /// (about 11.5 KB) or a transaction's JWS (about 3.4 KB), was reached only by walking that
     /// chain. Reading a customer's facts, which every ingestion does, touched each row's whole
     /// payload: 2.5 µs a notification and 1.7 µs a transaction or renewal info against 0.1–0.3 µs
-    /// for a column before it (measured on a 10,000-customer store). With the payload last, `fact_json` sits in the row's first
-    /// page (or the first overflow page) and the payload is read only when asked for.
+    /// for a column before it (measured on a 10,000-customer store). With the payload last,
+    /// `fact_json` sits in the row's first page (or the first overflow page) and the payload is
+    /// read only when asked for.
     ///
     /// Rebuilt as 0004 rebuilt them (create, copy with their ids, drop, rename, recreate the
     /// indexes; no foreign key refers to these tables), in the migration's transaction, before the
