@@ -26,9 +26,10 @@ public final class PostgresStore: Store {
         try await open(configuration: try PostgresConfiguration(url: url), migrate: migrate)
     }
 
-    public static func open(configuration: PostgresConfiguration, migrate: Bool = true) async throws
-        -> PostgresStore
-    {
+    /// `observer` hears of each migration applied.
+    public static func open(
+        configuration: PostgresConfiguration, migrate: Bool = true, observer: MigrationObserver = MigrationObserver()
+    ) async throws -> PostgresStore {
         let workers = (0..<configuration.poolSize).map { index in
             ConnectionWorker(label: "storekeeper.postgres.\(index)") { () throws(StoreError) in
                 try PostgresConnection(
@@ -37,7 +38,9 @@ public final class PostgresStore: Store {
                     preparesStatements: configuration.preparedStatements)
             }
         }
-        _ = try await workers[0].run { connection in try Migrator.migrate(connection, apply: migrate) }
+        _ = try await workers[0].run { connection in
+            try Migrator.migrate(connection, apply: migrate, observer: observer)
+        }
         return PostgresStore(configuration: configuration, pool: ConnectionPool(workers: workers))
     }
 

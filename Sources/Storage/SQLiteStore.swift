@@ -26,18 +26,19 @@ public final class SQLiteStore: Store {
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations
     /// (with `migrate: false`, refuses a database that lacks some). Refuses a database migrated
-    /// by a newer binary with `schemaTooNew`.
+    /// by a newer binary with `schemaTooNew`. `observer` hears of each migration applied.
     public static func open(
-        path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true
+        path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true,
+        observer: MigrationObserver = MigrationObserver()
     ) async throws -> SQLiteStore {
         try await open(
             path: path, readerCount: readerCount, busyTimeoutMilliseconds: busyTimeoutMilliseconds, migrate: migrate,
-            checkpoints: SQLiteCheckpointer.Settings())
+            observer: observer, checkpoints: SQLiteCheckpointer.Settings())
     }
 
     static func open(
         path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true,
-        checkpoints: SQLiteCheckpointer.Settings
+        observer: MigrationObserver = MigrationObserver(), checkpoints: SQLiteCheckpointer.Settings
     ) async throws -> SQLiteStore {
         let checkpointer = SQLiteCheckpointer(
             path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, settings: checkpoints)
@@ -47,7 +48,9 @@ public final class SQLiteStore: Store {
             connection.handOffCheckpoints(to: checkpointer)
             return connection
         }
-        _ = try await writer.run { connection in try Migrator.migrate(connection, apply: migrate) }
+        _ = try await writer.run { connection in
+            try Migrator.migrate(connection, apply: migrate, observer: observer)
+        }
         let readers = (0..<max(1, readerCount)).map { index in
             ConnectionWorker(label: "storekeeper.sqlite.reader.\(index)") { () throws(StoreError) in
                 try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds)

@@ -23,12 +23,15 @@ public enum StoreLocation: Sendable, Hashable {
         self = .sqlite(path: path)
     }
 
-    /// Opens the store, migrating it unless `migrate` is false.
-    public func open(migrate: Bool = true) async throws -> any Store {
+    /// Opens the store, migrating it unless `migrate` is false; `observer` hears of each
+    /// migration applied.
+    public func open(migrate: Bool = true, observer: MigrationObserver = MigrationObserver()) async throws
+        -> any Store
+    {
         switch self {
-        case .sqlite(let path): return try await SQLiteStore.open(path: path, migrate: migrate)
+        case .sqlite(let path): return try await SQLiteStore.open(path: path, migrate: migrate, observer: observer)
         case .postgres(let configuration):
-            return try await PostgresStore.open(configuration: configuration, migrate: migrate)
+            return try await PostgresStore.open(configuration: configuration, migrate: migrate, observer: observer)
         }
     }
 

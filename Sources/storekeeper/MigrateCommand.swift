@@ -101,11 +101,9 @@ enum MigrateCommand {
             }
         }
 
+        /// After `starting` (the migrator tells of each migration before it applies it).
         func applied(done: Int, pending: Int) {
             state.withLock {
-                if $0.reporter == nil {
-                    $0.reporter = ProgressReporter(label: "migrate", total: pending, interval: interval)
-                }
                 $0.reporter?.advance()
                 $0.done = done
                 $0.pending = pending

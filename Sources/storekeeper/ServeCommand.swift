@@ -83,11 +83,10 @@ enum ServeCommand {
         }
         let store: any Store
         do {
-            let location = try StoreLocation(configuration.resolvedDatabaseURL)
-            // Pending migrations are applied, each logged, before the store opens: one that rebuilds
-            // a large database's tables (0025) runs for minutes before the server listens.
-            _ = try await location.migrate(apply: true, observer: migrationLog())
-            store = try await location.open(migrate: true)
+            // Each migration applied is logged: one that rebuilds a large database's tables (0025)
+            // runs for minutes before the server listens.
+            store = try await StoreLocation(configuration.resolvedDatabaseURL).open(
+                migrate: true, observer: migrationLog())
         } catch {
             log(["event": "server.databaseFailed", "error": "\(error)"])
             return 1
