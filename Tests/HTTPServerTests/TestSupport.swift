@@ -104,6 +104,10 @@ struct SocketError: Error, CustomStringConvertible {
 // (handing it between `onThread` calls that run one after another).
 final class RawConnection: @unchecked Sendable {
     let fd: Int32
+    /// Bytes received but not yet returned: one `recv` can carry more than one response (a
+    /// client that reads late gets pipelined answers together), and what follows the response
+    /// `readResponse` returns belongs to the next call.
+    private var unread = Data()
 
     init(port: UInt16) throws {
         // Everything that can fail happens before `self.fd` is set: a class whose init throws
@@ -147,9 +151,12 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads whatever arrives within `timeout`; `closed` tells whether the peer closed.
+    /// Reads whatever arrives within `timeout` (after any bytes a `readResponse` left unread);
+    /// `closed` tells whether the peer closed.
     func read(until deadline: Date, stop: (Data) -> Bool = { _ in false }) -> (data: Data, closed: Bool) {
-        var data = Data()
+        var data = unread
+        unread = Data()
+        if !data.isEmpty, stop(data) { return (data, false) }
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let remaining = deadline.timeIntervalSinceNow
@@ -164,10 +171,16 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads one response with a `Content-Length` body (or until close).
+    /// Reads one response with a `Content-Length` body (or until close); bytes after it are kept
+    /// for the next read.
     func readResponse(timeout: TimeInterval = 10) -> RawResponse? {
         let (data, _) = read(until: Date().addingTimeInterval(timeout)) { RawResponse.parse($0) != nil }
-        return RawResponse.parse(data)
+        guard let response = RawResponse.parse(data) else {
+            unread = data
+            return nil
+        }
+        unread = Data(data.dropFirst(response.size))
+        return response
     }
 }
 
@@ -175,6 +188,8 @@ struct RawResponse {
     let status: Int
     let head: String
     let body: Data
+    /// Bytes the response took: head, blank line and body.
+    let size: Int
 
     static func parse(_ data: Data) -> RawResponse? {
         guard let end = data.firstRange(of: Data("\r\n\r\n".utf8)) else { return nil }
@@ -191,7 +206,8 @@ struct RawResponse {
         }
         let bodyStart = end.upperBound
         guard data.count - bodyStart >= length else { return nil }
-        return RawResponse(status: status, head: head, body: Data(data[bodyStart..<(bodyStart + length)]))
+        return RawResponse(
+            status: status, head: head, body: Data(data[bodyStart..<(bodyStart + length)]), size: bodyStart + length)
     }
 
     func header(_ name: String) -> String? {
