@@ -16,6 +16,9 @@ public enum StoreBenchmark {
         public var transactions: Int
         public var customers: Int
         public var importSeconds: Double
+        /// How much the store's files grew during the import (SQLite: database and WAL), when
+        /// the caller could tell.
+        public var importBytes: Int64?
         /// Deriving every customer's CustomerInfo and events after the import.
         public var deriveSeconds: Double
         public var lookups: Int
@@ -62,7 +65,7 @@ public enum StoreBenchmark {
     /// (commits) in flight: PostgreSQL runs them side by side, SQLite's single writer in turn.
     public static func run(
         store: any Store, transactions: Int, customers: Int, lookups: Int = 20_000, commits: Int = 2_000,
-        concurrency: Int = 8, customersPerCommit: Int = 300
+        concurrency: Int = 8, customersPerCommit: Int = 300, bytesOnDisk: (() -> Int64)? = nil
     ) async throws -> Result {
         let now = Timestamp(millisecondsSince1970: base + 3_650 * day)
         try await store.write { tx in
@@ -72,6 +75,7 @@ public enum StoreBenchmark {
         let clock = ContinuousClock()
         let perCustomer = max(1, transactions / max(1, customers))
 
+        let bytesBefore = bytesOnDisk?()
         let importStart = clock.now
         let ids = try await inBatches(
             customers: customers, size: customersPerCommit, concurrency: concurrency
@@ -99,6 +103,7 @@ public enum StoreBenchmark {
             }
         }
         let importSeconds = seconds(clock.now - importStart)
+        let importBytes = bytesBefore.flatMap { before in bytesOnDisk.map { $0() - before } }
 
         let deriveStart = clock.now
         _ = try await inBatches(customers: customers, size: customersPerCommit, concurrency: concurrency) { range in
@@ -164,7 +169,8 @@ public enum StoreBenchmark {
         }
         return Result(
             engine: store.engine, transactions: perCustomer * customers, customers: customers,
-            importSeconds: importSeconds, deriveSeconds: deriveSeconds, lookups: lookups, lookupSeconds: lookupSeconds,
+            importSeconds: importSeconds, importBytes: importBytes, deriveSeconds: deriveSeconds, lookups: lookups,
+            lookupSeconds: lookupSeconds,
             lookupP50Microseconds: percentile(0.50), lookupP99Microseconds: percentile(0.99), commits: commits,
             commitSeconds: commitSeconds, peakResidentBytes: peakResidentBytes())
     }

@@ -99,6 +99,16 @@ enum WorstCaseBenchmark {
                 format:
                     "same ingestion, 1-period history      : first %7.2f ms  median %7.2f ms  worst %7.2f ms  (reference)",
                 short[0], median(short), short.max()!))
+        // The floor under both: one durable commit of one tiny row on the same disk, now. When
+        // the disk's flush is slow, it is most of the target on its own; what the history
+        // costs is the difference between the two lines above.
+        let rawCommits = try RawCommitReference.sqlite(directory: directory, seconds: 1)
+        print(
+            String(
+                format:
+                    "raw durable commit of one row, same disk: %.2f ms (%.0f/s); the long history costs %.2f ms more"
+                    + " than the 1-period one",
+                1_000 / rawCommits, rawCommits, median(long) - median(short)))
 
         guard target else {
             await store.close()

@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreTrust
+import CSQLite
 import Entitlements
 import Foundation
 import Storage
@@ -174,21 +175,58 @@ func benchStorage() async throws {
     if environment["BENCH_STORAGE_ENGINE"] != "sqlite", let url = environment["STOREKEEPER_BENCH_POSTGRES_URL"] {
         stores.append(("postgres", try await PostgresStore.open(url: url)))
     }
+    let databasePath = directory.appendingPathComponent("bench.sqlite").path
     for (engine, store) in stores {
+        var diskBytesPerSecond: Double?
         if environment["BENCH_NO_REFERENCE"] == nil {
             // The physical references: durable single-row commits with nothing of ours in the way.
             let reference: Double
             if engine == "sqlite" {
                 reference = try RawCommitReference.sqlite(directory: directory)
                 print("raw SQLite commits (WAL, synchronous=FULL, 1 INSERT each): \(format(reference)) commits/s")
+                diskBytesPerSecond = try DiskWriteReference.sequential(directory: directory)
+                print(
+                    "disk, sequential writes then fdatasync (dd bs=1M)    : "
+                        + String(format: "%.0f MB/s", diskBytesPerSecond! / 1_000_000))
             } else {
                 reference = try RawCommitReference.postgres(url: environment["STOREKEEPER_BENCH_POSTGRES_URL"] ?? "")
                 print("raw PostgreSQL commits (1 libpq client, 1 INSERT each)   : \(format(reference)) commits/s")
             }
         }
-        print(try await StoreBenchmark.run(store: store, transactions: transactions, customers: customers))
+        let result = try await StoreBenchmark.run(
+            store: store, transactions: transactions, customers: customers,
+            bytesOnDisk: engine == "sqlite" ? { sqliteDatabaseBytes(path: databasePath) } : nil)
+        print(result)
+        if let bytes = result.importBytes, let diskBytesPerSecond, bytes > 0 {
+            // Every page the import adds is written twice: to the WAL, then by the checkpoint.
+            let perRow = Double(bytes) / Double(result.transactions)
+            let ceiling = diskBytesPerSecond / (2 * perRow)
+            print(
+                String(
+                    format:
+                        "import: the database grew %.0f bytes a row (3.4 KB of it the signed transaction); written twice"
+                        + " (WAL, checkpoint), the disk allows %.0f rows/s: the import reached %.0f%% of it",
+                    perRow, ceiling, 100 * result.importRowsPerSecond / ceiling))
+        }
         await store.close()
     }
+}
+
+/// The size of the SQLite database at `path` as a reader sees it now (pages still in the WAL
+/// included), or 0 if it cannot be read.
+func sqliteDatabaseBytes(path: String) -> Int64 {
+    var handle: OpaquePointer?
+    defer { sqlite3_close_v2(handle) }
+    guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let db = handle else { return 0 }
+    func pragma(_ name: String) -> Int64 {
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(db, "PRAGMA \(name)", -1, &statement, nil) == SQLITE_OK,
+            sqlite3_step(statement) == SQLITE_ROW
+        else { return 0 }
+        return sqlite3_column_int64(statement, 0)
+    }
+    return pragma("page_count") * pragma("page_size")
 }
 
 // `StorekeeperBench prepare-http …` / `raw-commits …`: scripts/bench-ingestion.sh (HTTPWorkload.swift).
