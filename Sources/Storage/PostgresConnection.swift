@@ -113,6 +113,16 @@ final class PostgresConnection: SQLConnection {
         return rows
     }
 
+    func scan(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRowView) throws(StoreError) -> Void)
+        throws(StoreError)
+    {
+        let result = try run(sql, arguments)
+        defer { PQclear(result) }
+        for row in 0..<PQntuples(result) {
+            try body(SQLRowView(source: .postgres(result, row)))
+        }
+    }
+
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int {
         let result = try run(sql, arguments)

@@ -12,6 +12,10 @@ protocol SQLConnection: AnyObject {
     var dialect: SQLDialect { get }
     /// Runs one statement with bound arguments and returns its rows.
     func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow]
+    /// Runs one statement with bound arguments and hands each row to `body` in place (see
+    /// `SQLRowView`: its texts are views valid only during that call), copying nothing.
+    func scan(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRowView) throws(StoreError) -> Void)
+        throws(StoreError)
     /// Runs one statement with bound arguments and returns the number of rows it changed.
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int

@@ -11,10 +11,17 @@ extension SQLStoreTransaction {
     /// `facts(customerId:)` gives: by table, then by row id. `CROSS JOIN` makes SQLite start
     /// from the purchases (it otherwise chose to scan all of the app's notifications).
     func factJSON(customerId: Int64) throws -> [FactJSON] {
-        let found = try rows(Self.customerFactsStatement, .integer(customerId))
-        var parts: [(part: Int64, id: Int64, kind: FactKind, json: String)] = []
-        parts.reserveCapacity(found.count)
-        for row in found {
+        var parts: [(key: FactRowKey, json: FactJSON)] = []
+        try scanFactJSON(customerId: customerId) { row throws(StoreError) in
+            let json = String(decoding: row.json, as: UTF8.self)
+            parts.append((row.key, FactJSON(kind: row.kind, json: json, inserted: row.inserted)))
+        }
+        parts.sort { $0.key < $1.key }
+        return parts.map(\.json)
+    }
+
+    func scanFactJSON(customerId: Int64, _ body: (FactRowView) throws(StoreError) -> Void) throws(StoreError) {
+        try scan(Self.customerFactsStatement, .integer(customerId)) { row throws(StoreError) in
             let part = try row.integer(0)
             let kind: FactKind
             switch part {
@@ -25,17 +32,15 @@ extension SQLStoreTransaction {
             case 4: kind = .playOrder
             default: throw StoreError(.corruptValue, "customer facts: unknown part \(part)")
             }
-            parts.append((part, try row.integer(1), kind, try row.text(3)))
-        }
-        parts.sort { $0.part != $1.part ? $0.part < $1.part : $0.id < $1.id }
-        guard !insertedFacts.isEmpty else { return parts.map { FactJSON(kind: $0.kind, json: $0.json) } }
-        return parts.map { part in
-            // Only while the row holds the very text stored with the fact (a later statement of
-            // this transaction may have rewritten it).
-            let inserted = insertedFacts[InsertedFact(part: part.part, id: part.id)]
-            return FactJSON(
-                kind: part.kind, json: part.json,
-                inserted: inserted.flatMap { StoredText.sameBytes($0.json, part.json) ? $0.fact : nil })
+            let key = FactRowKey(part: part, id: try row.integer(1))
+            try row.withBytes(3) { bytes throws(StoreError) in
+                // Only while the row holds the very text stored with the fact (a later statement
+                // of this transaction may have rewritten it).
+                let inserted = insertedFacts[InsertedFact(part: key.part, id: key.id)].flatMap {
+                    StoredText.sameBytes($0.json, bytes) ? $0.fact : nil
+                }
+                try body(FactRowView(key: key, kind: kind, json: bytes, inserted: inserted))
+            }
         }
     }
 
@@ -66,6 +71,43 @@ extension SQLStoreTransaction {
         ).map { row throws(StoreError) in
             StoredCustomerInfoJSON(json: try row.text(0), version: try row.integer(1))
         }
+    }
+}
+
+/// Where one of a customer's facts is stored: its table (`part`: transactions, renewal infos,
+/// notifications, Play snapshots, Play orders) and its row id there. `factJSON(customerId:)`
+/// lists facts in this key's order.
+/// - Note: Immutable value; `Sendable`.
+public struct FactRowKey: Sendable, Hashable, Comparable {
+    public let part: Int64
+    public let id: Int64
+
+    public init(part: Int64, id: Int64) {
+        self.part = part
+        self.id = id
+    }
+
+    public static func < (lhs: FactRowKey, rhs: FactRowKey) -> Bool {
+        lhs.part != rhs.part ? lhs.part < rhs.part : lhs.id < rhs.id
+    }
+}
+
+/// One of a customer's stored facts seen in place by `StoreReader.scanFactJSON`: its
+/// `fact_json` bytes are the engine's, valid only during the call that received them.
+/// - Note: A borrowed view; never stored, never sent to another thread.
+public struct FactRowView {
+    public let key: FactRowKey
+    public let kind: FactKind
+    /// The stored `fact_json`, UTF-8.
+    public let json: UnsafeRawBufferPointer
+    /// The fact itself when this transaction inserted the row with exactly these bytes.
+    let inserted: Fact?
+
+    /// The stored text and the fact it holds (the inserted fact, or decoded); `corruptValue` if
+    /// it does not decode.
+    public func decode() throws(StoreError) -> (json: String, fact: Fact) {
+        let stored = FactJSON(kind: kind, json: String(decoding: json, as: UTF8.self), inserted: inserted)
+        return (stored.json, try stored.decode())
     }
 }
 

@@ -53,6 +53,12 @@ final class SQLStoreTransaction: StoreTransaction {
         try connection.query(sql, arguments)
     }
 
+    func scan(_ sql: String, _ arguments: SQLValue..., body: (SQLRowView) throws(StoreError) -> Void)
+        throws(StoreError)
+    {
+        try connection.scan(sql, arguments, body)
+    }
+
     func row(_ sql: String, _ arguments: SQLValue...) throws(StoreError) -> SQLRow? {
         try connection.query(sql, arguments).first
     }

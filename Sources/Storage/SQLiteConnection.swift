@@ -187,6 +187,25 @@ final class SQLiteConnection: SQLConnection {
         return rows
     }
 
+    func scan(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRowView) throws(StoreError) -> Void)
+        throws(StoreError)
+    {
+        try requireBegunTransaction(sql)
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        try bind(arguments, to: statement)
+        let row = SQLRowView(source: .sqlite(statement))
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { return }
+            guard status == SQLITE_ROW else { throw error(status, sql) }
+            try body(row)
+        }
+    }
+
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int {
         _ = try query(sql, arguments)

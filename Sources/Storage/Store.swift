@@ -97,6 +97,10 @@ public protocol StoreReader {
     func facts(customerId: Int64) throws -> [Fact]
     /// The same facts as `facts(customerId:)`, in the same order, as their stored JSON.
     func factJSON(customerId: Int64) throws -> [FactJSON]
+    /// The same rows as `factJSON(customerId:)`, handed to `body` one at a time in no set order
+    /// (sort by `key` for theirs), without copying their text: for a caller that mostly only
+    /// compares it with text it already holds.
+    func scanFactJSON(customerId: Int64, _ body: (FactRowView) throws(StoreError) -> Void) throws(StoreError)
     /// Stored facts of one kind with their raw JWS, oldest first, after the cursor `after`.
     func storedFacts(customerId: Int64, kind: FactKind, after: Int64?, limit: Int) throws -> [StoredFact]
     /// The app's notification with this `notificationUUID` (V1: the id Storekeeper derived).

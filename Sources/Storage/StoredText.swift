@@ -15,4 +15,13 @@ public enum StoredText {
             }
         }
     }
+
+    /// Byte equality of a text kept in memory and one the store holds in place.
+    public static func sameBytes(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            utf8.count == bytes.count
+                && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
+        }
+    }
 }

@@ -80,6 +80,14 @@ enum WorstCaseBenchmark {
             let batch = renewal(original: longOriginal, period: periods + index)
             long.append(try await milliseconds { _ = try await writer.commit(batch, operation: "bench") })
         }
+        // BENCH_WORSTCASE_COPY=PATH: the store as those commits left it (database and log), for
+        // a look at the pages each wrote (the log's frame headers name them; `dbstat` their tables).
+        if let keep = ProcessInfo.processInfo.environment["BENCH_WORSTCASE_COPY"] {
+            for suffix in ["", "-wal"] {
+                try? FileManager.default.copyItem(
+                    atPath: directory.appendingPathComponent("bench.sqlite" + suffix).path, toPath: keep + suffix)
+            }
+        }
         // Reference: customers whose history is one period, the same ingestion.
         var short: [Double] = []
         for index in 0..<ingestions {

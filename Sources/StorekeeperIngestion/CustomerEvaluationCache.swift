@@ -9,7 +9,7 @@ import Synchronization
 /// otherwise JSON-decoded from the store on every ingestion.
 ///
 /// Checked by content, never trusted: every use reads the customer's facts and state as the
-/// stored JSON text (`factJSON`, `customerInfoJSON`) in the caller's transaction, and a value is
+/// stored JSON text (`scanFactJSON`, `customerInfoJSON`) in the caller's transaction, and a value is
 /// reused only for the very bytes it came from (decoded from them, or, for a fact the caller's
 /// transaction inserted, the fact they were encoded from: equal to their decoding, a store test
 /// checks). Whatever another instance wrote, a rolled-back transaction left behind, or a
@@ -29,14 +29,42 @@ public final class CustomerEvaluationCache: Sendable {
         }
     }
 
+    /// One customer's known facts: by stored row, and in `factJSON`'s order (as handed out).
+    struct CustomerFacts: Sendable {
+        private(set) var rows: [FactRowKey: Decoded<Fact>]
+        /// `rows`' keys, sorted.
+        private(set) var keys: [FactRowKey]
+        /// The rows of `keys`, in that order.
+        private(set) var decoded: [Decoded<Fact>]
+        /// Their facts, in that order.
+        private(set) var facts: [Fact]
+
+        var count: Int { keys.count }
+
+        /// From rows sorted by key.
+        init(_ sorted: [(key: FactRowKey, decoded: Decoded<Fact>)]) {
+            rows = Dictionary(sorted.map { ($0.key, $0.decoded) }, uniquingKeysWith: { first, _ in first })
+            keys = sorted.map(\.key)
+            decoded = sorted.map(\.decoded)
+            facts = sorted.map(\.decoded.value)
+        }
+
+        /// Adds a row that sorts at `index` among those known.
+        mutating func insert(_ row: Decoded<Fact>, key: FactRowKey, at index: Int) {
+            rows[key] = row
+            keys.insert(key, at: index)
+            decoded.insert(row, at: index)
+            facts.insert(row.value, at: index)
+        }
+    }
+
     struct Key: Hashable, Sendable {
         var customerId: Int64
         var environment: AppStoreEnvironment
     }
 
     private struct Entries {
-        /// Per customer, per kind (at `ordinal(kind)`), oldest first.
-        var facts: [Int64: [[Decoded<Fact>]]] = [:]
+        var facts: [Int64: CustomerFacts] = [:]
         var states: [Key: Decoded<PreviousEvaluation>] = [:]
         /// How each state was last encoded here, for the next encoding to reuse.
         var encodings: [Key: CustomerInfoEncoding] = [:]
@@ -61,56 +89,61 @@ public final class CustomerEvaluationCache: Sendable {
     public static let shared = CustomerEvaluationCache()
 
     /// The customer's facts, as `reader.facts(customerId:)` returns them.
+    ///
+    /// Each stored row is compared in place with the text its known decoding came from (found by
+    /// the row's table and id), so a known row costs a byte comparison: no copy of its text, no
+    /// decoding. When every known row is still there unchanged (new facts only added, the usual
+    /// case), the facts handed out last time are kept and the new ones inserted at their places,
+    /// rather than every fact copied into a new array again.
     public func facts(customerId: Int64, in reader: any StoreReader) throws -> [Fact] {
-        let stored = try reader.factJSON(customerId: customerId)
-        // Arrays indexed by kind rather than dictionaries keyed by it: a kind hashes its raw
-        // string, and this loop runs once per fact of the customer.
-        let cachedFacts = entries.withLock { $0.facts[customerId] } ?? Self.noFacts
-        var fresh = Self.noFacts
-        var facts: [Fact] = []
-        facts.reserveCapacity(stored.count)
-        var indexByJSON: [[String: Int]?] = Array(repeating: nil, count: Self.kinds.count)
-        for row in stored {
-            let kind = Self.ordinal(row.kind)
-            let index = fresh[kind].count
-            let cached = cachedFacts[kind]
-            var known: Decoded<Fact>?
-            // Rows come oldest first, so known rows keep their place and new ones follow them;
-            // anything else (a transfer, a rollback) is looked up by its text. A row past the
-            // known ones while all before it kept their place is new: no lookup (hashing every
-            // known row's text to find nothing cost more than the rest of this step).
-            if index < cached.count, StoredText.sameBytes(cached[index].json, row.json) {
-                known = cached[index]
-            } else if !cached.isEmpty, index < cached.count || indexByJSON[kind] != nil {
-                if indexByJSON[kind] == nil {
-                    indexByJSON[kind] = Dictionary(
-                        cached.indices.map { (cached[$0].json, $0) }, uniquingKeysWith: { first, _ in first })
-                }
-                if let match = indexByJSON[kind]?[row.json], StoredText.sameBytes(cached[match].json, row.json) {
-                    known = cached[match]
-                }
+        // Taken out while in use, so that its arrays are not shared with the cache and grow in
+        // place. Only one ingestion at a time works out a customer (under its lock); should two
+        // ever overlap, the second finds nothing and decodes, and the last one stored wins.
+        var cached = entries.withLock { entries -> CustomerFacts? in
+            guard let taken = entries.facts.removeValue(forKey: customerId) else { return nil }
+            entries.factCount -= taken.count
+            return taken
+        }
+        var rows: [(key: FactRowKey, decoded: Decoded<Fact>, known: Bool)] = []
+        rows.reserveCapacity(cached?.count ?? 0)
+        var knownCount = 0
+        // Rows mostly come in the known order: the next known one is tried before the table.
+        var next = 0
+        try reader.scanFactJSON(customerId: customerId) { row throws(StoreError) in
+            // Read through the optional (no copy of the entry, whose arrays must stay unshared).
+            let candidate: Decoded<Fact>?
+            if next < cached?.count ?? 0, cached?.keys[next] == row.key {
+                candidate = cached?.decoded[next]
+                next += 1
+            } else {
+                candidate = cached?.rows[row.key]
             }
-            let decoded = try known ?? Decoded(json: row.json, value: row.decode())
-            facts.append(decoded.value)
-            fresh[kind].append(decoded)
+            if let known = candidate, StoredText.sameBytes(known.json, row.json) {
+                rows.append((row.key, known, true))
+                knownCount += 1
+            } else {
+                let (json, fact) = try row.decode()
+                rows.append((row.key, Decoded(json: json, value: fact), false))
+            }
         }
-        store(facts: fresh, count: stored.count, customerId: customerId)
-        return facts
-    }
-
-    private static let kinds = FactKind.allCases
-    private static let noFacts = [[Decoded<Fact>]](repeating: [], count: kinds.count)
-
-    static func ordinal(_ kind: FactKind) -> Int {
-        switch kind {
-        case .transaction: 0
-        case .renewalInfo: 1
-        case .notification: 2
-        case .playSubscription: 3
-        case .playProductPurchase: 4
-        case .playVoidedPurchase: 5
-        case .playOrder: 6
+        // Rows mostly come in key order already (one purchase: each table by id).
+        var distinct = true
+        if !rows.indices.dropFirst().allSatisfy({ rows[$0 - 1].key < rows[$0].key }) {
+            rows.sort { $0.key < $1.key }
+            distinct = !rows.indices.dropFirst().contains { rows[$0 - 1].key == rows[$0].key }
         }
+        var result: CustomerFacts
+        if distinct, knownCount == cached?.count, var kept = cached.take() {
+            // Every known row is still there, unchanged: the new ones go in at their places.
+            for index in rows.indices where !rows[index].known {
+                kept.insert(rows[index].decoded, key: rows[index].key, at: index)
+            }
+            result = kept
+        } else {
+            result = CustomerFacts(rows.map { ($0.key, $0.decoded) })
+        }
+        store(result, customerId: customerId)
+        return result.facts
     }
 
     /// What the next evaluation reads of the customer's stored state in `environment`, and the
@@ -158,12 +191,12 @@ public final class CustomerEvaluationCache: Sendable {
         entries.withLock { $0 = Entries() }
     }
 
-    private func store(facts: [[Decoded<Fact>]], count: Int, customerId: Int64) {
-        guard count <= capacity else { return }
+    private func store(_ facts: CustomerFacts, customerId: Int64) {
+        guard facts.count <= capacity else { return }
         entries.withLock { entries in
-            entries.factCount -= entries.facts[customerId]?.reduce(0) { $0 + $1.count } ?? 0
+            entries.factCount -= entries.facts[customerId]?.count ?? 0
             entries.facts[customerId] = facts
-            entries.factCount += count
+            entries.factCount += facts.count
             touch(customerId, &entries)
         }
     }
@@ -175,7 +208,7 @@ public final class CustomerEvaluationCache: Sendable {
         // Over budget: the least recently used half goes at once, so eviction costs little per use.
         let byAge = entries.lastUse.sorted { $0.value < $1.value }
         for (oldest, _) in byAge.prefix(max(1, byAge.count / 2)) where oldest != customerId {
-            entries.factCount -= entries.facts[oldest]?.reduce(0) { $0 + $1.count } ?? 0
+            entries.factCount -= entries.facts[oldest]?.count ?? 0
             entries.facts[oldest] = nil
             entries.lastUse[oldest] = nil
             for environment in AppStoreEnvironment.allCases {

@@ -190,6 +190,44 @@ import Testing
         #expect(compared > 100)
     }
 
+    /// Known rows are found by their table and row id, but reused only for the bytes they
+    /// came from: a renewal info rewritten in place (another snapshot of the same instant that
+    /// wins keeps the row and its id) is decoded again, and the facts handed out then are those
+    /// stored; facts added before, among and after the known ones take their places.
+    @Test func aRowRewrittenInPlaceIsDecodedAgain() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-cached-rewrite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = Fixture.tx("t1", "monthly", 0, 30)
+        let losing = Fixture.ri("monthly", signed: 1, next: "annual")
+        let winning = Fixture.ri("monthly", signed: 1, next: "monthly")
+        let notification = Fixture.note(.didRenew, signed: 30)
+        let second = Fixture.tx("t2", "monthly", 30, 60)
+        let store = try await Self.open(
+            directory, "rewrite", facts: [first, losing, winning, notification, second])
+        let cache = CustomerEvaluationCache()
+        func handedAndStored(inserting facts: [Fact]) async throws -> (handed: [Fact], stored: [Fact]) {
+            try await store.write { tx in
+                try Self.insert(facts, in: tx)
+                return (try cache.facts(customerId: 1, in: tx), try tx.facts(customerId: 1))
+            }
+        }
+        // Two snapshots of one instant: the row keeps the greater text (they differ only in
+        // `autoRenewProductId`, "annual" < "monthly"), so the second rewrites the first's row.
+        let initial = try await handedAndStored(inserting: [losing, notification])
+        #expect(initial.handed == [losing, notification])
+        #expect(initial.stored == initial.handed)
+        let rewritten = try await handedAndStored(inserting: [winning])
+        #expect(rewritten.stored == [winning, notification])
+        #expect(rewritten.handed == rewritten.stored)
+        // New rows before (a transaction: the first table), and after the known ones.
+        let grown = try await handedAndStored(inserting: [first, second])
+        #expect(grown.stored == [first, second, winning, notification])
+        #expect(grown.handed == grown.stored)
+        await store.close()
+    }
+
     static let rolledBack = "rolled back on purpose"
 
     /// Where two fact lists first differ, in words (nil when equal): a failure printing both
