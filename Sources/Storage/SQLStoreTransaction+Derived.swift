@@ -102,21 +102,34 @@ extension SQLStoreTransaction {
         // differs are written. (An UPDATE joined to a VALUES list of every event made SQLite
         // compare each stored event with each listed one: a cost in the square of the history.)
         // One text per id: (customer_id, event_id) is unique (by bytes; event ids are ASCII).
-        let found = try rows(
+        // The stored text is compared in place, not copied (a long history's standing events
+        // are hundreds of kilobytes); an event whose id does not stand is left alone.
+        let texts = events.map { event in
+            EventTextCache.shared.text(of: event, customerId: customerId) { Self.jsonText($0) }
+        }
+        // Each id's last event, then through `previous` any earlier one with the same id.
+        var lastById: [String: Int] = [:]
+        lastById.reserveCapacity(events.count)
+        var previous = [Int](repeating: -1, count: events.count)
+        for (index, event) in events.enumerated() {
+            previous[index] = lastById.updateValue(index, forKey: event.id) ?? -1
+        }
+        var differs = [Bool](repeating: false, count: events.count)
+        try scan(
             "SELECT event_id, event_json FROM lifecycle_events WHERE customer_id = $1 AND retracted_at IS NULL",
-            .integer(customerId))
-        var standing: [String: String] = [:]
-        standing.reserveCapacity(found.count)
-        for row in found {
-            standing[try row.text(0)] = try row.text(1)
+            .integer(customerId)
+        ) { row throws(StoreError) in
+            guard var index = lastById[try row.text(0)] else { return }
+            try row.withBytes(1) { stored in
+                while index >= 0 {
+                    if !StoredText.sameBytes(texts[index], stored) { differs[index] = true }
+                    index = previous[index]
+                }
+            }
         }
         var changed: [(id: String, json: String, occurredAt: Timestamp)] = []
-        for event in events {
-            guard let text = standing[event.id] else { continue }
-            let json = EventTextCache.shared.text(of: event, customerId: customerId) { Self.jsonText($0) }
-            if !StoredText.sameBytes(text, json) {
-                changed.append((event.id, json, event.occurredAt))
-            }
+        for (index, event) in events.enumerated() where differs[index] {
+            changed.append((event.id, texts[index], event.occurredAt))
         }
         var revised = 0
         for event in changed {
