@@ -82,34 +82,8 @@ final class PostgresConnection: SQLConnection {
     var backendProcessId: Int32 { handle.map { PQbackendPID($0) } ?? 0 }
 
     func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow] {
-        let result = try run(sql, arguments)
-        defer { PQclear(result) }
-        let rowCount = PQntuples(result)
-        let columnCount = PQnfields(result)
-        let integerColumns = (0..<columnCount).map { column -> Bool in
-            // int8, int2, int4
-            let type = PQftype(result, column)
-            return type == 20 || type == 21 || type == 23
-        }
         var rows: [SQLRow] = []
-        rows.reserveCapacity(Int(rowCount))
-        for row in 0..<rowCount {
-            var values: [SQLValue] = []
-            values.reserveCapacity(Int(columnCount))
-            for column in 0..<columnCount {
-                if PQgetisnull(result, row, column) == 1 {
-                    values.append(.null)
-                    continue
-                }
-                let text = String(cString: PQgetvalue(result, row, column))
-                if integerColumns[Int(column)], let value = Int64(text) {
-                    values.append(.integer(value))
-                } else {
-                    values.append(.text(text))
-                }
-            }
-            rows.append(SQLRow(values: values))
-        }
+        try scan(sql, arguments) { row in rows.append(row.copied()) }
         return rows
     }
 

@@ -59,6 +59,47 @@ struct SQLRowView {
         }
     }
 
+    /// The whole row copied out, as `SQLConnection.query` returns it: NULL, integers (SQLite's
+    /// integer values; PostgreSQL's int2, int4 and int8 columns), and the rest as text.
+    func copied() -> SQLRow {
+        var values: [SQLValue] = []
+        switch source {
+        case .sqlite(let statement):
+            let columns = sqlite3_column_count(statement)
+            values.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                switch sqlite3_column_type(statement, column) {
+                case SQLITE_NULL: values.append(.null)
+                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(statement, column)))
+                default:
+                    let start = sqlite3_column_text(statement, column)
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    values.append(
+                        .text(
+                            start.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
+                                ?? ""))
+                }
+            }
+        case .postgres(let result, let row):
+            let columns = PQnfields(result)
+            values.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                guard PQgetisnull(result, row, column) == 0 else {
+                    values.append(.null)
+                    continue
+                }
+                let text = String(cString: PQgetvalue(result, row, column))
+                let type = PQftype(result, column)
+                if type == 20 || type == 21 || type == 23, let value = Int64(text) {  // int8, int2, int4
+                    values.append(.integer(value))
+                } else {
+                    values.append(.text(text))
+                }
+            }
+        }
+        return SQLRow(values: values)
+    }
+
     func text(_ column: Int32) throws(StoreError) -> String {
         try withBytes(column) { bytes in String(decoding: bytes, as: UTF8.self) }
     }

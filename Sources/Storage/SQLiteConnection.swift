@@ -152,38 +152,8 @@ final class SQLiteConnection: SQLConnection {
     }
 
     func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow] {
-        try requireBegunTransaction(sql)
-        let statement = try prepared(sql)
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
-        }
-        try bind(arguments, to: statement)
         var rows: [SQLRow] = []
-        let columns = sqlite3_column_count(statement)
-        while true {
-            let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { break }
-            guard status == SQLITE_ROW else { throw error(status, sql) }
-            var values: [SQLValue] = []
-            values.reserveCapacity(Int(columns))
-            for column in 0..<columns {
-                switch sqlite3_column_type(statement, column) {
-                case SQLITE_NULL:
-                    values.append(.null)
-                case SQLITE_INTEGER:
-                    values.append(.integer(sqlite3_column_int64(statement, column)))
-                default:
-                    let bytes = sqlite3_column_text(statement, column)
-                    let count = Int(sqlite3_column_bytes(statement, column))
-                    values.append(
-                        .text(
-                            bytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
-                                ?? ""))
-                }
-            }
-            rows.append(SQLRow(values: values))
-        }
+        try scan(sql, arguments) { row in rows.append(row.copied()) }
         return rows
     }
 
@@ -208,7 +178,7 @@ final class SQLiteConnection: SQLConnection {
 
     @discardableResult
     func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int {
-        _ = try query(sql, arguments)
+        try scan(sql, arguments) { _ in }
         return Int(sqlite3_changes64(handle))
     }
 
