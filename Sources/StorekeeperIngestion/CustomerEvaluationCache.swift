@@ -17,8 +17,8 @@ import Synchronization
 /// fresh decoding gives.
 /// - Note: Thread-safe: entries sit behind a `Mutex`; decoding and comparing happen outside it.
 public final class CustomerEvaluationCache: Sendable {
-    /// One decoded stored value and the exact text it was decoded from; by reference, so
-    /// handing the known facts of a long history around copies pointers, not facts.
+    /// One decoded stored state and the exact text it was decoded from; by reference, so a
+    /// lookup copies a pointer, not the state.
     final class Decoded<Value: Sendable>: Sendable {
         let json: String
         let value: Value
@@ -29,32 +29,28 @@ public final class CustomerEvaluationCache: Sendable {
         }
     }
 
-    /// One customer's known facts: by stored row, and in `factJSON`'s order (as handed out).
+    /// One customer's known facts in `factJSON`'s order (as handed out), each with its stored
+    /// row and the exact text it was decoded from. Parallel arrays, each fact held once: a
+    /// table by row besides them cost more memory than the facts, for lookups only rows that
+    /// arrive out of order need (`index(of:)` builds one then).
     struct CustomerFacts: Sendable {
-        private(set) var rows: [FactRowKey: Decoded<Fact>]
-        /// `rows`' keys, sorted.
-        private(set) var keys: [FactRowKey]
-        /// The rows of `keys`, in that order.
-        private(set) var decoded: [Decoded<Fact>]
-        /// Their facts, in that order.
-        private(set) var facts: [Fact]
+        private(set) var keys: [FactRowKey] = []
+        private(set) var texts: [String] = []
+        private(set) var facts: [Fact] = []
 
         var count: Int { keys.count }
 
-        /// From rows sorted by key.
-        init(_ sorted: [(key: FactRowKey, decoded: Decoded<Fact>)]) {
-            rows = Dictionary(sorted.map { ($0.key, $0.decoded) }, uniquingKeysWith: { first, _ in first })
-            keys = sorted.map(\.key)
-            decoded = sorted.map(\.decoded)
-            facts = sorted.map(\.decoded.value)
+        mutating func append(key: FactRowKey, text: String, fact: Fact) {
+            keys.append(key)
+            texts.append(text)
+            facts.append(fact)
         }
 
         /// Adds a row that sorts at `index` among those known.
-        mutating func insert(_ row: Decoded<Fact>, key: FactRowKey, at index: Int) {
-            rows[key] = row
+        mutating func insert(key: FactRowKey, text: String, fact: Fact, at index: Int) {
             keys.insert(key, at: index)
-            decoded.insert(row, at: index)
-            facts.insert(row.value, at: index)
+            texts.insert(text, at: index)
+            facts.insert(fact, at: index)
         }
     }
 
@@ -104,26 +100,34 @@ public final class CustomerEvaluationCache: Sendable {
             entries.factCount -= taken.count
             return taken
         }
-        var rows: [(key: FactRowKey, decoded: Decoded<Fact>, known: Bool)] = []
+        // Each row read, by key: `source` is a known fact's place, or (negative) a new one's in
+        // `fresh` (kept apart: an array of facts for every row would be mostly empty room).
+        var rows: [(key: FactRowKey, source: Int)] = []
         rows.reserveCapacity(cached?.count ?? 0)
+        var fresh: [(json: String, fact: Fact)] = []
         var knownCount = 0
-        // Rows mostly come in the known order: the next known one is tried before the table.
+        // Rows mostly come in the known order: the next known one is tried before a lookup.
         var next = 0
+        var indexByKey: [FactRowKey: Int]?
         try reader.scanFactJSON(customerId: customerId) { row throws(StoreError) in
             // Read through the optional (no copy of the entry, whose arrays must stay unshared).
-            let candidate: Decoded<Fact>?
+            var candidate: Int?
             if next < cached?.count ?? 0, cached?.keys[next] == row.key {
-                candidate = cached?.decoded[next]
+                candidate = next
                 next += 1
-            } else {
-                candidate = cached?.rows[row.key]
+            } else if let known = cached?.keys, !known.isEmpty {
+                if indexByKey == nil {
+                    indexByKey = Dictionary(
+                        known.indices.map { (known[$0], $0) }, uniquingKeysWith: { first, _ in first })
+                }
+                candidate = indexByKey?[row.key]
             }
-            if let known = candidate, StoredText.sameBytes(known.json, row.json) {
-                rows.append((row.key, known, true))
+            if let index = candidate, let text = cached?.texts[index], StoredText.sameBytes(text, row.json) {
+                rows.append((row.key, index))
                 knownCount += 1
             } else {
-                let (json, fact) = try row.decode()
-                rows.append((row.key, Decoded(json: json, value: fact), false))
+                fresh.append(try row.decode())
+                rows.append((row.key, -fresh.count))
             }
         }
         // Rows mostly come in key order already (one purchase: each table by id).
@@ -132,15 +136,21 @@ public final class CustomerEvaluationCache: Sendable {
             rows.sort { $0.key < $1.key }
             distinct = !rows.indices.dropFirst().contains { rows[$0 - 1].key == rows[$0].key }
         }
-        var result: CustomerFacts
+        var result = CustomerFacts()
         if distinct, knownCount == cached?.count, var kept = cached.take() {
             // Every known row is still there, unchanged: the new ones go in at their places.
-            for index in rows.indices where !rows[index].known {
-                kept.insert(rows[index].decoded, key: rows[index].key, at: index)
+            for (index, row) in rows.enumerated() where row.source < 0 {
+                let (text, fact) = fresh[-row.source - 1]
+                kept.insert(key: row.key, text: text, fact: fact, at: index)
             }
             result = kept
         } else {
-            result = CustomerFacts(rows.map { ($0.key, $0.decoded) })
+            let known = cached ?? CustomerFacts()
+            for row in rows {
+                let (text, fact) =
+                    row.source >= 0 ? (known.texts[row.source], known.facts[row.source]) : fresh[-row.source - 1]
+                result.append(key: row.key, text: text, fact: fact)
+            }
         }
         store(result, customerId: customerId)
         return result.facts
