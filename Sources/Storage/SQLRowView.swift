@@ -45,60 +45,55 @@ struct SQLRowView {
         -> R
     {
         guard !isNull(column) else { throw StoreError(.corruptValue, "column \(column) is NULL, expected text") }
+        return try body(bytes(column))
+    }
+
+    /// The column's bytes as text (empty for NULL), valid until the next row.
+    private func bytes(_ column: Int32) -> UnsafeRawBufferPointer {
         switch source {
         case .sqlite(let statement):
             // `sqlite3_column_text` before `sqlite3_column_bytes`, as SQLite asks: the count is
             // then that of the UTF-8 text.
             let start = sqlite3_column_text(statement, column)
             let count = Int(sqlite3_column_bytes(statement, column))
-            return try body(UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
+            return UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count)
         case .postgres(let result, let row):
             let start = PQgetvalue(result, row, column)
             let count = Int(PQgetlength(result, row, column))
-            return try body(UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count))
+            return UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count)
         }
     }
 
     /// The whole row copied out, as `SQLConnection.query` returns it: NULL, integers (SQLite's
     /// integer values; PostgreSQL's int2, int4 and int8 columns), and the rest as text.
     func copied() -> SQLRow {
-        var values: [SQLValue] = []
+        let columns: Int32
         switch source {
-        case .sqlite(let statement):
-            let columns = sqlite3_column_count(statement)
-            values.reserveCapacity(Int(columns))
-            for column in 0..<columns {
-                switch sqlite3_column_type(statement, column) {
-                case SQLITE_NULL: values.append(.null)
-                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(statement, column)))
-                default:
-                    let start = sqlite3_column_text(statement, column)
-                    let count = Int(sqlite3_column_bytes(statement, column))
-                    values.append(
-                        .text(
-                            start.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
-                                ?? ""))
-                }
+        case .sqlite(let statement): columns = sqlite3_column_count(statement)
+        case .postgres(let result, _): columns = PQnfields(result)
+        }
+        var values: [SQLValue] = []
+        values.reserveCapacity(Int(columns))
+        for column in 0..<columns {
+            guard !isNull(column) else {
+                values.append(.null)
+                continue
             }
-        case .postgres(let result, let row):
-            let columns = PQnfields(result)
-            values.reserveCapacity(Int(columns))
-            for column in 0..<columns {
-                guard PQgetisnull(result, row, column) == 0 else {
-                    values.append(.null)
-                    continue
-                }
-                let text = String(cString: PQgetvalue(result, row, column))
-                let type = PQftype(result, column)
-                if type == 20 || type == 21 || type == 23, let value = Int64(text) {  // int8, int2, int4
-                    values.append(.integer(value))
-                } else {
-                    values.append(.text(text))
-                }
+            switch source {
+            case .sqlite(let statement) where sqlite3_column_type(statement, column) == SQLITE_INTEGER:
+                values.append(.integer(sqlite3_column_int64(statement, column)))
+            case .postgres(let result, _) where Self.isInteger(PQftype(result, column)):
+                let text = String(decoding: bytes(column), as: UTF8.self)
+                values.append(Int64(text).map(SQLValue.integer) ?? .text(text))
+            default:
+                values.append(.text(String(decoding: bytes(column), as: UTF8.self)))
             }
         }
         return SQLRow(values: values)
     }
+
+    /// PostgreSQL's int8, int2 and int4 type ids.
+    private static func isInteger(_ type: Oid) -> Bool { type == 20 || type == 21 || type == 23 }
 
     func text(_ column: Int32) throws(StoreError) -> String {
         try withBytes(column) { bytes in String(decoding: bytes, as: UTF8.self) }

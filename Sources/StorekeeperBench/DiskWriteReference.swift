@@ -43,8 +43,6 @@ enum DiskWriteReference {
             }
         }
         guard fdatasync(descriptor) == 0 else { throw Failure(description: "fdatasync \(path): errno \(errno)") }
-        let elapsed = clock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(megabytes) * 1_048_576 / seconds
+        return Double(megabytes) * 1_048_576 / StoreBenchmark.seconds(clock.now - start)
     }
 }
