@@ -25,8 +25,7 @@ public struct AccessLogEntry: Sendable, Equatable {
 
     /// Milliseconds, fractional.
     public var durationMilliseconds: Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        duration / .milliseconds(1)
     }
 
     /// The entry as one line of JSON with a constant `event` and the data in keys:

@@ -252,7 +252,7 @@ public enum StoreBenchmark {
     }
 
     static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        duration / .seconds(1)
     }
 
     /// Linux `VmHWM` (peak resident set) of this process.

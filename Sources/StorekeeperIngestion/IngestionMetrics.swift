@@ -39,7 +39,6 @@ extension IngestionMetrics {
 
     /// Records the time from `started` to now as one `operation`.
     public func recordDatabase(operation: String, since started: ContinuousClock.Instant) {
-        let (seconds, attoseconds) = (ContinuousClock.now - started).components
-        recordDatabase(operation: operation, seconds: Double(seconds) + Double(attoseconds) / 1e18)
+        recordDatabase(operation: operation, seconds: (ContinuousClock.now - started) / .seconds(1))
     }
 }

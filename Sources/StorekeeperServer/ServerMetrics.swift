@@ -407,9 +407,8 @@ public struct MetricsMiddleware: ImmediateMiddleware {
     }
 
     private func record(_ route: String, _ request: HTTPRequest, _ status: Int, _ started: ContinuousClock.Instant) {
-        let (seconds, attoseconds) = (ContinuousClock.now - started).components
         metrics.recordRequest(
             route: route, method: request.method.rawValue, status: status,
-            seconds: Double(seconds) + Double(attoseconds) / 1e18)
+            seconds: (ContinuousClock.now - started) / .seconds(1))
     }
 }

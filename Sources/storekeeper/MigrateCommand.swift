@@ -115,8 +115,7 @@ enum MigrateCommand {
         func heartbeat() {
             let (reporter, current) = state.withLock { ($0.reporter, $0.current) }
             guard let reporter, let current else { return }
-            let elapsed = ContinuousClock.now - current.since
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = (ContinuousClock.now - current.since) / .seconds(1)
             reporter.note(current.text + ", \(ProgressReporter.duration(seconds)) so far")
         }
 

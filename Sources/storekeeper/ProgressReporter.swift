@@ -57,8 +57,7 @@ final class ProgressReporter: Sendable {
     static let standardError: @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
 
     static let monotonicSeconds: @Sendable () -> Double = {
-        let elapsed = ContinuousClock.now - origin
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - origin) / .seconds(1)
     }
     private static let origin = ContinuousClock.now
 

@@ -193,6 +193,20 @@ import Testing
         #expect(object["duration_ms"] is Double || object["duration_ms"] is Int)
     }
 
+    @Test("an access log entry's duration is in fractional milliseconds, rounded to the microsecond")
+    func accessLogDurationIsInMilliseconds() throws {
+        let entry = AccessLogEntry(
+            method: "GET", route: "/healthz", status: 200,
+            duration: .seconds(2) + .milliseconds(1) + .microseconds(250) + .nanoseconds(400), requestID: "rid")
+        #expect(entry.durationMilliseconds == 2_001.2504)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(entry.jsonLine.utf8)) as? [String: Any])
+        #expect(object["duration_ms"] as? Double == 2_001.25)
+        #expect(
+            AccessLogEntry(method: "GET", route: nil, status: 404, duration: .zero, requestID: "r")
+                .durationMilliseconds == 0)
+    }
+
     @Test func queryParsingKeepsRawAndRepeatedItems() {
         let request = HTTPRequest(method: .get, target: "http://example.com/a/b?x=1&x=2&flag&e=%26%3D&sp=a+b")
         #expect(request.path == "/a/b")
