@@ -13,9 +13,10 @@ import StorekeeperIngestion
 /// and each latency is kept. The target is the issue's: a customer with 1,000 facts (334
 /// periods) taking more; 1,000 periods (3,000 facts) are measured beside it to show how the
 /// cost grows. The reference is the same ingestion for customers with a one-period history,
-/// measured in the same run. A breakdown then times the steps of one re-evaluation of the
-/// long customer, each alone on one thread (ingestion runs the state and the analytics side by
-/// side on two).
+/// measured in the same run, with the pages each of the long customer's commits wrote to the
+/// log (`WriteAheadLogCommits`): the commit's cost beyond the disk's flush. A breakdown then
+/// times the steps of one re-evaluation of the long customer, each alone on one thread
+/// (ingestion runs the state and the analytics side by side on two).
 /// - Note: Runs alone; single-threaded apart from the store's own writer thread.
 enum WorstCaseBenchmark {
     static let appId = "worstcase"
@@ -80,6 +81,9 @@ enum WorstCaseBenchmark {
             let batch = renewal(original: longOriginal, period: periods + index)
             long.append(try await milliseconds { _ = try await writer.commit(batch, operation: "bench") })
         }
+        // What those commits handed the disk (read now: the short customers' writes follow).
+        let log = try WriteAheadLogCommits(path: directory.appendingPathComponent("bench.sqlite-wal").path)
+        let longCommits = min(ingestions, log.frames.count)
         // BENCH_WORSTCASE_COPY=PATH: the store as those commits left it (database and log), for
         // a look at the pages each wrote (the log's frame headers name them; `dbstat` their tables).
         if let keep = ProcessInfo.processInfo.environment["BENCH_WORSTCASE_COPY"] {
@@ -117,6 +121,12 @@ enum WorstCaseBenchmark {
                     "raw durable commit of one row, same disk: %.2f ms (%.0f/s); the long history costs %.2f ms more"
                     + " than the 1-period one",
                 1_000 / rawCommits, rawCommits, median(long) - median(short)))
+
+        if let frames = log.medianFrames(ofLast: longCommits) {
+            print(
+                "log written per durable commit of the long customer: median \(frames) pages of \(log.pageSize) B"
+                    + " = \(frames * log.pageSize / 1_024) KiB (last \(longCommits) commits in the log)")
+        }
 
         guard target else {
             await store.close()
