@@ -5,6 +5,7 @@ import StorekeeperTesting
 import Testing
 
 @testable import Storage
+@testable import StorekeeperBench
 
 private typealias F = IngestionFixture
 
@@ -27,15 +28,29 @@ extension StoreConformanceTests {
         return measures
     }
 
-    /// The stored contribution text and the app's daily rows.
+    /// The stored contribution text as it is, spaces after the value included (`keepingStoredSize`).
+    static func storedContributionText(_ store: any Store, customerId: Int64) async throws -> String? {
+        try await store.read { reader in
+            try (reader as! SQLStoreTransaction).row(
+                "SELECT contribution_json FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
+                .integer(customerId), .text("Production"))?.text(0)
+        }
+    }
+
+    /// The stored contribution (its text without the spaces a long one is padded with on
+    /// SQLite) and the app's daily rows.
     static func contributionState(_ store: any Store, customerId: Int64) async throws
         -> (text: String?, rows: [AnalyticsDailyKey: AnalyticsMeasures])
     {
-        try await store.read { reader in
-            let sql = reader as! SQLStoreTransaction
-            let text = try sql.row(
-                "SELECT contribution_json FROM analytics_contributions WHERE customer_id = $1 AND environment = $2",
-                .integer(customerId), .text("Production"))?.text(0)
+        let stored = try await storedContributionText(store, customerId: customerId)
+        let text = stored.map { text in
+            var end = text.utf8.endIndex
+            while end > text.utf8.startIndex, text.utf8[text.utf8.index(before: end)] == UInt8(ascii: " ") {
+                end = text.utf8.index(before: end)
+            }
+            return String(text[..<end])
+        }
+        return try await store.read { reader in
             let rows = try reader.analyticsRows(appId: F.appId).filter { !$0.measures.isZero }
             // Rows whose keys are equal strings in different bytes (Unicode spellings) are two
             // rows to the database: the test fails on them instead of the dictionary trapping.
@@ -349,6 +364,62 @@ extension StoreConformanceTests {
             (changed, stored) = try await apply([])
             #expect(changed)
             #expect(stored == [])
+        }
+    }
+
+    @Test(
+        "a long contribution keeps its stored size on SQLite: a change near its end writes a page or two to the log",
+        arguments: Backend.enabled)
+    func longContributionKeepsItsStoredSize(backend: Backend) async throws {
+        try await withStore(backend) { store, database in
+            try await F.setUp(store)
+            let customerId = try await store.write { tx in
+                try tx.ensureCustomer(appId: F.appId, appUserId: "long", at: F.now).id
+            }
+            func key(_ day: Int) -> AnalyticsDailyKey {
+                AnalyticsDailyKey(
+                    day: CalendarDay(year: 2020, month: 1, day: 1).adding(days: Int64(day)), productId: "monthly",
+                    subscriptionGroup: "premium", storefront: "USA", currency: "USD")
+            }
+            var contribution: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
+            for day in 0..<300 { contribution[key(day)] = Self.measures(gross: 9_990 + Int64(day)) }
+            func apply() async throws -> String {
+                let applied = contribution
+                let changed = try await store.write { tx in
+                    try tx.applyAnalyticsContribution(
+                        customerId: customerId, appId: F.appId, environment: .production, applied)
+                }
+                #expect(changed)
+                let (value, rows) = try await Self.contributionState(store, customerId: customerId)
+                #expect(rows == applied)
+                // The value is what writing it afresh gives; only spaces follow it.
+                #expect(value == Self.canonicalText(applied))
+                return try #require(try await Self.storedContributionText(store, customerId: customerId))
+            }
+            let first = try await apply()
+            let size = Self.canonicalText(contribution).utf8.count
+            #expect(size > SQLStoreTransaction.paddedContributionBytes)
+            #expect(first.utf8.count == (backend == .sqlite ? (size + size / 8 + 1_024 + 4_095) / 4_096 * 4_096 : size))
+
+            // A new day and a change to the last one: the same size, and on SQLite a commit that
+            // writes far fewer pages than the text takes (rewritten, it writes all of them).
+            contribution[key(300)] = Self.measures(gross: 1)
+            contribution[key(299)] = Self.measures(gross: 2)
+            let before = backend == .sqlite ? try WriteAheadLogCommits(path: database.url + "-wal").frames.count : 0
+            let second = try await apply()
+            #expect(second.utf8.count == first.utf8.count || backend == .postgres)
+            if backend == .sqlite {
+                let log = try WriteAheadLogCommits(path: database.url + "-wal")
+                #expect(log.frames.count == before + 1)
+                #expect(try #require(log.frames.last) < size / 4_096 / 2)
+            }
+
+            // Much shorter: padded afresh to its own size, not kept at the long one's.
+            contribution = contribution.filter { $0.key.day < key(20).day }
+            let third = try await apply()
+            let shortSize = Self.canonicalText(contribution).utf8.count
+            #expect(third.utf8.count == shortSize || backend == .sqlite)
+            #expect(third.utf8.count < first.utf8.count / 4)
         }
     }
 
