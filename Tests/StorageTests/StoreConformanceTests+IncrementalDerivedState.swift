@@ -28,6 +28,14 @@ extension StoreConformanceTests {
         return measures
     }
 
+    /// Sets the fixture's app up in `store` and adds its first customer, `appUserId`.
+    static func firstCustomer(_ store: any Store, _ appUserId: String) async throws -> Int64 {
+        try await F.setUp(store)
+        return try await store.write { tx in
+            try tx.ensureCustomer(appId: F.appId, appUserId: appUserId, at: F.now).id
+        }
+    }
+
     /// The stored contribution text as it is, spaces after the value included (`keepingStoredSize`).
     static func storedContributionText(_ store: any Store, customerId: Int64) async throws -> String? {
         try await store.read { reader in
@@ -73,10 +81,7 @@ extension StoreConformanceTests {
         arguments: Backend.enabled)
     func contributionCacheIsCheckedByContent(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
-            try await F.setUp(store)
-            let customerId = try await store.write { tx in
-                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
-            }
+            let customerId = try await Self.firstCustomer(store, "ann")
             func apply(_ contribution: [AnalyticsDailyKey: AnalyticsMeasures]) async throws -> Bool {
                 try await store.write { tx in
                     try tx.applyAnalyticsContribution(
@@ -142,10 +147,7 @@ extension StoreConformanceTests {
         arguments: Backend.enabled)
     func randomContributionsWalkLikeLookups(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
-            try await F.setUp(store)
-            let customerId = try await store.write { tx in
-                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
-            }
+            let customerId = try await Self.firstCustomer(store, "ann")
             // Keys of one day that differ only past the day and product, where the walk compares
             // every field; "é" twice (precomposed, combining) is one key.
             var space: [AnalyticsDailyKey] = []
@@ -257,10 +259,7 @@ extension StoreConformanceTests {
         arguments: Backend.enabled)
     func cohortContributionCacheIsCheckedByContent(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
-            try await F.setUp(store)
-            let customerId = try await store.write { tx in
-                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
-            }
+            let customerId = try await Self.firstCustomer(store, "ann")
             @Sendable func cohorts(_ subscriptions: Int64, renewals: Int64 = 0) -> CohortContribution {
                 CohortContribution(retention: [
                     RetentionCohortKey(
@@ -312,10 +311,7 @@ extension StoreConformanceTests {
     @Test("periods: only changed ones are rewritten, the stored set is the new one", arguments: Backend.enabled)
     func periodsAreRewrittenWhereTheyChanged(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
-            try await F.setUp(store)
-            let customerId = try await store.write { tx in
-                try tx.ensureCustomer(appId: F.appId, appUserId: "ann", at: F.now).id
-            }
+            let customerId = try await Self.firstCustomer(store, "ann")
             func period(_ id: String, start: Int64, gross: Int64 = 9990) -> AnalyticsPeriod {
                 AnalyticsPeriod(
                     transactionId: id, subscription: "premium", productId: "monthly", subscriptionGroup: "premium",
@@ -372,10 +368,7 @@ extension StoreConformanceTests {
         arguments: Backend.enabled)
     func longContributionKeepsItsStoredSize(backend: Backend) async throws {
         try await withStore(backend) { store, database in
-            try await F.setUp(store)
-            let customerId = try await store.write { tx in
-                try tx.ensureCustomer(appId: F.appId, appUserId: "long", at: F.now).id
-            }
+            let customerId = try await Self.firstCustomer(store, "long")
             func key(_ day: Int) -> AnalyticsDailyKey {
                 AnalyticsDailyKey(
                     day: CalendarDay(year: 2020, month: 1, day: 1).adding(days: Int64(day)), productId: "monthly",
