@@ -66,6 +66,28 @@ extension SQLStoreTransaction {
         return try lockCustomer(id: id)
     }
 
+    func ensureCustomers(appId: String, appUserIds: [String], at: Timestamp) throws -> [Int64] {
+        // Each id once (PostgreSQL's upsert may not touch a row twice in one statement) and
+        // sorted, so that imports running side by side take the customers' locks in one order.
+        let distinct = Set(appUserIds).sorted()
+        let returned = try insertRowsReturning(
+            into: "INSERT INTO customers (app_id, app_user_id, first_seen_at, last_seen_at)",
+            suffix: """
+                ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_seen_at =
+                    CASE WHEN excluded.last_seen_at > customers.last_seen_at
+                         THEN excluded.last_seen_at ELSE customers.last_seen_at END
+                RETURNING app_user_id, id
+                """, width: 4, distinct.map { [.text(appId), .text($0), SQLValue(at), SQLValue(at)] })
+        var ids: [String: Int64] = [:]
+        for row in returned { ids[try row.text(0)] = try row.integer(1) }
+        return try appUserIds.map { appUserId throws(StoreError) in
+            guard let id = ids[appUserId] else {
+                throw StoreError(.database, "customer upsert returned no row for one of \(appUserIds.count) ids")
+            }
+            return id
+        }
+    }
+
     @discardableResult
     func lockCustomer(id: Int64) throws -> CustomerRecord {
         let sql: String
@@ -123,6 +145,41 @@ extension SQLStoreTransaction {
             UPDATE customer_transactions SET customer_id = $1, claimed_at = $3
             WHERE original_transaction_id = $2 AND app_id = (SELECT app_id FROM customers WHERE id = $1)
             """, .integer(customerId), .text(originalTransactionId), SQLValue(at))
+        return previous
+    }
+
+    func claimOriginalTransactions(_ claims: [(originalTransactionId: String, customerId: Int64)], at: Timestamp)
+        throws -> [Int64?]
+    {
+        // The first claim of each original goes in the bulk statement; a claim it did not
+        // insert (owned before, a repeated original, an unknown customer) then takes the
+        // one-row path in the given order, which gives what claims one by one would.
+        var seen: Set<String> = []
+        let isFirst = claims.map { seen.insert($0.originalTransactionId).inserted }
+        let firsts = claims.indices.filter { isFirst[$0] }
+        let returned = try insertRowsReturning(
+            into: """
+                INSERT INTO customer_transactions (app_id, original_transaction_id, customer_id, claimed_at)
+                SELECT c.app_id, v.column2, c.id, v.column3 FROM (
+                """,
+            suffix: """
+                ) AS v, customers c WHERE c.id = v.column1
+                ON CONFLICT (app_id, original_transaction_id) DO NOTHING
+                RETURNING original_transaction_id, customer_id
+                """, width: 3,
+            firsts.map { [.integer(claims[$0].customerId), .text(claims[$0].originalTransactionId), SQLValue(at)] })
+        var inserted: [String: Int64] = [:]
+        for row in returned { inserted[try row.text(0)] = try row.integer(1) }
+        var previous: [Int64?] = []
+        previous.reserveCapacity(claims.count)
+        for (index, claim) in claims.enumerated() {
+            if isFirst[index], inserted[claim.originalTransactionId] == claim.customerId {
+                previous.append(nil)
+            } else {
+                previous.append(
+                    try claimOriginalTransaction(claim.originalTransactionId, customerId: claim.customerId, at: at))
+            }
+        }
         return previous
     }
 

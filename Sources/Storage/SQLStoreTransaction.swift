@@ -86,8 +86,32 @@ final class SQLStoreTransaction: StoreTransaction {
     func insertRows(into insert: String, onConflict: String, width: Int, _ rows: [[SQLValue]]) throws(StoreError)
         -> Int
     {
-        precondition(width * Self.maximumRowsPerStatement <= 32_766, "a bulk statement would bind too many values")
         var inserted = 0
+        try forEachBulkStatement(insert, onConflict, width: width, rows) { sql, arguments throws(StoreError) in
+            inserted += try connection.execute(sql, arguments)
+        }
+        return inserted
+    }
+
+    /// `insertRows` whose `suffix` ends in `RETURNING`: the rows every statement returned, in no
+    /// promised order (neither engine promises one).
+    func insertRowsReturning(into insert: String, suffix: String, width: Int, _ rows: [[SQLValue]])
+        throws(StoreError) -> [SQLRow]
+    {
+        var returned: [SQLRow] = []
+        try forEachBulkStatement(insert, suffix, width: width, rows) { sql, arguments throws(StoreError) in
+            returned += try connection.query(sql, arguments)
+        }
+        return returned
+    }
+
+    /// Cuts `rows` into the multi-row statements described at `maximumRowsPerStatement` and
+    /// hands each statement's text and values to `body`.
+    private func forEachBulkStatement(
+        _ insert: String, _ suffix: String, width: Int, _ rows: [[SQLValue]],
+        _ body: (String, [SQLValue]) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        precondition(width * Self.maximumRowsPerStatement <= 32_766, "a bulk statement would bind too many values")
         var next = 0
         while next < rows.count {
             let remaining = rows.count - next
@@ -100,17 +124,16 @@ final class SQLStoreTransaction: StoreTransaction {
                 precondition(row.count == width, "a bulk row has the wrong number of columns")
                 arguments += row
             }
-            let shape = BulkShape(insert: insert, onConflict: onConflict, width: width, rows: count)
+            let shape = BulkShape(insert: insert, onConflict: suffix, width: width, rows: count)
             let sql = Self.bulkStatements.withLock { cache in
                 if let sql = cache[shape] { return sql }
-                let sql = Self.multiRowStatement(insert, onConflict: onConflict, width: width, rows: count)
+                let sql = Self.multiRowStatement(insert, onConflict: suffix, width: width, rows: count)
                 cache[shape] = sql
                 return sql
             }
-            inserted += try connection.execute(sql, arguments)
+            try body(sql, arguments)
             next += count
         }
-        return inserted
     }
 
     struct BulkShape: Hashable {

@@ -331,6 +331,12 @@ public protocol StoreTransaction: StoreReader {
     /// Finds or creates the customer, moves `lastSeenAt` forward and holds the customer's lock
     /// until the transaction ends.
     func ensureCustomer(appId: String, appUserId: String, at: Timestamp) throws -> CustomerRecord
+    /// Bulk `ensureCustomer` for imports: the customers' ids in the order of `appUserIds`
+    /// (repeats allowed), each found or created and its `lastSeenAt` moved forward in one
+    /// multi-row upsert. The upsert holds each customer's row lock until the transaction ends
+    /// (on PostgreSQL the update's lock, which excludes `lockCustomer`), and the customers are
+    /// locked in one order whatever the order given.
+    func ensureCustomers(appId: String, appUserIds: [String], at: Timestamp) throws -> [Int64]
     /// Holds the customer's lock until the transaction ends (PostgreSQL `SELECT … FOR UPDATE`;
     /// on SQLite the single writer already serializes). Throws `notFound`.
     @discardableResult
@@ -341,6 +347,11 @@ public protocol StoreTransaction: StoreReader {
     func claimOriginalTransaction(
         _ originalTransactionId: String, customerId: Int64, at: Timestamp
     ) throws -> Int64?
+    /// Bulk `claimOriginalTransaction` for imports: what claiming each in the given order
+    /// returns, one multi-row statement for the claims of originals nobody owns yet.
+    @discardableResult
+    func claimOriginalTransactions(_ claims: [(originalTransactionId: String, customerId: Int64)], at: Timestamp)
+        throws -> [Int64?]
     /// Lets the customer see a purchase another customer owns (the `share` transfer policy);
     /// `false` when it already did.
     func sharePurchase(_ originalTransactionId: String, customerId: Int64, at: Timestamp) throws -> Bool

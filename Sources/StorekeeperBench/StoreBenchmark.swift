@@ -83,11 +83,11 @@ public enum StoreBenchmark {
             try await store.write(retries: 5) { tx in
                 var rows: [NewTransaction] = []
                 rows.reserveCapacity(range.count * perCustomer)
-                var ids: [Int64] = []
+                let ids = try tx.ensureCustomers(
+                    appId: appId, appUserIds: range.map { "bench-user-\($0)" }, at: now)
+                try tx.claimOriginalTransactions(
+                    zip(range, ids).map { (originalTransactionId: original($0), customerId: $1) }, at: now)
                 for customer in range {
-                    let record = try tx.ensureCustomer(appId: appId, appUserId: "bench-user-\(customer)", at: now)
-                    try tx.claimOriginalTransaction(original(customer), customerId: record.id, at: now)
-                    ids.append(record.id)
                     for fact in transactionFacts(customer, count: perCustomer) {
                         rows.append(
                             NewTransaction(

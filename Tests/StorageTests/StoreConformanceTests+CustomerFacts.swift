@@ -158,7 +158,7 @@ extension StoreConformanceTests {
         try await withStore(backend) { store, _ in
             try await F.setUp(store)
             let other = AppRecord(id: "other-app", bundleId: "com.example.other", environments: [.production])
-            try await store.write { try $0.saveApp(other, at: F.at(0)) }
+            _ = try await store.write { try $0.saveApp(other, at: F.at(0)) }
             // Two purchases of one customer, stored interleaved (row ids alternate between them),
             // and a third purchase owned by someone else and shared with the customer.
             let first = F.notifications(customers: 1, perCustomer: 4, prefix: "first").map { buyer($0) }

@@ -59,7 +59,7 @@ extension StoreConformanceTests {
                 }
             }
             // … but may in one it is not (a sandbox-only twin).
-            try await store.write { (tx) throws in
+            _ = try await store.write { (tx) throws in
                 try tx.savePlayAppSettings(
                     PlayAppSettings(appId: "app-3", packageName: "com.example.play", acknowledgePurchases: false),
                     environments: [.sandbox], at: F.at(3))

@@ -493,7 +493,7 @@ extension StoreConformanceTests {
     func catalogAndSettingsChangedBehindTheCacheAreReadAsStored(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
             let now = Timestamp(millisecondsSince1970: 1_767_225_600_000)
-            try await store.write { tx in
+            _ = try await store.write { tx in
                 try tx.saveApp(
                     AppRecord(id: "cache-app", bundleId: "com.example.cache", environments: [.production]), at: now)
             }
