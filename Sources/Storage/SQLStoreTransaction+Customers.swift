@@ -52,14 +52,19 @@ extension SQLStoreTransaction {
         return try found?.integer(0)
     }
 
+    /// The customer upserts' rule for a customer already stored: `last_seen_at` only moves forward.
+    private static let customerSeenAgain = """
+        ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_seen_at =
+            CASE WHEN excluded.last_seen_at > customers.last_seen_at
+                 THEN excluded.last_seen_at ELSE customers.last_seen_at END
+        """
+
     func ensureCustomer(appId: String, appUserId: String, at: Timestamp) throws -> CustomerRecord {
         guard
             let id = try insertReturningId(
                 """
                 INSERT INTO customers (app_id, app_user_id, first_seen_at, last_seen_at) VALUES ($1, $2, $3, $3)
-                ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_seen_at =
-                    CASE WHEN excluded.last_seen_at > customers.last_seen_at
-                         THEN excluded.last_seen_at ELSE customers.last_seen_at END
+                \(Self.customerSeenAgain)
                 RETURNING id
                 """, [.text(appId), .text(appUserId), SQLValue(at)])
         else { throw StoreError(.database, "customer upsert returned no row") }
@@ -72,12 +77,8 @@ extension SQLStoreTransaction {
         let distinct = Set(appUserIds).sorted()
         let returned = try insertRowsReturning(
             into: "INSERT INTO customers (app_id, app_user_id, first_seen_at, last_seen_at)",
-            suffix: """
-                ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_seen_at =
-                    CASE WHEN excluded.last_seen_at > customers.last_seen_at
-                         THEN excluded.last_seen_at ELSE customers.last_seen_at END
-                RETURNING app_user_id, id
-                """, width: 4, distinct.map { [.text(appId), .text($0), SQLValue(at), SQLValue(at)] })
+            suffix: "\(Self.customerSeenAgain)\nRETURNING app_user_id, id", width: 4,
+            distinct.map { [.text(appId), .text($0), SQLValue(at), SQLValue(at)] })
         var ids: [String: Int64] = [:]
         for row in returned { ids[try row.text(0)] = try row.integer(1) }
         return try appUserIds.map { appUserId throws(StoreError) in

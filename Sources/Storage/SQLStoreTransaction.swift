@@ -124,10 +124,10 @@ final class SQLStoreTransaction: StoreTransaction {
                 precondition(row.count == width, "a bulk row has the wrong number of columns")
                 arguments += row
             }
-            let shape = BulkShape(insert: insert, onConflict: suffix, width: width, rows: count)
+            let shape = BulkShape(insert: insert, suffix: suffix, width: width, rows: count)
             let sql = Self.bulkStatements.withLock { cache in
                 if let sql = cache[shape] { return sql }
-                let sql = Self.multiRowStatement(insert, onConflict: suffix, width: width, rows: count)
+                let sql = Self.multiRowStatement(insert, suffix: suffix, width: width, rows: count)
                 cache[shape] = sql
                 return sql
             }
@@ -138,7 +138,7 @@ final class SQLStoreTransaction: StoreTransaction {
 
     struct BulkShape: Hashable {
         var insert: String
-        var onConflict: String
+        var suffix: String
         var width: Int
         var rows: Int
     }
@@ -147,11 +147,11 @@ final class SQLStoreTransaction: StoreTransaction {
     /// power-of-two tails), shared by every connection.
     static let bulkStatements = Mutex<[BulkShape: String]>([:])
 
-    /// `insert VALUES ($1, …, $width), ($width+1, …), … onConflict`: placeholders only, the
-    /// values stay bound.
-    static func multiRowStatement(_ insert: String, onConflict: String, width: Int, rows: Int) -> String {
+    /// `insert VALUES ($1, …, $width), ($width+1, …), … suffix` (`ON CONFLICT …`, `RETURNING …`,
+    /// or the rest of a `SELECT` reading the values): placeholders only, the values stay bound.
+    static func multiRowStatement(_ insert: String, suffix: String, width: Int, rows: Int) -> String {
         var text = insert + "\nVALUES "
-        text.reserveCapacity(insert.utf8.count + onConflict.utf8.count + rows * width * 8)
+        text.reserveCapacity(insert.utf8.count + suffix.utf8.count + rows * width * 8)
         var parameter = 0
         for row in 0..<rows {
             text += row == 0 ? "(" : ", ("
@@ -161,7 +161,7 @@ final class SQLStoreTransaction: StoreTransaction {
             }
             text += ")"
         }
-        return text + "\n" + onConflict
+        return text + "\n" + suffix
     }
 
     // MARK: - Maintenance

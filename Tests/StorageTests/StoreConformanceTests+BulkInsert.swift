@@ -93,7 +93,7 @@ extension StoreConformanceTests {
     @Test("bulk statements bind at most SQLite's limit of values and cache few statement texts")
     func bulkStatementShapes() {
         let text = SQLStoreTransaction.multiRowStatement(
-            "INSERT INTO t (a, b)", onConflict: "ON CONFLICT (a) DO NOTHING", width: 2, rows: 3)
+            "INSERT INTO t (a, b)", suffix: "ON CONFLICT (a) DO NOTHING", width: 2, rows: 3)
         #expect(text == "INSERT INTO t (a, b)\nVALUES ($1, $2), ($3, $4), ($5, $6)\nON CONFLICT (a) DO NOTHING")
         #expect(10 * SQLStoreTransaction.maximumRowsPerStatement <= 32_766)
     }
