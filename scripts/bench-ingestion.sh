@@ -205,6 +205,31 @@ fi
 results=()
 references=()
 notes=()
+# cpu_ticks PID: the process's user and system CPU time so far, in clock ticks ("USER SYSTEM";
+# fields 14 and 15 of /proc/PID/stat, counted after the command name, which may hold spaces).
+cpu_ticks() {
+    sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }'
+}
+# cpu_note LABEL BEFORE AFTER WRK_OUTPUT: the server's CPU time per request during a run, and the
+# rate the machine's cores would allow at that cost with nothing else running (wrk takes its
+# share too): the ceiling a ratio target is measured against.
+cpu_note() {
+    notes+=("$(python3 - "$@" "$(getconf CLK_TCK)" "$(nproc)" <<'EOF'
+import re, sys
+label, before, after, text, ticks, cores = sys.argv[1:7]
+user, system = (int(a) - int(b) for a, b in zip(after.split(), before.split()))
+match = re.search(r"^\s*(\d+) requests in", text, re.M)
+requests = int(match.group(1)) if match else 0
+if requests == 0:
+    print(f"{label}: no requests, no CPU figure")
+else:
+    seconds = lambda ticks_used: ticks_used / int(ticks) / requests * 1000
+    per = seconds(user + system)
+    print(f"{label}: server CPU {per:.3f} ms a request (user {seconds(user):.3f}, system {seconds(system):.3f});"
+          f" {cores} cores allow at most {int(cores) / per * 1000:.0f}/s at that cost, wrk's share not counted")
+EOF
+)")
+}
 # run LABEL URL REFERENCE_NAME REFERENCE_VALUE MIN_RATIO MAX_P99_MS WRK_OPTION… [-- SCRIPT_ARGUMENT…]
 # One wrk run; keeps a summary line. REFERENCE_VALUE "wrk:LABEL" takes another run's requests/s;
 # MIN_RATIO and MAX_P99_MS "-" mean no target.
@@ -220,14 +245,20 @@ run() {
     [ $# -gt 0 ] && script_arguments=("$@")
     local output file perf_pid=""
     # BENCH_PERF=1: a call-graph profile of the server during each of its runs, kept beside the
-    # wrk outputs (implies BENCH_KEEP=1), for `perf report -i FILE`.
+    # wrk outputs (implies BENCH_KEEP=1), for `perf report -i FILE`. BENCH_PERF_CALLGRAPH replaces
+    # perf's `-g` (frame pointers, which lose the stacks of Swift's runtime and the C libraries):
+    # e.g. "--call-graph dwarf,16384".
     if [ "${BENCH_PERF:-0}" = 1 ] && [ -n "$server_pid" ] && [[ $url != *":$nginx_port"* ]]; then
-        perf record -q -F 499 -g -p "$server_pid" -o "$work/perf-$(echo "$label" | tr -c 'a-zA-Z0-9' '_').data" \
+        # shellcheck disable=SC2086 # the call-graph option is two words when given (--call-graph dwarf)
+        perf record -q -F 499 ${BENCH_PERF_CALLGRAPH:--g} -p "$server_pid" -o "$work/perf-$(echo "$label" | tr -c 'a-zA-Z0-9' '_').data" \
             -- sleep "${duration%s}" >/dev/null 2>&1 &
         perf_pid=$!
     fi
+    local cpu_before=""
+    if [ -n "$server_pid" ] && [[ $url != *":$nginx_port"* ]]; then cpu_before=$(cpu_ticks "$server_pid"); fi
     output=$(wrk --latency -t "$threads" -c "$connections" -d "$duration" "${options[@]}" "$url" \
         "${script_arguments[@]}")
+    if [ -n "$cpu_before" ]; then cpu_note "$label" "$cpu_before" "$(cpu_ticks "$server_pid")" "$output"; fi
     if [ -n "$perf_pid" ]; then wait "$perf_pid" || true; fi
     file="$work/wrk-$(echo "$label" | tr -c 'a-zA-Z0-9' '_').txt"
     echo "$output" >"$file"
