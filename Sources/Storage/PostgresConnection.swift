@@ -156,9 +156,17 @@ final class PostgresConnection: SQLConnection {
                 types.append(20)  // int8
                 values.append(strdup(String(value)))
             case .text(let value):
-                try SQLValue.refuseNUL(in: value)
                 types.append(25)  // text
-                values.append(strdup(value))
+                // One copy, NUL-terminated, straight from the string's bytes (freed with the rest).
+                let copy = try SQLValue.withStorableUTF8(value) { bytes -> UnsafeMutablePointer<CChar>? in
+                    guard let copy = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
+                    if let base = bytes.baseAddress { memcpy(copy, base, bytes.count) }
+                    copy[bytes.count] = 0
+                    return copy
+                }
+                // (A null argument would be sent as SQL NULL.)
+                guard let copy else { throw StoreError(.database, "no memory for a statement argument") }
+                values.append(copy)
             }
         }
         let key = preparesStatements ? PreparedKey(sql: sql, types: types) : nil

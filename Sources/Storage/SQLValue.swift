@@ -15,19 +15,23 @@ enum SQLValue: Sendable, Hashable {
     init(_ value: Bool) { self = .integer(value ? 1 : 0) }
     init(_ value: Timestamp?) { self = value.map { .integer($0.millisecondsSince1970) } ?? .null }
 
-    /// Both engines take a text argument as a C string, so a NUL would silently end the value
-    /// there (two ids differing after it would be one row), and PostgreSQL's text cannot hold
-    /// one at all: such a value is refused, on both, without quoting it. JSON text escapes it
-    /// (`\u0000`), so a JSON column can be stored with one.
-    static func refuseNUL(in text: String) throws(StoreError) {
+    /// Hands `body` the UTF-8 bytes of a text argument as the engines store it, in place for a
+    /// native string (no C string made first: the implicit `String` to `char *` conversion
+    /// copies every byte into a new array, and a payload is kilobytes).
+    ///
+    /// A NUL is refused, on both engines, without quoting the value: PostgreSQL's text cannot
+    /// hold one, and an id cut there would make two ids one. JSON text escapes it (`\u0000`),
+    /// so a JSON column can be stored with one.
+    static func withStorableUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) throws(StoreError) -> R {
         var text = text
-        let holdsNUL = text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            return memchr(base, 0, bytes.count) != nil
+        let outcome = text.withUTF8 { bytes -> Result<R, StoreError> in
+            if let base = bytes.baseAddress, memchr(base, 0, bytes.count) != nil {
+                return .failure(
+                    StoreError(.unstorableValue, "a text value holds a NUL character, which the store cannot keep"))
+            }
+            return .success(body(bytes))
         }
-        if holdsNUL {
-            throw StoreError(.unstorableValue, "a text value holds a NUL character, which the store cannot keep")
-        }
+        return try outcome.get()
     }
 }
 

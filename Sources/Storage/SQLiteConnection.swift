@@ -288,8 +288,18 @@ final class SQLiteConnection: SQLConnection {
             case .null: status = sqlite3_bind_null(statement, index)
             case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
             case .text(let value):
-                try SQLValue.refuseNUL(in: value)
-                status = sqlite3_bind_text(statement, index, value, -1, CSQLite_transient())
+                // With the length given, SQLite copies the bytes as they are (no strlen).
+                status = try SQLValue.withStorableUTF8(value) { bytes in
+                    guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                        // An empty text needs a pointer all the same: a null one binds NULL.
+                        return sqlite3_bind_text(statement, index, "", 0, CSQLite_transient())
+                    }
+                    return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { text in
+                        sqlite3_bind_text64(
+                            statement, index, text, sqlite3_uint64(bytes.count), CSQLite_transient(),
+                            UInt8(SQLITE_UTF8))
+                    }
+                }
             }
             guard status == SQLITE_OK else { throw error(status, "bind") }
         }
