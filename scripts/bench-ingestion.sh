@@ -19,15 +19,17 @@
 #   4. A throwaway PostgreSQL (scripts/postgres-test.sh): its raw single-row commit rate from one
 #      libpq client, the same 10,000 customers (ANALYZE after each chunk of them, as autovacuum
 #      does in production), the server on it, the same POST run.
-#   5. A table: requests/s, p50, p99, the reference, the ratio, the target and PASS/MISS.
+#   5. A table: requests/s, p50, p99, the reference, the ratio, the target and PASS/MISS; then
+#      notes, among them Storekeeper's CPU time per request in each of its runs.
 #
 # Environment: BENCH_DURATION (per run, default 10s), BENCH_THREADS (default 2),
 # BENCH_CONNECTIONS (default 32), BENCH_NOTIFICATIONS (default: BENCH_POST_CEILING requests/s,
 # default 5000, times the duration), BENCH_CUSTOMERS (default 10000), BENCH_LARGE_CUSTOMERS
 # (default 100000; 0 skips), BENCH_POSTGRES=0 skips PostgreSQL, BENCH_KEEP=1 keeps the work
-# directory (stores, server logs, wrk outputs). Exit status 1 when the server
-# fails or dies, not when a target is missed. Run it under the build lock so compiles do not
-# perturb it.
+# directory (stores, server logs, wrk outputs), BENCH_PERF=1 records a profile of the server in
+# each of its runs (BENCH_PERF_CALLGRAPH: perf's call-graph option instead of -g). Exit status 1
+# when the server fails or dies, not when a target is missed. Run it under the build lock so
+# compiles do not perturb it.
 set -euo pipefail
 
 if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
@@ -210,9 +212,9 @@ notes=()
 cpu_ticks() {
     sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }'
 }
-# cpu_note LABEL BEFORE AFTER WRK_OUTPUT: the server's CPU time per request during a run, and the
-# rate the machine's cores would allow at that cost with nothing else running (wrk takes its
-# share too): the ceiling a ratio target is measured against.
+# cpu_note LABEL BEFORE AFTER WRK_OUTPUT: Storekeeper's CPU time per request during a run, and the
+# rate the machine's cores would allow at that cost with nothing else running (wrk, and on
+# PostgreSQL the database, take their share too): the ceiling a ratio target is measured against.
 cpu_note() {
     notes+=("$(python3 - "$@" "$(getconf CLK_TCK)" "$(nproc)" <<'EOF'
 import re, sys
@@ -225,8 +227,9 @@ if requests == 0:
 else:
     seconds = lambda ticks_used: ticks_used / int(ticks) / requests * 1000
     per = seconds(user + system)
-    print(f"{label}: server CPU {per:.3f} ms a request (user {seconds(user):.3f}, system {seconds(system):.3f});"
-          f" {cores} cores allow at most {int(cores) / per * 1000:.0f}/s at that cost, wrk's share not counted")
+    print(f"{label}: Storekeeper's CPU {per:.3f} ms a request (user {seconds(user):.3f},"
+          f" system {seconds(system):.3f}); {cores} cores allow at most {int(cores) / per * 1000:.0f}/s"
+          " at that cost (wrk's and a database server's shares not counted)")
 EOF
 )")
 }
