@@ -88,11 +88,17 @@ public struct NewNotification: Sendable, Hashable {
     /// The envelope fact, when the notification concerns a customer.
     public var fact: NotificationFact?
     public var receivedAt: Timestamp
+    /// How its processing is expected to end, stored with the row so that `finishNotification`
+    /// has nothing to write when it ends so. Changing the row's size later (NULL to an
+    /// outcome) makes SQLite rewrite the whole record, a payload of kilobytes with its overflow
+    /// pages, in every ingestion. Only for a row inserted and finished in one transaction:
+    /// nobody sees it before the outcome is certain.
+    public var presumed: NotificationProcessing?
 
     public init(
         appId: String, notificationUUID: String, type: String, subtype: String?, environment: AppStoreEnvironment?,
         originalTransactionId: String?, signedDate: Timestamp, signedPayload: String, fact: NotificationFact?,
-        receivedAt: Timestamp
+        receivedAt: Timestamp, presumed: NotificationProcessing? = nil
     ) {
         self.appId = appId
         self.notificationUUID = notificationUUID
@@ -104,6 +110,19 @@ public struct NewNotification: Sendable, Hashable {
         self.signedPayload = signedPayload
         self.fact = fact
         self.receivedAt = receivedAt
+        self.presumed = presumed
+    }
+}
+
+/// When a notification was processed and how it ended (`notifications.processed_at`, `outcome`).
+/// - Note: Immutable value; `Sendable`.
+public struct NotificationProcessing: Sendable, Hashable {
+    public var outcome: String
+    public var at: Timestamp
+
+    public init(outcome: String, at: Timestamp) {
+        self.outcome = outcome
+        self.at = at
     }
 }
 

@@ -8,8 +8,9 @@ extension SQLStoreTransaction {
         let id = try insertReturningId(
             """
             INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment,
-                                       original_transaction_id, signed_date, signed_payload, fact_json, received_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                                       original_transaction_id, signed_date, signed_payload, fact_json, received_at,
+                                       processed_at, outcome)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             ON CONFLICT (app_id, notification_uuid) DO NOTHING
             RETURNING id
             """,
@@ -18,6 +19,7 @@ extension SQLStoreTransaction {
                 SQLValue(notification.subtype), SQLValue(notification.environment?.rawValue),
                 SQLValue(notification.originalTransactionId), SQLValue(notification.signedDate),
                 .text(notification.signedPayload), SQLValue(json), SQLValue(notification.receivedAt),
+                SQLValue(notification.presumed?.at), SQLValue(notification.presumed?.outcome),
             ])
         if let id, let json, let fact = notification.fact {
             insertedFacts[InsertedFact(part: 2, id: id)] = (json, .notification(fact))
@@ -25,10 +27,13 @@ extension SQLStoreTransaction {
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
-    func finishNotification(id: Int64, outcome: String, at: Timestamp) throws {
+    @discardableResult
+    func finishNotification(id: Int64, outcome: String, at: Timestamp) throws -> Bool {
         try execute(
-            "UPDATE notifications SET processed_at = $2, outcome = $3 WHERE id = $1", .integer(id), SQLValue(at),
-            .text(outcome))
+            """
+            UPDATE notifications SET processed_at = $2, outcome = $3
+            WHERE id = $1 AND (processed_at IS DISTINCT FROM $2 OR outcome IS DISTINCT FROM $3)
+            """, .integer(id), SQLValue(at), .text(outcome)) > 0
     }
 
     func notification(appId: String, uuid: String) throws -> NotificationRecord? {

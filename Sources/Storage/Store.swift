@@ -376,7 +376,10 @@ public protocol StoreTransaction: StoreReader {
     /// An RTDN push, verbatim; a `messageId` already stored is a `duplicate`.
     func insertPlayNotification(_ notification: NewPlayNotification) throws -> Insertion
     func finishPlayNotification(id: Int64, outcome: String, at: Timestamp) throws
-    func finishNotification(id: Int64, outcome: String, at: Timestamp) throws
+    /// Records how processing the notification ended; `false` when the row already said so
+    /// (stored with `NewNotification.presumed` equal to it), in which case nothing is written.
+    @discardableResult
+    func finishNotification(id: Int64, outcome: String, at: Timestamp) throws -> Bool
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion
     /// Bulk `insertTransaction`: the same rows and unique key, written with multi-row

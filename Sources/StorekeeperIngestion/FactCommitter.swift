@@ -17,7 +17,10 @@ public enum FactCommitter {
             else { return FactCommit(outcome: .duplicate, customerInfo: nil) }
         }
         var notificationRow: Int64?
-        if let notification = batch.notification {
+        if var notification = batch.notification {
+            // Stored as applied, as nearly every one ends; `finishNotification` below corrects
+            // the others, in this same transaction.
+            notification.presumed = NotificationProcessing(outcome: FactCommit.Outcome.applied.rawValue, at: now)
             guard case .inserted(let row) = try transaction.insertNotification(notification) else {
                 return FactCommit(outcome: .duplicate, customerInfo: nil)
             }
