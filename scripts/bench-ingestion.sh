@@ -27,7 +27,10 @@
 # default 5000, times the duration), BENCH_CUSTOMERS (default 10000), BENCH_LARGE_CUSTOMERS
 # (default 100000; 0 skips), BENCH_POSTGRES=0 skips PostgreSQL, BENCH_KEEP=1 keeps the work
 # directory (stores, server logs, wrk outputs), BENCH_PERF=1 records a profile of the server in
-# each of its runs (BENCH_PERF_CALLGRAPH: perf's call-graph option instead of -g). Exit status 1
+# each of its runs (BENCH_PERF_CALLGRAPH: perf's call-graph option instead of -g),
+# BENCH_STATEMENTS=1 has each SQLite server time its statements (`sqliteStatementProfile`) and
+# prints the costliest BENCH_STATEMENTS_TOP (default 15) of each server at the end (keeps the work
+# directory). Exit status 1
 # when the server fails or dies, not when a target is missed. Run it under the build lock so
 # compiles do not perturb it.
 set -euo pipefail
@@ -91,7 +94,7 @@ cleanup() {
     stop_process "$server_pid"
     stop_process "$nginx_pid"
     if [ -n "$postgres_started" ]; then "$here/postgres-test.sh" stop "$work/postgres" || true; fi
-    if [ "${BENCH_KEEP:-0}" = 1 ] || [ "${BENCH_PERF:-0}" = 1 ]; then echo "bench-ingestion: kept $work" >&2; else rm -rf "$work"; fi
+    if [ "${BENCH_KEEP:-0}" = 1 ] || [ "${BENCH_PERF:-0}" = 1 ] || [ "${BENCH_STATEMENTS:-0}" = 1 ]; then echo "bench-ingestion: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -136,8 +139,15 @@ EOF
 }
 
 # start_server DATABASE_URL LOG: storekeeper serve over the store, as bench-http.sh runs it.
+statement_profiles=()
 start_server() {
-    STOREKEEPER_LISTEN="127.0.0.1:$port" \
+    local profile=""
+    if [ "${BENCH_STATEMENTS:-0}" = 1 ] && [[ $1 == sqlite:* ]]; then
+        profile="$work/statements-$(basename "$2" .log).tsv"
+        statement_profiles+=("$profile")
+    fi
+    STOREKEEPER_SQLITE_STATEMENT_PROFILE="$profile" \
+        STOREKEEPER_LISTEN="127.0.0.1:$port" \
         STOREKEEPER_DATABASE_URL="$1" \
         STOREKEEPER_DATA_DIRECTORY="$work" \
         STOREKEEPER_ADMIN_KEY="$admin_key" \
@@ -393,3 +403,13 @@ printf '%s\n' "${references[@]}"
 [ ${#notes[@]} -gt 0 ] && printf '%s\n' "${notes[@]}"
 echo "(CustomerInfo $small_size bytes at $customers customers${large_size:+, $large_size bytes at $large_customers};" \
     "POSTs are DID_RENEW notifications, each distinct, spread over the customers)"
+# SQLite's own time per statement text over each server's life (its POST and GET runs together,
+# and the few requests between them): the time from a statement's first step to its reset, which
+# includes our code between steps.
+for profile in "${statement_profiles[@]}"; do
+    [ -s "$profile" ] || continue
+    echo
+    echo "SQLite statements of $(basename "$profile" .tsv) (the costliest ${BENCH_STATEMENTS_TOP:-15} of" \
+        "$(($(wc -l <"$profile") - 1)); all in $profile):"
+    head -n "$((${BENCH_STATEMENTS_TOP:-15} + 1))" "$profile" | awk -F'\t' '{ printf "%10s %8s %8s  %s\n", $1, $2, $3, substr($4, 1, 150) }'
+done

@@ -11,6 +11,8 @@ final class SQLiteConnection: SQLConnection {
     private var statements: [String: OpaquePointer] = [:]
     /// Kept alive while SQLite's log hook points at it (`handOffCheckpoints`).
     private var checkpointer: SQLiteCheckpointer?
+    /// Kept alive while SQLite's trace hook points at it (`profileStatements`).
+    private var statementProfile: SQLiteStatementProfile?
     /// Statements kept prepared (tests: texts built from a request must stay few).
     var preparedStatementCount: Int { statements.count }
 
@@ -86,6 +88,29 @@ final class SQLiteConnection: SQLConnection {
         sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(checkpointer).toOpaque())
     }
 
+    /// Adds the time of every statement this connection runs from now on to `profile`
+    /// (`sqlite3_trace_v2`: a statement's start and end). The connection keeps `profile` alive.
+    func profileStatements(into profile: SQLiteStatementProfile) {
+        guard let handle else { return }
+        statementProfile = profile
+        let hook:
+            @convention(c) (UInt32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+                -> Int32 = { event, context, statement, detail in
+                    guard let context, let statement else { return 0 }
+                    let profile = Unmanaged<SQLiteStatementProfile>.fromOpaque(context).takeUnretainedValue()
+                    if event == UInt32(SQLITE_TRACE_STMT) {
+                        profile.began(statement: OpaquePointer(statement))
+                    } else if event == UInt32(SQLITE_TRACE_PROFILE), let detail {
+                        profile.ended(
+                            statement: OpaquePointer(statement), sqliteNanoseconds: detail.load(as: Int64.self))
+                    }
+                    return 0
+                }
+        sqlite3_trace_v2(
+            handle, UInt32(SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE), hook, Unmanaged.passUnretained(profile).toOpaque()
+        )
+    }
+
     /// Syncs the database file through SQLite's own descriptor of it. Never through another
     /// one: closing any descriptor of a file drops every POSIX lock the process holds on it,
     /// SQLite's included, and another process could then take the file as its own.
@@ -145,7 +170,10 @@ final class SQLiteConnection: SQLConnection {
     var inTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
     func close() {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in statements.values {
+            statementProfile?.forget(statement: statement)
+            sqlite3_finalize(statement)
+        }
         statements = [:]
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
@@ -277,6 +305,7 @@ final class SQLiteConnection: SQLConnection {
             handle, Self.sqliteText(sql), -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status, sql) }
         statements[sql] = statement
+        statementProfile?.register(statement: statement)
         return statement
     }
 

@@ -13,12 +13,17 @@ public final class SQLiteStore: Store {
     private let writer: ConnectionWorker
     private let readers: ConnectionPool
     private let checkpointer: SQLiteCheckpointer
+    private let statementProfile: SQLiteStatementProfile?
 
-    private init(path: String, writer: ConnectionWorker, readers: ConnectionPool, checkpointer: SQLiteCheckpointer) {
+    private init(
+        path: String, writer: ConnectionWorker, readers: ConnectionPool, checkpointer: SQLiteCheckpointer,
+        statementProfile: SQLiteStatementProfile?
+    ) {
         self.path = path
         self.writer = writer
         self.readers = readers
         self.checkpointer = checkpointer
+        self.statementProfile = statementProfile
     }
 
     /// Checkpoints of the write-ahead log since the store opened (`SQLiteCheckpointer`).
@@ -27,25 +32,33 @@ public final class SQLiteStore: Store {
     /// Opens (creating if needed) the database at `path` and applies pending migrations
     /// (with `migrate: false`, refuses a database that lacks some). Refuses a database migrated
     /// by a newer binary with `schemaTooNew`. `observer` hears of each migration applied.
+    /// `statementProfile`: a file to which the time of every statement the writer and readers
+    /// ran is written when the store closes (`SQLiteStatementProfile`; diagnostics, not for
+    /// production traffic); checked writable here.
     public static func open(
         path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true,
-        observer: MigrationObserver = MigrationObserver()
+        observer: MigrationObserver = MigrationObserver(), statementProfile: String? = nil
     ) async throws -> SQLiteStore {
         try await open(
             path: path, readerCount: readerCount, busyTimeoutMilliseconds: busyTimeoutMilliseconds, migrate: migrate,
-            observer: observer, checkpoints: SQLiteCheckpointer.Settings())
+            observer: observer, checkpoints: SQLiteCheckpointer.Settings(), statementProfile: statementProfile)
     }
 
     static func open(
         path: String, readerCount: Int = 4, busyTimeoutMilliseconds: Int32 = 5_000, migrate: Bool = true,
-        observer: MigrationObserver = MigrationObserver(), checkpoints: SQLiteCheckpointer.Settings
+        observer: MigrationObserver = MigrationObserver(), checkpoints: SQLiteCheckpointer.Settings,
+        statementProfile profilePath: String? = nil
     ) async throws -> SQLiteStore {
+        let profile = profilePath.map(SQLiteStatementProfile.init(path:))
+        // Written empty now, so a path that cannot be written is refused before the server starts.
+        try profile?.write()
         let checkpointer = SQLiteCheckpointer(
             path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, settings: checkpoints)
         let writer = ConnectionWorker(label: "storekeeper.sqlite.writer") { () throws(StoreError) in
             let connection = try SQLiteConnection(
                 path: path, readOnly: false, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
             connection.handOffCheckpoints(to: checkpointer)
+            if let profile { connection.profileStatements(into: profile) }
             return connection
         }
         _ = try await writer.run { connection in
@@ -53,11 +66,15 @@ public final class SQLiteStore: Store {
         }
         let readers = (0..<max(1, readerCount)).map { index in
             ConnectionWorker(label: "storekeeper.sqlite.reader.\(index)") { () throws(StoreError) in
-                try SQLiteConnection(path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                let connection = try SQLiteConnection(
+                    path: path, readOnly: true, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                if let profile { connection.profileStatements(into: profile) }
+                return connection
             }
         }
         return SQLiteStore(
-            path: path, writer: writer, readers: ConnectionPool(workers: readers), checkpointer: checkpointer)
+            path: path, writer: writer, readers: ConnectionPool(workers: readers), checkpointer: checkpointer,
+            statementProfile: profile)
     }
 
     public func read<R: Sendable>(_ body: @escaping @Sendable (any StoreReader) throws -> R) async throws -> R {
@@ -98,5 +115,13 @@ public final class SQLiteStore: Store {
         await readers.close()
         await writer.close()
         await checkpointer.close()
+        // Its file was written once at open: a failure now is one the open did not foresee.
+        if let statementProfile {
+            do {
+                try statementProfile.write()
+            } catch {
+                FileHandle.standardError.write(Data("storekeeper: \(error)\n".utf8))
+            }
+        }
     }
 }

@@ -24,12 +24,19 @@ public enum StoreLocation: Sendable, Hashable {
     }
 
     /// Opens the store, migrating it unless `migrate` is false; `observer` hears of each
-    /// migration applied.
-    public func open(migrate: Bool = true, observer: MigrationObserver = MigrationObserver()) async throws
-        -> any Store
-    {
+    /// migration applied. `statementProfile`: SQLite only, a file for the statements' timing
+    /// (`SQLiteStore.open`); refused for PostgreSQL, which has `pg_stat_statements`.
+    public func open(
+        migrate: Bool = true, observer: MigrationObserver = MigrationObserver(), statementProfile: String? = nil
+    ) async throws -> any Store {
         switch self {
-        case .sqlite(let path): return try await SQLiteStore.open(path: path, migrate: migrate, observer: observer)
+        case .sqlite(let path):
+            return try await SQLiteStore.open(
+                path: path, migrate: migrate, observer: observer, statementProfile: statementProfile)
+        case .postgres where statementProfile != nil:
+            throw StoreError(
+                .invalidConfiguration,
+                "a statement profile is kept for SQLite only; on PostgreSQL use its pg_stat_statements")
         case .postgres(let configuration):
             return try await PostgresStore.open(configuration: configuration, migrate: migrate, observer: observer)
         }

@@ -120,6 +120,7 @@ extension ServerConfiguration {
         case "playRereadPendingSeconds": return String(playRereadPendingSeconds)
         case "playRereadLeaseSeconds": return String(playRereadLeaseSeconds)
         case "playVoidedPollingPageSize": return String(playVoidedPollingPageSize)
+        case "sqliteStatementProfile": return optional(sqliteStatementProfile)
         // A key added to `keys` without a line here shows as unknown rather than crash; the
         // check test fails on it.
         default: return "?"

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import SecretSealing
+import Storage
 
 /// Everything `storekeeper serve` needs to start: where to listen, which database, the admin
 /// key, the secrets key, HTTP limits, and the settings of the workers (webhook delivery, access
@@ -140,6 +141,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Where the keys that sign Google Play push tokens are read: a URL (Google's certificates
     /// by default) or a JWKS file.
     public var playPushKeySet: String?
+    /// SQLite only, for diagnosing: a file to which SQLite's timing of every statement run is
+    /// written, added up by statement, when the server stops (`SQLiteStatementProfile`).
+    public var sqliteStatementProfile: String?
 
     public init(
         listen: String = "127.0.0.1:8080", databaseURL: String? = nil, dataDirectory: String = "data",
@@ -202,7 +206,7 @@ public struct ServerConfiguration: Sendable, Hashable {
         "appStoreRatePercent", "dashboardSecureCookies", "dashboardSessionSeconds", "playApiBaseURL",
         "playPushKeySet", "playVoidedPolling", "playVoidedPollingIntervalSeconds", "playVoidedPollingOverlapSeconds",
         "playReread", "playRereadIntervalSeconds", "playRereadExpiryDelaySeconds", "playRereadPendingSeconds",
-        "playRereadLeaseSeconds", "playVoidedPollingPageSize",
+        "playRereadLeaseSeconds", "playVoidedPollingPageSize", "sqliteStatementProfile",
     ]
 
     /// `databaseURL` → `STOREKEEPER_DATABASE_URL`.
@@ -418,6 +422,12 @@ public struct ServerConfiguration: Sendable, Hashable {
                     code: "config.invalidValue", message: "\(key) from \(source) must be a URL or a file path")
             }
             playPushKeySet = value
+        case "sqliteStatementProfile":
+            guard !value.isEmpty, value.utf8.count <= 4096 else {
+                throw ServerConfigurationError(
+                    code: "config.invalidValue", message: "\(key) from \(source) must be a file path")
+            }
+            sqliteStatementProfile = value
         default: throw ServerConfigurationError(code: "config.unknownKey", message: "unknown key \(key)")
         }
     }
@@ -433,6 +443,14 @@ public struct ServerConfiguration: Sendable, Hashable {
             _ = try listenAddress()
         } catch {
             problems.append(error)
+        }
+        if sqliteStatementProfile != nil, case .postgres? = try? StoreLocation(resolvedDatabaseURL) {
+            problems.append(
+                ServerConfigurationError(
+                    code: "config.statementProfileNeedsSQLite",
+                    message:
+                        "sqliteStatementProfile is kept for a SQLite database only (PostgreSQL has pg_stat_statements)")
+            )
         }
         if let adminKey, adminKey.utf8.count < 16 {
             problems.append(

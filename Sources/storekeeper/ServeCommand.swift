@@ -86,7 +86,7 @@ enum ServeCommand {
             // Each migration applied is logged: one that rebuilds a large database's tables (0025)
             // runs for minutes before the server listens.
             store = try await StoreLocation(configuration.resolvedDatabaseURL).open(
-                migrate: true, observer: migrationLog())
+                migrate: true, observer: migrationLog(), statementProfile: configuration.sqliteStatementProfile)
         } catch {
             log(["event": "server.databaseFailed", "error": "\(error)"])
             return 1

@@ -42,7 +42,7 @@ struct ConfigCheckCLITests {
             ("playVoidedPollingIntervalSeconds", "3600"), ("playVoidedPollingOverlapSeconds", "3600"),
             ("playReread", "true"), ("playRereadIntervalSeconds", "60"), ("playRereadExpiryDelaySeconds", "3600"),
             ("playRereadPendingSeconds", "86400"), ("playRereadLeaseSeconds", "300"),
-            ("playVoidedPollingPageSize", "1000"),
+            ("playVoidedPollingPageSize", "1000"), ("sqliteStatementProfile", "-"),
         ]
         return defaults.map { key, value in
             if let (changed, source) = changes[key] { return (key, changed, source) }
