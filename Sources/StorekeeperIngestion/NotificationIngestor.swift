@@ -59,9 +59,7 @@ public struct NotificationIngestor: Sendable {
     public func ingest(app: AppRuntime, signedPayload: String) async throws(IngestionError) -> Result {
         let now = clock.now()
         let record = app.record
-        let claimed = UnverifiedJWS.claimedEnvironment(ofNotification: signedPayload)
-        let environment = claimed.flatMap { record.environments.contains($0) ? $0 : nil }
-        guard let environment = environment ?? record.environments.first else {
+        guard let environment = Self.verifyingEnvironment(of: signedPayload, among: record.environments) else {
             throw IngestionError.noEnvironment
         }
         let verified: VerifiedNotification
@@ -118,6 +116,18 @@ public struct NotificationIngestor: Sendable {
             await linkConsumptionOutcome(appId: record.id, transactionId: transactionId, outcome: type, at: now)
         }
         return result
+    }
+
+    /// The environment whose verifier checks `signedPayload`: the one it claims when the app has
+    /// it, else the app's first. An app with one environment has no choice to make, so its
+    /// notifications are not decoded for the claim: decoding a whole notification before
+    /// verifying it (which decodes it again) was 3% of the POST workload's CPU time.
+    static func verifyingEnvironment(of signedPayload: String, among environments: [AppStoreEnvironment])
+        -> AppStoreEnvironment?
+    {
+        guard environments.count > 1 else { return environments.first }
+        let claimed = UnverifiedJWS.claimedEnvironment(ofNotification: signedPayload)
+        return claimed.flatMap { environments.contains($0) ? $0 : nil } ?? environments.first
     }
 
     /// Links Apple's refund decision to the consumption answers of the transaction (once each:
