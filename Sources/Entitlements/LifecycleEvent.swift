@@ -206,6 +206,9 @@ public struct LifecycleEvent: Sendable, Hashable, Codable {
         set { members.value.store = newValue }
     }
 
+    /// The stored members (tests: a hand-written encoding covers each).
+    var storedMembers: Members { members.value }
+
     /// The members' coding, in the same container: the stored JSON is what it was when they
     /// were stored inline. (Equality and hashing are synthesized: the members'.)
     public init(from decoder: any Decoder) throws {

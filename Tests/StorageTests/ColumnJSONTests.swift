@@ -100,6 +100,106 @@ struct ColumnJSONTests {
         #expect(checked == 625)
     }
 
+    /// The hand-written lifecycle event against Foundation: every member set (awkward strings,
+    /// negative money, a product change withdrawn or not), none set, and each optional alone.
+    @Test("lifecycle events, written member by member")
+    func lifecycleEvents() throws {
+        var full = LifecycleEvent(
+            id: "RENEWAL/\(Self.awkward)", type: .productChange, customerId: "user-\(Self.awkward)",
+            environment: .sandbox, occurredAt: F.at(3), productId: "p.\(Self.awkward)",
+            entitlementIds: ["pro", Self.awkward, ""], transactionId: "t", originalTransactionId: "o",
+            periodType: .offerCode, price: Money(milliunits: -9_990, currency: "EUR"), commissionPercent: 15,
+            proceeds: Money(milliunits: Int64.min, currency: Self.awkward), expiresDate: F.at(31),
+            expirationReason: .billingError, refundReason: .developerIssue,
+            productChange: ProductChange(
+                fromProductId: "a", toProductId: Self.awkward, kind: .crossgrade, timing: .atNextRenewal,
+                effectiveAt: F.at(4)),
+            offerIdentifier: "offer", priceIncreaseConsent: .accepted, gracePeriodExpiresDate: F.at(40),
+            isResubscription: true, summary: Self.awkward)
+        full.afterFactGap = false
+        full.retractedEventId = "EXPIRATION/o/1"
+        full.store = .playStore
+        // The hand-written member list covers every stored member of LifecycleEvent.
+        let members = try #require(
+            try JSONSerialization.jsonObject(with: Data(ColumnJSON.event(full).utf8)) as? [String: Any])
+        #expect(Set(members.keys) == Set(Mirror(reflecting: full.storedMembers).children.compactMap(\.label)))
+        Self.same(full)
+        for withdrawn in [true, false] {
+            var change = full
+            change.productChange?.isWithdrawn = withdrawn
+            Self.same(change, "isWithdrawn \(withdrawn)")
+        }
+        var appStore = full
+        appStore.store = .appStore
+        Self.same(appStore)
+        let bare = LifecycleEvent(
+            id: "", type: .eventRetracted, customerId: "", environment: .production, occurredAt: F.at(0),
+            productId: "", entitlementIds: [], summary: "")
+        Self.same(bare)
+        // Each optional member alone on the bare event.
+        let setters: [(String, (inout LifecycleEvent) -> Void)] = [
+            ("transactionId", { $0.transactionId = full.transactionId }),
+            ("originalTransactionId", { $0.originalTransactionId = full.originalTransactionId }),
+            ("periodType", { $0.periodType = full.periodType }), ("price", { $0.price = full.price }),
+            ("commissionPercent", { $0.commissionPercent = full.commissionPercent }),
+            ("proceeds", { $0.proceeds = full.proceeds }), ("expiresDate", { $0.expiresDate = full.expiresDate }),
+            ("expirationReason", { $0.expirationReason = full.expirationReason }),
+            ("refundReason", { $0.refundReason = full.refundReason }),
+            ("productChange", { $0.productChange = full.productChange }),
+            ("offerIdentifier", { $0.offerIdentifier = full.offerIdentifier }),
+            ("priceIncreaseConsent", { $0.priceIncreaseConsent = full.priceIncreaseConsent }),
+            ("gracePeriodExpiresDate", { $0.gracePeriodExpiresDate = full.gracePeriodExpiresDate }),
+            ("afterFactGap", { $0.afterFactGap = true }), ("retractedEventId", { $0.retractedEventId = "x" }),
+            ("store", { $0.store = .playStore }),
+        ]
+        for (name, set) in setters {
+            var event = bare
+            set(&event)
+            Self.same(event, "\(name) alone")
+            #expect(ColumnJSON.event(event).contains("\"\(name)\":"), "\(name)")
+        }
+    }
+
+    /// The hand-written cohort contribution against the `Encodable` form (and Foundation's):
+    /// awkward and plain strings in every text member, days from 1970 to 9999, extreme values,
+    /// empty lists, and the members of each key type all named.
+    @Test("cohort contributions, written member by member")
+    func cohortContributions() throws {
+        let texts = ["", "USD", Self.awkward, "\u{1F}a\"b", "ε/δ"]
+        let days: [Int64] = [0, 20_454, 2_932_896]
+        let values: [[Int64]] = [[], [0], [Int64.min, Int64.max, -1]]
+        var contribution = SQLStoreTransaction.StoredCohortContribution(CohortContribution())
+        Self.same(contribution, "empty")
+        for (index, text) in texts.enumerated() {
+            let month = CalendarDay(daysSince1970: days[index % days.count])
+            contribution.retention.append(
+                .init(
+                    key: RetentionCohortKey(
+                        cohortMonth: month, productId: text, subscriptionGroup: texts[(index + 1) % texts.count],
+                        storefront: texts[(index + 2) % texts.count], paidRenewals: Int64(index) - 2),
+                    subscriptions: [Int64.min, -1, 0, 1, Int64.max][index]))
+            Self.same(contribution, "\(index) retention entries")
+            contribution.ltv.append(
+                .init(
+                    key: LTVCohortKey(
+                        cohortMonth: month, productId: texts[(index + 3) % texts.count], subscriptionGroup: text,
+                        storefront: texts[(index + 4) % texts.count],
+                        day: CalendarDay(daysSince1970: days[(index + 1) % days.count]), currency: text),
+                    values: values[index % values.count]))
+            Self.same(contribution, "\(index) LTV entries")
+        }
+        #expect(ColumnJSON.cohorts(contribution) == AppStoreJSON.encodeText(contribution))
+        // Every stored member of both keys is named.
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(ColumnJSON.cohorts(contribution).utf8)) as? [String: Any])
+        let retention = try #require((object["retention"] as? [[String: Any]])?.first?["key"] as? [String: Any])
+        #expect(
+            Set(retention.keys)
+                == Set(Mirror(reflecting: contribution.retention[0].key).children.compactMap(\.label)))
+        let ltv = try #require((object["ltv"] as? [[String: Any]])?.first?["key"] as? [String: Any])
+        #expect(Set(ltv.keys) == Set(Mirror(reflecting: contribution.ltv[0].key).children.compactMap(\.label)))
+    }
+
     @Test("customer states and lifecycle events the engine derives")
     func derived() {
         let notifications = F.notifications(customers: 10, perCustomer: 10)
