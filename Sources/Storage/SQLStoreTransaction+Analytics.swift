@@ -172,7 +172,13 @@ extension SQLStoreTransaction {
     /// entries are made when the next contribution is encoded.
     static func storedContribution(_ text: String) throws(StoreError) -> AnalyticsContributionCache.Entry {
         var measures: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
-        for entry in try decode([StoredContribution].self, text, column: "analytics_contributions.contribution_json") {
+        let entries: [StoredContribution]
+        if let read = ColumnJSONReader.contributions(from: text) {
+            entries = read
+        } else {
+            entries = try decode([StoredContribution].self, text, column: "analytics_contributions.contribution_json")
+        }
+        for entry in entries {
             guard let values = AnalyticsMeasures(values: entry.values) else {
                 throw StoreError(.corruptValue, "analytics_contributions: an entry has the wrong number of values")
             }

@@ -62,7 +62,9 @@ extension SQLStoreTransaction {
         byteBudget: 16 << 20, bytesAfterEviction: 12 << 20)
 
     static func storedCohortContribution(_ text: String) throws(StoreError) -> StoredCohortContribution {
-        try decode(StoredCohortContribution.self, text, column: "analytics_cohort_contributions.contribution_json")
+        if let read = ColumnJSONReader.cohorts(from: text) { return read }
+        return try decode(
+            StoredCohortContribution.self, text, column: "analytics_cohort_contributions.contribution_json")
     }
 
     @discardableResult
