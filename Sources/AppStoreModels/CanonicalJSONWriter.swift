@@ -39,6 +39,15 @@ package final class CanonicalJSONWriter {
     @usableFromInline let buffer: UnsafeMutablePointer<Buffer>
     /// Set when the value needs something this writer leaves to Foundation.
     var unsupported = false
+    /// Member lists of finished objects, emptied, for the next objects to fill, and the work
+    /// arrays `finishObject` sorts and copies with: a CustomerInfo holds dozens of objects, and
+    /// allocating these afresh for each was a third of its encoding's time.
+    /// (Unchecked: a class's `var` otherwise costs a dynamic exclusivity check at each access,
+    /// and the writer is confined to one document on one thread.)
+    @exclusivity(unchecked) private var spareMembers: [[CanonicalJSONObject.Member]] = []
+    @exclusivity(unchecked) private var order: [Int] = []
+    @exclusivity(unchecked) private var keep: [Bool] = []
+    @exclusivity(unchecked) private var body: [UInt8] = []
 
     package init(capacity: Int = 1_024) {
         buffer = .allocate(capacity: 1)
@@ -66,6 +75,11 @@ package final class CanonicalJSONWriter {
             return false
         }
         return !unsupported
+    }
+
+    /// An empty member list for a new object: a finished object's, when there is one.
+    func spareMemberList() -> [CanonicalJSONObject.Member] {
+        spareMembers.popLast() ?? []
     }
 
     /// What has been written, as bytes.
@@ -226,7 +240,14 @@ package final class CanonicalJSONWriter {
     /// An object's members as written (`"key":value` back to back, from `start`, which holds
     /// the `{`), rewritten in key order with commas; a key written twice keeps its last value.
     func finishObject(_ object: CanonicalJSONObject) {
-        let members = object.members
+        // Taken out of the object, so that this is the list's only reference when it is
+        // emptied for the next object (emptied while shared, it would be copied).
+        var members = object.members
+        object.members = []
+        defer {
+            members.removeAll(keepingCapacity: true)
+            spareMembers.append(members)
+        }
         let base = buffer.pointee.base
         // Keys compare as the UTF-8 of the raw key: the bytes just written, unless some key
         // needed escapes (escaped bytes do not order like the raw ones).
@@ -242,9 +263,10 @@ package final class CanonicalJSONWriter {
             if left.key == right.key { return 0 }
             return left.key.utf8.lexicographicallyPrecedes(right.key.utf8) ? -1 : 1
         }
-        var order = Array(members.indices)
+        order.removeAll(keepingCapacity: true)
+        order.append(contentsOf: members.indices)
         var sorted = true
-        for index in order.dropFirst() where compare(index - 1, index) >= 0 {
+        for index in members.indices.dropFirst() where compare(index - 1, index) >= 0 {
             sorted = false
             break
         }
@@ -261,15 +283,18 @@ package final class CanonicalJSONWriter {
             }
         }
         // Of equal keys (now adjacent, in writing order) the last wins.
-        var keep = [Bool](repeating: true, count: order.count)
+        keep.removeAll(keepingCapacity: true)
+        keep.append(contentsOf: repeatElement(true, count: order.count))
         for position in order.indices.dropLast() where compare(order[position], order[position + 1]) == 0 {
             keep[position] = false
         }
         // The rewrite overwrites the keys `compare` reads: nothing compares from here on.
         let bodyStart = object.start + 1
-        let body = Array(UnsafeBufferPointer(start: base + bodyStart, count: count - bodyStart))
+        body.removeAll(keepingCapacity: true)
+        body.append(contentsOf: UnsafeBufferPointer(start: base + bodyStart, count: count - bodyStart))
         buffer.pointee.count = bodyStart
         var first = true
+        let (order, keep, body) = (self.order, self.keep, self.body)
         body.withUnsafeBufferPointer { body in
             for (position, index) in order.enumerated() where keep[position] {
                 if !first { append(0x2C) }
@@ -286,10 +311,14 @@ package final class CanonicalJSONWriter {
 /// key ends) and byte range.
 /// - Note: Not thread-safe; lives for one document.
 final class CanonicalJSONObject {
+    typealias Member = (key: String, start: Int, keyEnd: Int, end: Int, escaped: Bool)
     let start: Int
-    var members: [(key: String, start: Int, keyEnd: Int, end: Int, escaped: Bool)] = []
+    var members: [Member]
 
-    init(start: Int) { self.start = start }
+    init(start: Int, members: [Member] = []) {
+        self.start = start
+        self.members = members
+    }
 }
 
 /// An array being written: how many elements it has so far (for the commas).
@@ -320,7 +349,7 @@ final class CanonicalJSONEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         switch state {
         case .empty:
-            let object = CanonicalJSONObject(start: writer.count)
+            let object = CanonicalJSONObject(start: writer.count, members: writer.spareMemberList())
             writer.append(0x7B)
             state = .object(object)
             return KeyedEncodingContainer(CanonicalJSONKeyedContainer(writer: writer, object: object))
