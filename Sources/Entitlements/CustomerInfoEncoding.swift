@@ -83,7 +83,29 @@ public struct CustomerInfoEncoding: Sendable {
         return result
     }
 
-    private static func text<T: Encodable>(_ value: T) -> String {
-        AppStoreJSON.encodeText(value)
+    // Member by member where `AppStoreJSON.encode` writes with its own canonical writer (Linux),
+    // whose bytes `CustomerInfoJSON` reproduces; Foundation's elsewhere.
+    private static func text(_ info: CustomerInfo) -> String {
+        #if os(Linux)
+            CustomerInfoJSON.text(info)
+        #else
+            AppStoreJSON.encodeText(info)
+        #endif
+    }
+
+    private static func text(_ revenue: TransactionRevenue) -> String {
+        #if os(Linux)
+            CustomerInfoJSON.text(revenue)
+        #else
+            AppStoreJSON.encodeText(revenue)
+        #endif
+    }
+
+    private static func text(_ strings: [String]) -> String {
+        #if os(Linux)
+            CustomerInfoJSON.text(strings)
+        #else
+            AppStoreJSON.encodeText(strings)
+        #endif
     }
 }
