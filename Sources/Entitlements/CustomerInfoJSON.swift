@@ -22,69 +22,8 @@ enum CustomerInfoJSON {
 
     static func text(_ strings: [String]) -> String {
         let writer = CanonicalJSONWriter(capacity: 64 * strings.count + 2)
-        write(strings, to: writer)
+        writer.writeStrings(strings)
         return writer.text
-    }
-
-    /// An object's members written in the order given, which must be the keys' UTF-8 order.
-    private struct Object {
-        let writer: CanonicalJSONWriter
-        private var first = true
-
-        init(_ writer: CanonicalJSONWriter) {
-            self.writer = writer
-            writer.append(0x7B)
-        }
-
-        mutating func key(_ name: StaticString) {
-            if !first { writer.append(0x2C) }
-            first = false
-            writer.append(0x22)
-            writer.append(name)
-            writer.append("\":")
-        }
-
-        mutating func string(_ name: StaticString, _ value: String?) {
-            guard let value else { return }
-            key(name)
-            writer.writeString(value)
-        }
-
-        mutating func bool(_ name: StaticString, _ value: Bool?) {
-            guard let value else { return }
-            key(name)
-            writer.writeBool(value)
-        }
-
-        mutating func integer<I: BinaryInteger>(_ name: StaticString, _ value: I?) {
-            guard let value else { return }
-            key(name)
-            writer.writeInteger(value)
-        }
-
-        mutating func instant(_ name: StaticString, _ value: Timestamp?) {
-            integer(name, value?.millisecondsSince1970)
-        }
-
-        mutating func money(_ name: StaticString, _ value: Money?) {
-            guard let value else { return }
-            key(name)
-            var money = Object(writer)
-            money.string("currency", value.currency)
-            money.integer("milliunits", value.milliunits)
-            money.end()
-        }
-
-        func end() { writer.append(0x7D) }
-    }
-
-    private static func write(_ strings: [String], to writer: CanonicalJSONWriter) {
-        writer.append(0x5B)
-        for (index, string) in strings.enumerated() {
-            if index > 0 { writer.append(0x2C) }
-            writer.writeString(string)
-        }
-        writer.append(0x5D)
     }
 
     /// A dictionary as an object, its keys in UTF-8 order.
@@ -104,14 +43,13 @@ enum CustomerInfoJSON {
     }
 
     private static func write(_ info: CustomerInfo, to writer: CanonicalJSONWriter) {
-        var object = Object(writer)
+        var object = CanonicalJSONMembers(writer)
         object.string("customerId", info.customerId)
         object.key("entitlements")
         write(info.entitlements, to: writer) { write($0, to: $1) }
         object.string("environment", info.environment.rawValue)
         object.instant("evaluatedAt", info.evaluatedAt)
-        object.key("eventIds")
-        write(info.eventIds, to: writer)
+        object.strings("eventIds", info.eventIds)
         object.key("introOfferEligibility")
         write(info.introOfferEligibility, to: writer) { write($0, to: $1) }
         object.key("nonSubscriptionPurchases")
@@ -121,8 +59,7 @@ enum CustomerInfoJSON {
             write(purchase, to: writer)
         }
         writer.append(0x5D)
-        object.key("notes")
-        write(info.notes, to: writer)
+        object.strings("notes", info.notes)
         object.key("revenue")
         writer.append(0x5B)
         for (index, entry) in info.revenue.enumerated() {
@@ -136,7 +73,7 @@ enum CustomerInfoJSON {
     }
 
     private static func write(_ entitlement: EntitlementInfo, to writer: CanonicalJSONWriter) {
-        var object = Object(writer)
+        var object = CanonicalJSONMembers(writer)
         object.instant("billingIssueDetectedAt", entitlement.billingIssueDetectedAt)
         object.string("entitlementId", entitlement.entitlementId)
         object.string("environment", entitlement.environment.rawValue)
@@ -158,7 +95,7 @@ enum CustomerInfoJSON {
     }
 
     private static func write(_ eligibility: IntroOfferEligibility, to writer: CanonicalJSONWriter) {
-        var object = Object(writer)
+        var object = CanonicalJSONMembers(writer)
         object.bool("isEligible", eligibility.isEligible)
         object.string("reason", eligibility.reason)
         object.string("subscriptionGroup", eligibility.subscriptionGroup)
@@ -166,10 +103,10 @@ enum CustomerInfoJSON {
         object.end()
     }
 
-    private static func write(_ revocation: Revocation?, _ name: StaticString, in object: inout Object) {
+    private static func write(_ revocation: Revocation?, _ name: StaticString, in object: inout CanonicalJSONMembers) {
         guard let revocation else { return }
         object.key(name)
-        var inner = Object(object.writer)
+        var inner = CanonicalJSONMembers(object.writer)
         inner.string("kind", revocation.kind.rawValue)
         inner.integer("refundPercentage", revocation.refundPercentage)
         inner.string("refundReason", revocation.refundReason?.rawValue)
@@ -178,7 +115,7 @@ enum CustomerInfoJSON {
     }
 
     private static func write(_ purchase: NonSubscriptionPurchase, to writer: CanonicalJSONWriter) {
-        var object = Object(writer)
+        var object = CanonicalJSONMembers(writer)
         object.string("environment", purchase.environment.rawValue)
         object.instant("expiresDate", purchase.expiresDate)
         object.bool("isActive", purchase.isActive)
@@ -201,7 +138,7 @@ enum CustomerInfoJSON {
     }
 
     private static func write(_ revenue: TransactionRevenue, to writer: CanonicalJSONWriter) {
-        var object = Object(writer)
+        var object = CanonicalJSONMembers(writer)
         object.integer("commissionPercent", revenue.commissionPercent)
         object.money("netProceeds", revenue.netProceeds)
         object.integer("paidServiceDaysBefore", revenue.paidServiceDaysBefore)
@@ -217,7 +154,7 @@ enum CustomerInfoJSON {
     }
 
     private static func write(_ subscription: SubscriptionInfo, to writer: CanonicalJSONWriter) {
-        var object = Object(writer)
+        var object = CanonicalJSONMembers(writer)
         object.string("autoRenewProductId", subscription.autoRenewProductId)
         object.instant("billingIssueDetectedAt", subscription.billingIssueDetectedAt)
         object.string("environment", subscription.environment.rawValue)
@@ -230,17 +167,7 @@ enum CustomerInfoJSON {
         object.instant("originalPurchaseDate", subscription.originalPurchaseDate)
         object.string("originalTransactionId", subscription.originalTransactionId)
         object.string("ownership", subscription.ownership.rawValue)
-        if let change = subscription.pendingProductChange {
-            object.key("pendingProductChange")
-            var inner = Object(writer)
-            inner.instant("effectiveAt", change.effectiveAt)
-            inner.string("fromProductId", change.fromProductId)
-            inner.bool("isWithdrawn", change.isWithdrawn)
-            inner.string("kind", change.kind.rawValue)
-            inner.string("timing", change.timing.rawValue)
-            inner.string("toProductId", change.toProductId)
-            inner.end()
-        }
+        object.productChange("pendingProductChange", subscription.pendingProductChange)
         object.string("periodType", subscription.periodType.rawValue)
         object.money("price", subscription.price)
         object.string("priceIncreaseConsent", subscription.priceIncreaseConsent?.rawValue)
@@ -255,5 +182,31 @@ enum CustomerInfoJSON {
         object.instant("unsubscribeDetectedAt", subscription.unsubscribeDetectedAt)
         object.bool("willRenew", subscription.willRenew)
         object.end()
+    }
+}
+
+extension CanonicalJSONMembers {
+    /// Money, as `Money` encodes itself.
+    package mutating func money(_ name: StaticString, _ value: Money?) {
+        guard let value else { return }
+        key(name)
+        var money = CanonicalJSONMembers(writer)
+        money.string("currency", value.currency)
+        money.integer("milliunits", value.milliunits)
+        money.end()
+    }
+
+    /// A product change, as `ProductChange` encodes itself.
+    package mutating func productChange(_ name: StaticString, _ value: ProductChange?) {
+        guard let value else { return }
+        key(name)
+        var change = CanonicalJSONMembers(writer)
+        change.instant("effectiveAt", value.effectiveAt)
+        change.string("fromProductId", value.fromProductId)
+        change.bool("isWithdrawn", value.isWithdrawn)
+        change.string("kind", value.kind.rawValue)
+        change.string("timing", value.timing.rawValue)
+        change.string("toProductId", value.toProductId)
+        change.end()
     }
 }

@@ -24,87 +24,31 @@ enum ColumnJSON {
     /// A test holds the members to `TransactionFact`'s stored members.
     static func transaction(_ fact: TransactionFact) -> String {
         let writer = CanonicalJSONWriter(capacity: 512)
-        var first = true
-        func key(_ name: StaticString) {
-            writer.append(first ? 0x7B : 0x2C)
-            first = false
-            writer.append(0x22)
-            writer.append(name)
-            writer.append("\":")
-        }
-        if let currency = fact.currency {
-            key("currency")
-            writer.writeString(currency)
-        }
-        key("environment")
-        writer.writeString(fact.environment.rawValue)
-        if let expiresDate = fact.expiresDate {
-            key("expiresDate")
-            writer.writeInteger(expiresDate.millisecondsSince1970)
-        }
-        key("isUpgraded")
-        writer.writeBool(fact.isUpgraded)
-        if let offerIdentifier = fact.offerIdentifier {
-            key("offerIdentifier")
-            writer.writeString(offerIdentifier)
-        }
-        if let originalPurchaseDate = fact.originalPurchaseDate {
-            key("originalPurchaseDate")
-            writer.writeInteger(originalPurchaseDate.millisecondsSince1970)
-        }
-        key("originalTransactionId")
-        writer.writeString(fact.originalTransactionId)
-        key("ownership")
-        writer.writeString(fact.ownership.rawValue)
-        key("periodType")
-        writer.writeString(fact.periodType.rawValue)
-        if let price = fact.price {
-            key("price")
-            writer.writeInteger(price)
-        }
-        key("productId")
-        writer.writeString(fact.productId)
-        if let productKind = fact.productKind {
-            key("productKind")
-            writer.writeString(productKind.rawValue)
-        }
-        key("purchaseDate")
-        writer.writeInteger(fact.purchaseDate.millisecondsSince1970)
-        key("quantity")
-        writer.writeInteger(fact.quantity)
-        if let revocationDate = fact.revocationDate {
-            key("revocationDate")
-            writer.writeInteger(revocationDate.millisecondsSince1970)
-        }
-        if let revocationPercentage = fact.revocationPercentage {
-            key("revocationPercentage")
-            writer.writeInteger(revocationPercentage)
-        }
-        if let revocationReason = fact.revocationReason {
-            key("revocationReason")
-            writer.writeInteger(revocationReason)
-        }
-        if let revocationType = fact.revocationType {
-            key("revocationType")
-            writer.writeString(revocationType.rawValue)
-        }
-        key("signedDate")
-        writer.writeInteger(fact.signedDate.millisecondsSince1970)
-        if let storefront = fact.storefront {
-            key("storefront")
-            writer.writeString(storefront)
-        }
-        if let subscriptionGroup = fact.subscriptionGroup {
-            key("subscriptionGroup")
-            writer.writeString(subscriptionGroup)
-        }
-        key("transactionId")
-        writer.writeString(fact.transactionId)
-        if let transactionReason = fact.transactionReason {
-            key("transactionReason")
-            writer.writeString(transactionReason.rawValue)
-        }
-        writer.append(0x7D)
+        var object = CanonicalJSONMembers(writer)
+        object.string("currency", fact.currency)
+        object.string("environment", fact.environment.rawValue)
+        object.instant("expiresDate", fact.expiresDate)
+        object.bool("isUpgraded", fact.isUpgraded)
+        object.string("offerIdentifier", fact.offerIdentifier)
+        object.instant("originalPurchaseDate", fact.originalPurchaseDate)
+        object.string("originalTransactionId", fact.originalTransactionId)
+        object.string("ownership", fact.ownership.rawValue)
+        object.string("periodType", fact.periodType.rawValue)
+        object.integer("price", fact.price)
+        object.string("productId", fact.productId)
+        object.string("productKind", fact.productKind?.rawValue)
+        object.instant("purchaseDate", fact.purchaseDate)
+        object.integer("quantity", fact.quantity)
+        object.instant("revocationDate", fact.revocationDate)
+        object.integer("revocationPercentage", fact.revocationPercentage)
+        object.integer("revocationReason", fact.revocationReason)
+        object.string("revocationType", fact.revocationType?.rawValue)
+        object.instant("signedDate", fact.signedDate)
+        object.string("storefront", fact.storefront)
+        object.string("subscriptionGroup", fact.subscriptionGroup)
+        object.string("transactionId", fact.transactionId)
+        object.string("transactionReason", fact.transactionReason?.rawValue)
+        object.end()
         return writer.text
     }
 
@@ -114,123 +58,33 @@ enum ColumnJSON {
     /// A test holds the members to `LifecycleEvent`'s stored members.
     static func event(_ event: LifecycleEvent) -> String {
         let writer = CanonicalJSONWriter(capacity: 512)
-        var first = true
-        func key(_ name: StaticString) {
-            writer.append(first ? 0x7B : 0x2C)
-            first = false
-            writer.append(0x22)
-            writer.append(name)
-            writer.append("\":")
-        }
-        func money(_ value: Money) {
-            writer.append("{\"currency\":")
-            writer.writeString(value.currency)
-            writer.append(",\"milliunits\":")
-            writer.writeInteger(value.milliunits)
-            writer.append(0x7D)
-        }
-        if let afterFactGap = event.afterFactGap {
-            key("afterFactGap")
-            writer.writeBool(afterFactGap)
-        }
-        if let commissionPercent = event.commissionPercent {
-            key("commissionPercent")
-            writer.writeInteger(commissionPercent)
-        }
-        key("customerId")
-        writer.writeString(event.customerId)
-        key("entitlementIds")
-        writer.append(0x5B)
-        for (index, entitlementId) in event.entitlementIds.enumerated() {
-            if index > 0 { writer.append(0x2C) }
-            writer.writeString(entitlementId)
-        }
-        writer.append(0x5D)
-        key("environment")
-        writer.writeString(event.environment.rawValue)
-        if let expirationReason = event.expirationReason {
-            key("expirationReason")
-            writer.writeString(expirationReason.rawValue)
-        }
-        if let expiresDate = event.expiresDate {
-            key("expiresDate")
-            writer.writeInteger(expiresDate.millisecondsSince1970)
-        }
-        if let gracePeriodExpiresDate = event.gracePeriodExpiresDate {
-            key("gracePeriodExpiresDate")
-            writer.writeInteger(gracePeriodExpiresDate.millisecondsSince1970)
-        }
-        key("id")
-        writer.writeString(event.id)
-        key("isResubscription")
-        writer.writeBool(event.isResubscription)
-        key("occurredAt")
-        writer.writeInteger(event.occurredAt.millisecondsSince1970)
-        if let offerIdentifier = event.offerIdentifier {
-            key("offerIdentifier")
-            writer.writeString(offerIdentifier)
-        }
-        if let originalTransactionId = event.originalTransactionId {
-            key("originalTransactionId")
-            writer.writeString(originalTransactionId)
-        }
-        if let periodType = event.periodType {
-            key("periodType")
-            writer.writeString(periodType.rawValue)
-        }
-        if let price = event.price {
-            key("price")
-            money(price)
-        }
-        if let priceIncreaseConsent = event.priceIncreaseConsent {
-            key("priceIncreaseConsent")
-            writer.writeString(priceIncreaseConsent.rawValue)
-        }
-        if let proceeds = event.proceeds {
-            key("proceeds")
-            money(proceeds)
-        }
-        if let change = event.productChange {
-            key("productChange")
-            writer.append("{\"effectiveAt\":")
-            writer.writeInteger(change.effectiveAt.millisecondsSince1970)
-            writer.append(",\"fromProductId\":")
-            writer.writeString(change.fromProductId)
-            if let isWithdrawn = change.isWithdrawn {
-                writer.append(",\"isWithdrawn\":")
-                writer.writeBool(isWithdrawn)
-            }
-            writer.append(",\"kind\":")
-            writer.writeString(change.kind.rawValue)
-            writer.append(",\"timing\":")
-            writer.writeString(change.timing.rawValue)
-            writer.append(",\"toProductId\":")
-            writer.writeString(change.toProductId)
-            writer.append(0x7D)
-        }
-        key("productId")
-        writer.writeString(event.productId)
-        if let refundReason = event.refundReason {
-            key("refundReason")
-            writer.writeString(refundReason.rawValue)
-        }
-        if let retractedEventId = event.retractedEventId {
-            key("retractedEventId")
-            writer.writeString(retractedEventId)
-        }
-        if let store = event.store {
-            key("store")
-            writer.writeString(store.rawValue)
-        }
-        key("summary")
-        writer.writeString(event.summary)
-        if let transactionId = event.transactionId {
-            key("transactionId")
-            writer.writeString(transactionId)
-        }
-        key("type")
-        writer.writeString(event.type.rawValue)
-        writer.append(0x7D)
+        var object = CanonicalJSONMembers(writer)
+        object.bool("afterFactGap", event.afterFactGap)
+        object.integer("commissionPercent", event.commissionPercent)
+        object.string("customerId", event.customerId)
+        object.strings("entitlementIds", event.entitlementIds)
+        object.string("environment", event.environment.rawValue)
+        object.string("expirationReason", event.expirationReason?.rawValue)
+        object.instant("expiresDate", event.expiresDate)
+        object.instant("gracePeriodExpiresDate", event.gracePeriodExpiresDate)
+        object.string("id", event.id)
+        object.bool("isResubscription", event.isResubscription)
+        object.instant("occurredAt", event.occurredAt)
+        object.string("offerIdentifier", event.offerIdentifier)
+        object.string("originalTransactionId", event.originalTransactionId)
+        object.string("periodType", event.periodType?.rawValue)
+        object.money("price", event.price)
+        object.string("priceIncreaseConsent", event.priceIncreaseConsent?.rawValue)
+        object.money("proceeds", event.proceeds)
+        object.productChange("productChange", event.productChange)
+        object.string("productId", event.productId)
+        object.string("refundReason", event.refundReason?.rawValue)
+        object.string("retractedEventId", event.retractedEventId)
+        object.string("store", event.store?.rawValue)
+        object.string("summary", event.summary)
+        object.string("transactionId", event.transactionId)
+        object.string("type", event.type.rawValue)
+        object.end()
         return writer.text
     }
 
@@ -272,48 +126,53 @@ enum ColumnJSON {
     /// to the `Encodable` form.
     static func cohorts(_ contribution: SQLStoreTransaction.StoredCohortContribution) -> String {
         let writer = CanonicalJSONWriter(capacity: 256)
-        writer.append("{\"ltv\":[")
+        var object = CanonicalJSONMembers(writer)
+        object.key("ltv")
+        writer.append(0x5B)
         for (index, entry) in contribution.ltv.enumerated() {
             if index > 0 { writer.append(0x2C) }
-            let key = entry.key
-            writer.append("{\"key\":{\"cohortMonth\":")
-            writer.writeString(key.cohortMonth.iso8601)
-            writer.append(",\"currency\":")
-            writer.writeString(key.currency)
-            writer.append(",\"day\":")
-            writer.writeString(key.day.iso8601)
-            writer.append(",\"productId\":")
-            writer.writeString(key.productId)
-            writer.append(",\"storefront\":")
-            writer.writeString(key.storefront)
-            writer.append(",\"subscriptionGroup\":")
-            writer.writeString(key.subscriptionGroup)
-            writer.append("},\"values\":[")
+            var member = CanonicalJSONMembers(writer)
+            member.key("key")
+            var key = CanonicalJSONMembers(writer)
+            key.string("cohortMonth", entry.key.cohortMonth.iso8601)
+            key.string("currency", entry.key.currency)
+            key.string("day", entry.key.day.iso8601)
+            cohortTail(&key, entry.key.productId, entry.key.storefront, entry.key.subscriptionGroup)
+            member.key("values")
+            writer.append(0x5B)
             for (position, value) in entry.values.enumerated() {
                 if position > 0 { writer.append(0x2C) }
                 writer.writeInteger(value)
             }
-            writer.append("]}")
+            writer.append(0x5D)
+            member.end()
         }
-        writer.append("],\"retention\":[")
+        writer.append(0x5D)
+        object.key("retention")
+        writer.append(0x5B)
         for (index, entry) in contribution.retention.enumerated() {
             if index > 0 { writer.append(0x2C) }
-            let key = entry.key
-            writer.append("{\"key\":{\"cohortMonth\":")
-            writer.writeString(key.cohortMonth.iso8601)
-            writer.append(",\"paidRenewals\":")
-            writer.writeInteger(key.paidRenewals)
-            writer.append(",\"productId\":")
-            writer.writeString(key.productId)
-            writer.append(",\"storefront\":")
-            writer.writeString(key.storefront)
-            writer.append(",\"subscriptionGroup\":")
-            writer.writeString(key.subscriptionGroup)
-            writer.append("},\"subscriptions\":")
-            writer.writeInteger(entry.subscriptions)
-            writer.append(0x7D)
+            var member = CanonicalJSONMembers(writer)
+            member.key("key")
+            var key = CanonicalJSONMembers(writer)
+            key.string("cohortMonth", entry.key.cohortMonth.iso8601)
+            key.integer("paidRenewals", entry.key.paidRenewals)
+            cohortTail(&key, entry.key.productId, entry.key.storefront, entry.key.subscriptionGroup)
+            member.integer("subscriptions", entry.subscriptions)
+            member.end()
         }
-        writer.append("]}")
+        writer.append(0x5D)
+        object.end()
         return writer.text
+    }
+
+    /// The members both cohort keys end with, and the key's end.
+    private static func cohortTail(
+        _ key: inout CanonicalJSONMembers, _ productId: String, _ storefront: String, _ subscriptionGroup: String
+    ) {
+        key.string("productId", productId)
+        key.string("storefront", storefront)
+        key.string("subscriptionGroup", subscriptionGroup)
+        key.end()
     }
 }
