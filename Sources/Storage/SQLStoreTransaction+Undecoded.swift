@@ -140,6 +140,13 @@ public struct FactJSON: Sendable, Hashable {
     /// The fact this JSON holds; `corruptValue` if it does not decode.
     public func decode() throws(StoreError) -> Fact {
         if let inserted { return inserted }
+        // The App Store's facts straight from the text when it has the stored shape.
+        switch kind {
+        case .transaction: if let fact = ColumnJSONReader.transaction(from: json) { return .transaction(fact) }
+        case .renewalInfo: if let fact = ColumnJSONReader.renewal(from: json) { return .renewalInfo(fact) }
+        case .notification: if let fact = ColumnJSONReader.notification(from: json) { return .notification(fact) }
+        default: break
+        }
         return switch kind {
         case .transaction:
             .transaction(try SQLStoreTransaction.decode(TransactionFact.self, json, column: "fact_json"))
