@@ -38,8 +38,23 @@ public final class PostgresStore: Store {
                     preparesStatements: configuration.preparedStatements)
             }
         }
-        _ = try await workers[0].run { connection in
-            try Migrator.migrate(connection, apply: migrate, observer: observer)
+        // On a connection of its own, without the configured statement timeout: the timeout is
+        // for the store's statements, and a migration that rebuilds a large table (0025) runs for
+        // minutes, as does waiting for another instance's migration lock. On a pooled connection
+        // both were cancelled at the timeout and the server did not start.
+        let migrator = ConnectionWorker(label: "storekeeper.postgres.migrate") { () throws(StoreError) in
+            try PostgresConnection(
+                conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil,
+                preparesStatements: configuration.preparedStatements)
+        }
+        do {
+            _ = try await migrator.run { connection in
+                try Migrator.migrate(connection, apply: migrate, observer: observer)
+            }
+            await migrator.close()
+        } catch {
+            await migrator.close()
+            throw error
         }
         return PostgresStore(configuration: configuration, pool: ConnectionPool(workers: workers))
     }

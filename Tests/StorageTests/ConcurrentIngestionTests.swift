@@ -156,6 +156,21 @@ struct PostgresConnectionLossTests {
             #expect(try await store.read { try $0.appliedMigrations() } == Migration.all.map(\.identifier))
         }
     }
+
+    /// Migrations run without the store's statement timeout (they were cancelled at it, and the
+    /// store did not open: a 1 ms timeout failed the first CREATE TABLE); the store's own
+    /// statements keep it.
+    @Test("migrations run without statement_timeout; the store's statements keep it")
+    func migrationsOutliveStatementTimeout() async throws {
+        try await withStore(.postgres, options: "statement_timeout=1") { store, _ in
+            do {
+                try await store.read { _ = try $0.sql("SELECT pg_sleep(0.5)") }
+                Issue.record("the statement outlived statement_timeout")
+            } catch let error as StoreError {
+                #expect(error.code == .timeout)
+            }
+        }
+    }
 }
 
 @Suite("Store locations")
