@@ -94,6 +94,11 @@ enum Migrator {
         }
         do {
             if connection.dialect == .postgres {
+                // No timeout for this transaction, whatever the role, the database or the URL set:
+                // a migration may rebuild a large table for minutes, or wait that long for
+                // another instance's lock.
+                _ = try connection.query(
+                    "SELECT set_config('statement_timeout', '0', true), set_config('lock_timeout', '0', true)", [])
                 _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(advisoryLockKey)])
             }
             let result = try body()

@@ -160,6 +160,30 @@ struct PostgresConnectionLossTests {
     /// Migrations run without the store's statement timeout (they were cancelled at it, and the
     /// store did not open: a 1 ms timeout failed the first CREATE TABLE); the store's own
     /// statements keep it.
+    /// A timeout set on the database itself (or the role, as behind a pooler) reaches every
+    /// connection, the migrating one too: its transactions lift it.
+    @Test("migrations run without the database's statement_timeout; the store's statements keep it")
+    func migrationsOutliveDatabaseStatementTimeout() async throws {
+        let database = try await TestDatabase.make(.postgres)
+        do {
+            // The name is ours (a UUID), never input.
+            let name = String(try #require(URLComponents(string: database.url)?.path.dropFirst()))
+            try PostgresAdmin.execute(database.url, "ALTER DATABASE \(name) SET statement_timeout = 1")
+            let store = try await database.open()
+            do {
+                try await store.read { _ = try $0.sql("SELECT pg_sleep(0.5)") }
+                Issue.record("the statement outlived the database's statement_timeout")
+            } catch let error as StoreError {
+                #expect(error.code == .timeout)
+            }
+            await store.close()
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
     @Test("migrations run without statement_timeout; the store's statements keep it")
     func migrationsOutliveStatementTimeout() async throws {
         try await withStore(.postgres, options: "statement_timeout=1") { store, _ in
