@@ -375,7 +375,13 @@ import Testing
     @Test(.enabled(if: TestDatabase.postgresURL != nil, Comment(rawValue: TestDatabase.postgresSkip)))
     func twoInstancesShareTheWorkOnPostgreSQL() async throws {
         let fake = FakeAppStore()
-        let url = try #require(TestDatabase.postgresURL)
+        // A database of its own, so that each worker's pass holds this app alone (in the shared
+        // one, other suites' apps with App Store credentials went through the fake too).
+        let (database, drop) = try TestDatabase.ownPostgres()
+        guard case .postgres(let url) = database else {
+            Issue.record("ownPostgres gave \(database)")
+            return
+        }
         let first = try await ServerHarness(database: .postgres(url), connections: { _, _, _ in fake })
         // One deployment: the same database and the same secrets key.
         let second = try await ServerHarness(
@@ -384,6 +390,7 @@ import Testing
             Task {
                 await first.stop()
                 await second.stop()
+                drop()
             }
         }
         let app = try await first.createApp(settings: [
@@ -400,20 +407,24 @@ import Testing
             page.append(try Self.subscribed(signer, original: original, at: t0.adding(milliseconds: Int64(index))))
         }
         fake.answers.withLock { $0.notificationPages = [Array(page[0..<3]), Array(page[3...])] }
-        fake.delay.withLock { $0 = .milliseconds(400) }
+        // The first replay stays in its first page until it is stopped: under a full parallel
+        // run the first instance took over 2 s to lease the app (the wait below was 2 s) and
+        // could finish the 400 ms pages before the second looked.
+        fake.delay.withLock { $0 = .seconds(60) }
         let now = t0.plus(days: 1)
         first.clock.set(now)
         second.clock.set(now)
         // Only this app's cursor matters: other suites share the database.
         func cursor() async throws -> HistoryCursor? { try await Self.cursor(first, app.appId) }
         let stopped = Task { await first.application.historyReplayWorker.runOnce() }
-        for _ in 0..<200 where try await cursor()?.leaseOwner == nil {
+        for _ in 0..<3_000 where try await cursor()?.leaseOwner == nil {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(try await cursor()?.leaseOwner == first.application.historyReplayWorker.owner)
         #expect(await second.application.historyReplayWorker.runOnce().runs["\(app.appId)/Sandbox"]?.leased == false)
         stopped.cancel()
         _ = await stopped.value
+        fake.delay.withLock { $0 = .milliseconds(10) }
         #expect(try await cursor()?.leaseOwner == nil)
         let finished = try #require(
             await second.application.historyReplayWorker.runOnce().runs["\(app.appId)/Sandbox"])
