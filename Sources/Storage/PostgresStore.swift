@@ -38,23 +38,9 @@ public final class PostgresStore: Store {
                     preparesStatements: configuration.preparedStatements)
             }
         }
-        // On a connection of its own, without the configured statement timeout: the timeout is
-        // for the store's statements, and a migration that rebuilds a large table (0025) runs for
-        // minutes, as does waiting for another instance's migration lock. On a pooled connection
-        // both were cancelled at the timeout and the server did not start.
-        let migrator = ConnectionWorker(label: "storekeeper.postgres.migrate") { () throws(StoreError) in
-            try PostgresConnection(
-                conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil,
-                preparesStatements: configuration.preparedStatements)
-        }
-        do {
-            _ = try await migrator.run { connection in
-                try Migrator.migrate(connection, apply: migrate, observer: observer)
-            }
-            await migrator.close()
-        } catch {
-            await migrator.close()
-            throw error
+        // The migration transactions lift the statement timeout themselves (`Migrator`).
+        _ = try await workers[0].run { connection in
+            try Migrator.migrate(connection, apply: migrate, observer: observer)
         }
         return PostgresStore(configuration: configuration, pool: ConnectionPool(workers: workers))
     }

@@ -2,8 +2,8 @@ import CSQLite
 import Foundation
 import Synchronization
 
-/// SQLite's own timing of every statement the store's connections run, added up by statement
-/// text, for finding what a workload spends its database time on (`sqliteStatementProfile`,
+/// The time of every statement the store's connections run, added up by statement text, for
+/// finding what a workload spends its database time on (`sqliteStatementProfile`,
 /// `scripts/bench-ingestion.sh` with `BENCH_STATEMENTS=1`). A CPU profile shows SQLite's
 /// internals; this shows which of our statements they were for.
 ///
@@ -12,8 +12,8 @@ import Synchronization
 /// includes our code between its steps (decoding the rows a query returns). (SQLite's own figure
 /// comes from a clock in whole milliseconds; it is used only for a statement whose start was
 /// not seen.) The texts are SQLite's (placeholders, never the bound values).
-/// - Note: Thread-safe: the totals sit behind a `Mutex`; SQLite calls `record` on the thread of
-///   the connection that ran the statement. Addresses are kept as integers, never dereferenced.
+/// - Note: Thread-safe: the totals sit behind a `Mutex`; SQLite calls `began` and `ended` on the
+///   thread of the connection that ran the statement. Addresses are kept as integers, never dereferenced.
 final class SQLiteStatementProfile: Sendable {
     /// One statement text's totals.
     /// - Note: Immutable value; `Sendable`.
