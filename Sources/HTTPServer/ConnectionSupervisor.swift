@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -26,6 +27,10 @@ final class ConnectionSupervisor: Sendable {
     private let sweepInterval: Duration?
     private let queue = DispatchQueue(label: "HTTPServer.ConnectionSupervisor")
     private let timer = Locked<DispatchSourceTimer?>(nil)
+    /// `table.isCrowded` as of the last change to the table: read for every response without
+    /// the lock, which the HTTP threads otherwise took a third time per request (and contended
+    /// for). Relaxed: the flag only decides whether a response says `Connection: close`.
+    private let crowded = Atomic<Bool>(false)
     /// Whether a minimum body rate is enforced (else bodies need no bookkeeping).
     let tracksBodies: Bool
 
@@ -66,6 +71,7 @@ final class ConnectionSupervisor: Sendable {
     func sweep(at now: ContinuousClock.Instant = .now) {
         table.withLock { table in
             Self.shutDown(table.expire(at: now))
+            crowded.store(table.isCrowded, ordering: .relaxed)
         }
     }
 
@@ -76,12 +82,16 @@ final class ConnectionSupervisor: Sendable {
         return table.withLock { table in
             let (id, evicted) = table.open(socket: socket, address: address, at: now)
             Self.shutDown(evicted)
+            crowded.store(table.isCrowded, ordering: .relaxed)
             return id
         }
     }
 
     func closed(_ id: UInt64) {
-        table.withLock { $0.closed(id) }
+        table.withLock { table in
+            table.closed(id)
+            crowded.store(table.isCrowded, ordering: .relaxed)
+        }
     }
 
     func headReceived(_ id: UInt64, expectingBody: Bool) {
@@ -101,11 +111,12 @@ final class ConnectionSupervisor: Sendable {
         let now = ContinuousClock.now
         table.withLock { table in
             Self.shutDown(table.responded(id, at: now))
+            crowded.store(table.isCrowded, ordering: .relaxed)
         }
     }
 
     /// More connections are open than the eviction threshold.
-    var isCrowded: Bool { table.withLock { $0.isCrowded } }
+    var isCrowded: Bool { crowded.load(ordering: .relaxed) }
 
     private static func shutDown(_ sockets: [Int32]) {
         for socket in sockets where socket >= 0 {

@@ -211,6 +211,7 @@ public enum CustomerStateLookup: Sendable, Hashable {
     case noCustomer
     /// The customer exists but has no state stored for that environment.
     case noState(customerId: Int64)
-    /// The committed CustomerInfo JSON, the answer until `validUntil` (epoch ms, exclusive).
-    case state(customerId: Int64, infoJSON: String, validUntil: Int64)
+    /// The committed CustomerInfo JSON, the answer until `validUntil` (epoch ms, exclusive), and
+    /// its digest when it was saved with one (`customer_states.info_digest`).
+    case state(customerId: Int64, infoJSON: String, validUntil: Int64, digest: String?)
 }

@@ -20,20 +20,23 @@ extension SQLStoreTransaction {
         -> Int64
     {
         try saveCustomerInfo(
-            info, json: Self.jsonText(info), customerId: customerId, expectedVersion: expectedVersion, at: at)
+            info, json: Self.jsonText(info), digest: nil, customerId: customerId, expectedVersion: expectedVersion,
+            at: at)
     }
 
     func saveCustomerInfo(
-        _ info: CustomerInfo, json: String, customerId: Int64, expectedVersion: Int64?, at: Timestamp
+        _ info: CustomerInfo, json: String, digest: String?, customerId: Int64, expectedVersion: Int64?,
+        at: Timestamp
     ) throws -> Int64 {
         guard let expectedVersion else {
             let inserted = try execute(
                 """
-                INSERT INTO customer_states (customer_id, environment, version, info_json, updated_at, valid_until)
-                VALUES ($1, $2, 1, $3, $4, $5)
+                INSERT INTO customer_states (
+                    customer_id, environment, version, info_json, updated_at, valid_until, info_digest)
+                VALUES ($1, $2, 1, $3, $4, $5, $6)
                 ON CONFLICT (customer_id, environment) DO NOTHING
                 """, .integer(customerId), .text(info.environment.rawValue), .text(json), SQLValue(at),
-                .integer(Self.validUntil(info)))
+                .integer(Self.validUntil(info)), SQLValue(digest))
             guard inserted == 1 else {
                 throw StoreError(.versionConflict, "customer \(customerId) already has a stored state")
             }
@@ -41,10 +44,11 @@ extension SQLStoreTransaction {
         }
         let updated = try execute(
             """
-            UPDATE customer_states SET version = version + 1, info_json = $3, updated_at = $4, valid_until = $6
+            UPDATE customer_states
+            SET version = version + 1, info_json = $3, updated_at = $4, valid_until = $6, info_digest = $7
             WHERE customer_id = $1 AND environment = $2 AND version = $5
             """, .integer(customerId), .text(info.environment.rawValue), .text(json), SQLValue(at),
-            .integer(expectedVersion), .integer(Self.validUntil(info)))
+            .integer(expectedVersion), .integer(Self.validUntil(info)), SQLValue(digest))
         guard updated == 1 else {
             throw StoreError(
                 .versionConflict, "customer \(customerId) state is no longer at version \(expectedVersion)")
@@ -174,7 +178,7 @@ extension SQLStoreTransaction {
         // indexed query each, the state joined in.
         let byId = try row(
             """
-            SELECT c.id, s.info_json, s.valid_until FROM customers c
+            SELECT c.id, s.info_json, s.valid_until, s.info_digest FROM customers c
             LEFT JOIN customer_states s ON s.customer_id = c.id AND s.environment = $3
             WHERE c.app_id = $1 AND c.app_user_id = $2
             """, .text(appId), .text(appUserId), .text(environment.rawValue))
@@ -182,13 +186,14 @@ extension SQLStoreTransaction {
             try byId
             ?? row(
                 """
-                SELECT a.customer_id, s.info_json, s.valid_until FROM customer_aliases a
+                SELECT a.customer_id, s.info_json, s.valid_until, s.info_digest FROM customer_aliases a
                 LEFT JOIN customer_states s ON s.customer_id = a.customer_id AND s.environment = $3
                 WHERE a.app_id = $1 AND a.alias = $2
                 """, .text(appId), .text(appUserId), .text(environment.rawValue))
         guard let found else { return .noCustomer }
         let customerId = try found.integer(0)
         guard let json = try found.optionalText(1) else { return .noState(customerId: customerId) }
-        return .state(customerId: customerId, infoJSON: json, validUntil: try found.integer(2))
+        return .state(
+            customerId: customerId, infoJSON: json, validUntil: try found.integer(2), digest: try found.optionalText(3))
     }
 }

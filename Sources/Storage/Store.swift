@@ -398,9 +398,11 @@ public protocol StoreTransaction: StoreReader {
     func saveCustomerInfo(
         _ info: CustomerInfo, customerId: Int64, expectedVersion: Int64?, at: Timestamp
     ) throws -> Int64
-    /// `saveCustomerInfo` with `info` already encoded: `json` must be `AppStoreJSON.encode(info)` as UTF-8 text.
+    /// `saveCustomerInfo` with `info` already encoded: `json` must be `AppStoreJSON.encode(info)` as UTF-8 text,
+    /// and `digest` (when given) the hex of the first 16 bytes of its SHA-256, stored for reads' ETags.
     func saveCustomerInfo(
-        _ info: CustomerInfo, json: String, customerId: Int64, expectedVersion: Int64?, at: Timestamp
+        _ info: CustomerInfo, json: String, digest: String?, customerId: Int64, expectedVersion: Int64?,
+        at: Timestamp
     ) throws -> Int64
     /// Up to `limit` states whose next scheduled change (`valid_until`) is at or before `now`,
     /// earliest first, for the access scheduler. On PostgreSQL each customer's row is locked

@@ -335,7 +335,8 @@ enum WorstCaseBenchmark {
                 times[7] =
                     (try milliseconds {
                         _ = try tx.saveCustomerInfo(
-                            evaluation!.customerInfo, json: encoding!.json, customerId: customerId,
+                            evaluation!.customerInfo, json: encoding!.json,
+                            digest: CustomerInfoDigest.of(encoding!.json.utf8), customerId: customerId,
                             expectedVersion: stored?.version, at: now)
                         appended = try tx.appendEvents(evaluation!.newEvents, customerId: customerId, at: now)
                     })

@@ -72,8 +72,8 @@ public enum CustomerStateUpdater {
                 try AnalyticsAggregation.apply(figures, customer: customer, environment: environment, in: transaction)
             })
         let version = try transaction.saveCustomerInfo(
-            evaluation.customerInfo, json: encoding.json, customerId: customer.id,
-            expectedVersion: previous?.version, at: now)
+            evaluation.customerInfo, json: encoding.json, digest: CustomerInfoDigest.of(encoding.json.utf8),
+            customerId: customer.id, expectedVersion: previous?.version, at: now)
         // Remembered before the commit: if this transaction rolls back, the stored text differs
         // from `encoding.json` and the next evaluation decodes what is really there.
         cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id)

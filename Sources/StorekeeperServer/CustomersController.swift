@@ -1,5 +1,4 @@
 import AppStoreModels
-import AppStoreTrust
 import Entitlements
 import Foundation
 import HTTPServer
@@ -54,21 +53,29 @@ struct CustomersController: Sendable {
         let appId = app.id
         // The committed JSON is the answer until its next scheduled change: no decoding, no
         // engine, no encoding. Only a state that time has overtaken is evaluated afresh.
-        let body = try apps.readBlocking { reader -> Data in
+        let (body, digest) = try apps.readBlocking { reader -> (Data, String?) in
             let lookup = try reader.customerState(appId: appId, knownAs: appUserId, environment: environment)
-            if case .state(_, let json, let validUntil) = lookup, now.millisecondsSince1970 < validUntil {
-                return Data(json.utf8)
+            if case .state(_, let json, let validUntil, let digest) = lookup,
+                now.millisecondsSince1970 < validUntil
+            {
+                return (Data(json.utf8), digest)
             }
             if case .noCustomer = lookup {
-                return AppStoreJSON.encode(
-                    CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: now))
+                return (
+                    AppStoreJSON.encode(
+                        CustomerInfo(customerId: appUserId, environment: environment, evaluatedAt: now)),
+                    nil
+                )
             }
             let customer = try reader.customer(appId: appId, knownAs: appUserId)
-            return AppStoreJSON.encode(
-                try CustomerStateUpdater.current(
-                    customer: customer, appUserId: appUserId, environment: environment, in: reader, now: now))
+            return (
+                AppStoreJSON.encode(
+                    try CustomerStateUpdater.current(
+                        customer: customer, appUserId: appUserId, environment: environment, in: reader, now: now)),
+                nil
+            )
         }
-        return Self.respond(body: body, request: request)
+        return Self.respond(body: body, digest: digest, request: request)
     }
 
     struct EventView: Encodable {
@@ -223,17 +230,20 @@ struct CustomersController: Sendable {
 
     /// The strong ETag of a CustomerInfo's canonical JSON.
     static func etag(of body: Data) -> String {
-        "\"" + Digest.hex(Digest.sha256(body).prefix(16)) + "\""
+        etag(digest: CustomerInfoDigest.of(body))
     }
+
+    static func etag(digest: String) -> String { "\"" + digest + "\"" }
 
     /// CustomerInfo as JSON with a strong ETag over the body; 304 when `If-None-Match` matches.
     static func respond(_ info: CustomerInfo, request: HTTPRequest) -> HTTPResponse {
         respond(body: AppStoreJSON.encode(info), request: request)
     }
 
-    /// `body` (CustomerInfo's canonical JSON) with its ETag; 304 when `If-None-Match` matches.
-    static func respond(body: Data, request: HTTPRequest) -> HTTPResponse {
-        let etag = etag(of: body)
+    /// `body` (CustomerInfo's canonical JSON) with its ETag, from `digest` when the store kept
+    /// it (`CustomerInfoDigest` of this very body); 304 when `If-None-Match` matches.
+    static func respond(body: Data, digest: String? = nil, request: HTTPRequest) -> HTTPResponse {
+        let etag = digest.map { Self.etag(digest: $0) } ?? etag(of: body)
         if let match = request.headers["If-None-Match"], request.method == .get || request.method == .head {
             let candidates = match.split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "")

@@ -96,6 +96,36 @@ import Testing
         #expect(!table.isCrowded)
     }
 
+    /// The supervisor answers `isCrowded` from a flag it sets after each change to its table
+    /// (not under the table's lock): the flag must follow opens, closes, responses and sweeps.
+    @Test func theSupervisorsCrowdedFlagFollowsItsTable() {
+        let supervisor = ConnectionSupervisor(
+            policy: ConnectionTable.Policy(headTimeout: .seconds(2), minimumBodyRate: nil, evictionThreshold: 1))
+        // Socket -1: nothing is shut down for real.
+        let a = supervisor.opened(socket: -1, address: nil)
+        #expect(!supervisor.isCrowded)
+        supervisor.headReceived(a, expectingBody: false)
+        let b = supervisor.opened(socket: -1, address: nil)
+        #expect(supervisor.isCrowded)
+        // A busy one finishing while crowded makes the room itself (it is closed).
+        supervisor.responded(a)
+        #expect(!supervisor.isCrowded)
+        supervisor.closed(a)
+        supervisor.headReceived(b, expectingBody: false)
+        let c = supervisor.opened(socket: -1, address: nil)
+        #expect(supervisor.isCrowded)
+        supervisor.closed(c)
+        #expect(!supervisor.isCrowded)
+        // A sweep that expires a waiting connection uncrowds too: d waits for its head past the
+        // deadline while b stays busy.
+        let d = supervisor.opened(socket: -1, address: nil)
+        #expect(supervisor.isCrowded)
+        supervisor.sweep(at: .now + .seconds(3))
+        #expect(!supervisor.isCrowded)
+        supervisor.closed(d)
+        #expect(supervisor.statistics.open == 1)
+    }
+
     @Test func headDeadlineRunsFromAcceptOrFromThePreviousResponse() {
         var table = table(headTimeout: .seconds(2))
         let fresh = table.open(socket: 10, at: at(0))

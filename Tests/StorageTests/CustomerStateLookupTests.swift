@@ -46,7 +46,9 @@ struct CustomerStateLookupTests {
             for name in ["alice", "alice@old"] {
                 #expect(
                     try await lookup(name)
-                        == .state(customerId: customer.id, infoJSON: json, validUntil: F.at(30).millisecondsSince1970))
+                        == .state(
+                            customerId: customer.id, infoJSON: json, validUntil: F.at(30).millisecondsSince1970,
+                            digest: nil))
             }
             #expect(try await lookup("alice", appId: "other-app") == .noCustomer)
             // Past the expiry only the grace period's end is still ahead; with no dates, never.
@@ -56,7 +58,7 @@ struct CustomerStateLookupTests {
                 try $0.saveCustomerInfo(later, customerId: customer.id, expectedVersion: 1, at: F.at(31))
             }
             let afterExpiry = try await lookup("alice")
-            guard case .state(_, _, let validUntil) = afterExpiry else {
+            guard case .state(_, _, let validUntil, _) = afterExpiry else {
                 Issue.record("no state after the second save")
                 return
             }
@@ -67,11 +69,60 @@ struct CustomerStateLookupTests {
                 try $0.saveCustomerInfo(none, customerId: customer.id, expectedVersion: 2, at: F.at(32))
             }
             let undated = try await lookup("alice")
-            guard case .state(_, _, let forever) = undated else {
+            guard case .state(_, _, let forever, _) = undated else {
                 Issue.record("no state after the third save")
                 return
             }
             #expect(forever == Int64.max)
+        }
+    }
+
+    @Test(
+        "a state saved with a digest reads back with it, and a save without one clears it",
+        arguments: Backend.enabled)
+    func digest(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customer = try await store.write { tx in
+                try tx.ensureCustomer(appId: F.appId, appUserId: "alice", at: F.at(1))
+            }
+            func lookup() async throws -> CustomerStateLookup {
+                try await store.read {
+                    try $0.customerState(appId: F.appId, knownAs: "alice", environment: .production)
+                }
+            }
+            let info = CustomerInfo(customerId: "alice", environment: .production, evaluatedAt: F.at(1))
+            let json = String(decoding: AppStoreJSON.encode(info), as: UTF8.self)
+            _ = try await store.write {
+                try $0.saveCustomerInfo(
+                    info, json: json, digest: "0123456789abcdef0123456789abcdef", customerId: customer.id,
+                    expectedVersion: nil, at: F.at(1))
+            }
+            #expect(
+                try await lookup()
+                    == .state(
+                        customerId: customer.id, infoJSON: json, validUntil: Int64.max,
+                        digest: "0123456789abcdef0123456789abcdef"))
+            _ = try await store.write {
+                try $0.saveCustomerInfo(
+                    info, json: json, digest: "fedcba9876543210fedcba9876543210", customerId: customer.id,
+                    expectedVersion: 1, at: F.at(2))
+            }
+            guard case .state(_, _, _, let replaced) = try await lookup() else {
+                Issue.record("no state after the second save")
+                return
+            }
+            #expect(replaced == "fedcba9876543210fedcba9876543210")
+            // A save that gives none (the plain overload) must not leave the old digest standing
+            // beside a new text.
+            _ = try await store.write {
+                try $0.saveCustomerInfo(info, customerId: customer.id, expectedVersion: 2, at: F.at(3))
+            }
+            guard case .state(_, _, _, let cleared) = try await lookup() else {
+                Issue.record("no state after the third save")
+                return
+            }
+            #expect(cleared == nil)
         }
     }
 }

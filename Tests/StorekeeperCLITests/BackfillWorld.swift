@@ -153,7 +153,7 @@ struct BackfillWorld {
             var result: [String: Snapshot] = [:]
             for user in users {
                 guard
-                    case .state(let customerId, let json, _) = try reader.customerState(
+                    case .state(let customerId, let json, _, _) = try reader.customerState(
                         appId: Self.appId, knownAs: user, environment: .production)
                 else { continue }
                 var info = try AppStoreJSON.decode(JSONValue.self, from: Data(json.utf8))

@@ -1,6 +1,9 @@
 import AppStoreModels
+import Entitlements
 import Foundation
 import HTTPServer
+import Storage
+import StorekeeperIngestion
 import StorekeeperServer
 import StorekeeperTesting
 import Testing
@@ -21,6 +24,35 @@ import Testing
         #expect(again.body.isEmpty)
         let stale = try await harness.request("GET", path, key: app.publicKey, headers: ["If-None-Match": "\"other\""])
         #expect(stale.status == 200)
+    }
+
+    /// A GET's ETag is the digest stored with the state when there is one: nothing is hashed on
+    /// the read. Shown with a digest that is not the body's, which only the stored one can give.
+    @Test func customerInfoETagIsTheStoredDigest() async throws {
+        let harness = try await ServerHarness()
+        defer { Task { await harness.stop() } }
+        let app = try await harness.createApp()
+        let now = harness.clock.now
+        let info = CustomerInfo(customerId: "carol", environment: .sandbox, evaluatedAt: now)
+        let json = String(decoding: AppStoreJSON.encode(info), as: UTF8.self)
+        let stored = "00112233445566778899aabbccddeeff"
+        _ = try await harness.store.write { tx in
+            let customer = try tx.ensureCustomer(appId: app.appId, appUserId: "carol", at: now)
+            return try tx.saveCustomerInfo(
+                info, json: json, digest: stored, customerId: customer.id, expectedVersion: nil, at: now)
+        }
+        let path = "/v1/apps/\(app.appId)/customers/carol?environment=Sandbox"
+        let first = try await harness.request("GET", path, key: app.publicKey)
+        #expect(first.status == 200)
+        #expect(first.body == Data(json.utf8))
+        #expect(first.header("ETag") == "\"\(stored)\"")
+        let again = try await harness.request(
+            "GET", path, key: app.publicKey, headers: ["If-None-Match": "\"\(stored)\""])
+        #expect(again.status == 304)
+        // The body's own digest (what a state saved without one answers) no longer matches.
+        let hashed = "\"\(CustomerInfoDigest.of(Data(json.utf8)))\""
+        let other = try await harness.request("GET", path, key: app.publicKey, headers: ["If-None-Match": hashed])
+        #expect(other.status == 200)
     }
 
     @Test func malformedRequestsAre4xx() async throws {
