@@ -32,8 +32,9 @@ extension SQLStoreTransaction {
             let inserted = try execute(
                 """
                 INSERT INTO customer_states (
-                    customer_id, environment, version, info_json, updated_at, valid_until, info_digest)
-                VALUES ($1, $2, 1, $3, $4, $5, $6)
+                    customer_id, environment, version, info_json, updated_at, valid_until, info_digest,
+                    info_digest_version)
+                VALUES ($1, $2, 1, $3, $4, $5, $6, 1)
                 ON CONFLICT (customer_id, environment) DO NOTHING
                 """, .integer(customerId), .text(info.environment.rawValue), .text(json), SQLValue(at),
                 .integer(Self.validUntil(info)), SQLValue(digest))
@@ -45,7 +46,8 @@ extension SQLStoreTransaction {
         let updated = try execute(
             """
             UPDATE customer_states
-            SET version = version + 1, info_json = $3, updated_at = $4, valid_until = $6, info_digest = $7
+            SET version = version + 1, info_json = $3, updated_at = $4, valid_until = $6, info_digest = $7,
+                info_digest_version = version + 1
             WHERE customer_id = $1 AND environment = $2 AND version = $5
             """, .integer(customerId), .text(info.environment.rawValue), .text(json), SQLValue(at),
             .integer(expectedVersion), .integer(Self.validUntil(info)), SQLValue(digest))
@@ -175,10 +177,13 @@ extension SQLStoreTransaction {
         -> CustomerStateLookup
     {
         // By app user id first, then by alias, as `customer(appId:knownAs:)` resolves: one
-        // indexed query each, the state joined in.
+        // indexed query each, the state joined in. The digest only at the version it was saved
+        // with (see migration 0026).
         let byId = try row(
             """
-            SELECT c.id, s.info_json, s.valid_until, s.info_digest FROM customers c
+            SELECT c.id, s.info_json, s.valid_until,
+                CASE WHEN s.info_digest_version = s.version THEN s.info_digest END
+            FROM customers c
             LEFT JOIN customer_states s ON s.customer_id = c.id AND s.environment = $3
             WHERE c.app_id = $1 AND c.app_user_id = $2
             """, .text(appId), .text(appUserId), .text(environment.rawValue))
@@ -186,7 +191,9 @@ extension SQLStoreTransaction {
             try byId
             ?? row(
                 """
-                SELECT a.customer_id, s.info_json, s.valid_until, s.info_digest FROM customer_aliases a
+                SELECT a.customer_id, s.info_json, s.valid_until,
+                    CASE WHEN s.info_digest_version = s.version THEN s.info_digest END
+                FROM customer_aliases a
                 LEFT JOIN customer_states s ON s.customer_id = a.customer_id AND s.environment = $3
                 WHERE a.app_id = $1 AND a.alias = $2
                 """, .text(appId), .text(appUserId), .text(environment.rawValue))

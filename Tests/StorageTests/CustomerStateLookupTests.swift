@@ -123,6 +123,27 @@ struct CustomerStateLookupTests {
                 return
             }
             #expect(cleared == nil)
+            // An instance older than migration 0026, still running beside a newer one, saves as
+            // it always did: version and text, not the digest. The digest saved before is then
+            // not this text's, and must not be answered.
+            _ = try await store.write {
+                try $0.saveCustomerInfo(
+                    info, json: json, digest: "0123456789abcdef0123456789abcdef", customerId: customer.id,
+                    expectedVersion: 3, at: F.at(4))
+            }
+            _ = try await store.write { tx in
+                try (tx as! SQLStoreTransaction).connection.execute(
+                    """
+                    UPDATE customer_states SET version = version + 1, info_json = $2, updated_at = 5
+                    WHERE customer_id = $1
+                    """, [.integer(customer.id), .text(json + " ")])
+            }
+            guard case .state(_, let older, _, let unbound) = try await lookup() else {
+                Issue.record("no state after the older instance's save")
+                return
+            }
+            #expect(older == json + " ")
+            #expect(unbound == nil)
         }
     }
 }
