@@ -82,6 +82,10 @@ enum Migrator {
         }
     }
 
+    /// How often a transaction is begun again when the timeout it is about to lift cancels its
+    /// first statement.
+    static let timeoutLiftAttempts = 5
+
     /// One transaction holding the migration lock.
     static func inTransaction<R>(
         _ connection: any SQLConnection, _ body: () throws(StoreError) -> R
@@ -90,15 +94,10 @@ enum Migrator {
         case .sqlite:
             try connection.begin("BEGIN IMMEDIATE")
         case .postgres:
-            try connection.begin("BEGIN")
+            try beginWithoutTimeouts(connection)
         }
         do {
             if connection.dialect == .postgres {
-                // No timeout for this transaction, whatever the role, the database or the URL set:
-                // a migration may rebuild a large table for minutes, or wait that long for
-                // another instance's lock.
-                _ = try connection.query(
-                    "SELECT set_config('statement_timeout', '0', true), set_config('lock_timeout', '0', true)", [])
                 _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(advisoryLockKey)])
             }
             let result = try body()
@@ -107,6 +106,27 @@ enum Migrator {
         } catch {
             connection.rollback()
             throw error
+        }
+    }
+
+    /// Begins a PostgreSQL transaction without a timeout, whatever the role, the database or
+    /// the URL set: a migration may rebuild a large table for minutes, or wait that long for
+    /// another instance's lock. The statement that lifts them runs under them, and a timeout of a
+    /// few milliseconds on a loaded server can cancel even it: nothing is done yet then, so the
+    /// transaction is begun again, a few times.
+    static func beginWithoutTimeouts(_ connection: any SQLConnection) throws(StoreError) {
+        var attempt = 1
+        while true {
+            try connection.begin("BEGIN")
+            do {
+                _ = try connection.query(
+                    "SELECT set_config('statement_timeout', '0', true), set_config('lock_timeout', '0', true)", [])
+                return
+            } catch {
+                connection.rollback()
+                guard error.code == .timeout, attempt < timeoutLiftAttempts else { throw error }
+                attempt += 1
+            }
         }
     }
 }

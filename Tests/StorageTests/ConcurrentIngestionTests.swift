@@ -184,6 +184,30 @@ struct PostgresConnectionLossTests {
         await database.drop()
     }
 
+    /// The statement that lifts the timeouts runs under them: a timeout of a few milliseconds on
+    /// a loaded server cancelled even it (the test above failed so under a full parallel run),
+    /// and the store did not open. The migrator begins such a transaction again.
+    @Test("a migration transaction whose timeout lift is itself cancelled is begun again, a few times")
+    func cancelledTimeoutLiftIsRetried() async throws {
+        let database = try await TestDatabase.make(.postgres)
+        defer { Task { await database.drop() } }
+        guard case .postgres(let configuration) = try StoreLocation(database.url) else {
+            Issue.record("not a PostgreSQL URL: \(database.url)")
+            return
+        }
+        let real = try PostgresConnection(conninfo: configuration.conninfo, statementTimeoutMilliseconds: nil)
+        defer { real.close() }
+        // Two cancellations: applied all the same.
+        let twice = LiftCancellingConnection(real, cancellations: 2)
+        #expect(try Migrator.migrate(twice, apply: true) == Migration.all.map(\.identifier))
+        #expect(twice.lifts == Migration.all.count + 1 + 2)
+        // More than the attempts allow: the timeout is the answer, and nothing was left open.
+        let always = LiftCancellingConnection(real, cancellations: Migrator.timeoutLiftAttempts)
+        #expect(throws: StoreError.self) { try Migrator.migrate(always, apply: true) }
+        #expect(always.lifts == Migrator.timeoutLiftAttempts)
+        #expect(!real.inTransaction)
+    }
+
     @Test("migrations run without statement_timeout; the store's statements keep it")
     func migrationsOutliveStatementTimeout() async throws {
         try await withStore(.postgres, options: "statement_timeout=1") { store, _ in
@@ -275,4 +299,48 @@ struct MultiProcessIngestionTests {
             }
         }
     }
+}
+
+/// A PostgreSQL connection whose first `cancellations` timeout lifts fail as a statement timeout
+/// would cancel them (after reaching the server: the transaction is aborted).
+private final class LiftCancellingConnection: SQLConnection {
+    let real: any SQLConnection
+    private(set) var lifts = 0
+    private let cancellations: Int
+
+    init(_ real: any SQLConnection, cancellations: Int) {
+        self.real = real
+        self.cancellations = cancellations
+    }
+
+    var dialect: SQLDialect { real.dialect }
+    var isHealthy: Bool { real.isHealthy }
+    var inTransaction: Bool { real.inTransaction }
+
+    func query(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> [SQLRow] {
+        if sql.contains("set_config('statement_timeout'") {
+            lifts += 1
+            if lifts <= cancellations {
+                _ = try? real.query("SELECT 1/0", [])
+                throw StoreError(.timeout, "canceling statement due to statement timeout (SQLSTATE 57014)")
+            }
+        }
+        return try real.query(sql, arguments)
+    }
+
+    func scan(_ sql: String, _ arguments: [SQLValue], _ body: (SQLRowView) throws(StoreError) -> Void)
+        throws(StoreError)
+    {
+        try real.scan(sql, arguments, body)
+    }
+
+    func execute(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> Int {
+        try real.execute(sql, arguments)
+    }
+
+    func executeScript(_ sql: String) throws(StoreError) { try real.executeScript(sql) }
+    func begin(_ statement: String) throws(StoreError) { try real.begin(statement) }
+    func commit() throws(StoreError) { try real.commit() }
+    func rollback() { real.rollback() }
+    func close() { real.close() }
 }
