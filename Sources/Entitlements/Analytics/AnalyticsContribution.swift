@@ -83,21 +83,23 @@ public enum AnalyticsContribution {
         }
         let latestOfSubscription = Set(byOriginal.values.compactMap { $0.last?.transactionId })
 
-        var result: [AnalyticsDailyKey: AnalyticsMeasures] = [:]
-        func add(_ day: CalendarDay, _ money: TransactionProceeds, _ change: (inout AnalyticsMeasures) -> Void) {
-            let key = AnalyticsDailyKey(
-                day: day, productId: money.productId, subscriptionGroup: money.subscriptionGroup ?? "",
-                storefront: money.storefront ?? "", currency: money.currency ?? "")
-            change(&result[key, default: AnalyticsMeasures()])
-        }
+        // A transaction adds to its purchase day, its period's first and last days and a few
+        // others (refunds, trials): about four entries.
+        var tally = DailyContributionTally(expectedEntries: transactions.count * 4)
         var firstPurchase: TransactionProceeds?
         var periods: [AnalyticsPeriod] = []
+        /// The tally's number of each period's dimensions, by index in `periods`.
+        var periodDimensions: [Int] = []
         var originals: [String: String] = [:]
         for (transaction, money) in zip(transactions, proceeds) {
             let purchaseDay = CalendarDay(containing: money.purchaseDate)
+            let dimensions = tally.number(of: money)
+            func add(_ day: CalendarDay, _ change: (inout AnalyticsMeasures) -> Void) {
+                tally.add(day, dimensions, change)
+            }
             if !money.isFamilyShared, firstPurchase == nil { firstPurchase = money }
             if money.isPaid {
-                add(purchaseDay, money) {
+                add(purchaseDay) {
                     $0.transactions += 1
                     $0.gross += money.gross
                     $0.proceeds += money.proceeds
@@ -106,7 +108,7 @@ public enum AnalyticsContribution {
                 }
                 if let refundedAt = money.refundedAt {
                     let developerIssue = money.refundReason == .developerIssue
-                    add(CalendarDay(containing: refundedAt), money) {
+                    add(CalendarDay(containing: refundedAt)) {
                         $0.refunds += 1
                         $0.refundedOnDate += money.refunded
                         if developerIssue {
@@ -120,7 +122,7 @@ public enum AnalyticsContribution {
                 }
             }
             if money.isFamilyShared, let revokedAt = transaction.revocationDate, !transaction.isUpgraded {
-                add(CalendarDay(containing: revokedAt), money) { $0.familyRevocations += 1 }
+                add(CalendarDay(containing: revokedAt)) { $0.familyRevocations += 1 }
             }
             let grace =
                 latestOfSubscription.contains(transaction.transactionId)
@@ -138,12 +140,13 @@ public enum AnalyticsContribution {
                         ? duration.map { MonthlyRecurringRevenue.monthly(money.proceeds, per: $0) } ?? 0 : 0,
                     run: nil)
                 periods.append(period)
+                periodDimensions.append(dimensions)
                 originals[transaction.transactionId] = transaction.originalTransactionId
                 let from = firstMidnight(atOrAfter: active.start)
                 let until = firstMidnight(atOrAfter: active.end)
                 if from < until {
                     for (day, sign) in [(from, Int64(1)), (until, Int64(-1))] {
-                        add(day, money) {
+                        add(day) {
                             switch active.activity {
                             case .paid:
                                 $0.activePaidDelta += sign
@@ -160,7 +163,7 @@ public enum AnalyticsContribution {
                 let outcome = TrialOutcome.of(
                     trial: transaction, subscription: byOriginal[transaction.originalTransactionId] ?? [],
                     autoRenewOn: renewals[transaction.originalTransactionId]?.autoRenewEnabled, at: now)
-                add(purchaseDay, money) {
+                add(purchaseDay) {
                     $0.trialsStarted += 1
                     switch outcome {
                     case .converted: $0.trialsConverted += 1
@@ -172,15 +175,13 @@ public enum AnalyticsContribution {
         }
         let play = Self.addPlay(
             facts: playFacts, environment: environment, catalog: catalog, rule: rule.play, now: now,
-            result: &result, periods: &periods, originals: &originals)
+            tally: &tally, periods: &periods, periodDimensions: &periodDimensions, originals: &originals)
         if let firstPurchase, play.first.map({ firstPurchase.purchaseDate <= $0.purchaseDate }) ?? true {
-            add(CalendarDay(containing: firstPurchase.purchaseDate), firstPurchase) { $0.newCustomers += 1 }
+            tally.add(CalendarDay(containing: firstPurchase.purchaseDate), tally.number(of: firstPurchase)) {
+                $0.newCustomers += 1
+            }
         } else if let first = play.first {
-            result[Self.key(first, day: CalendarDay(containing: first.purchaseDate)), default: AnalyticsMeasures()]
-                .newCustomers += 1
-        }
-        func addKey(_ key: AnalyticsDailyKey, _ change: (inout AnalyticsMeasures) -> Void) {
-            change(&result[key, default: AnalyticsMeasures()])
+            tally.add(Self.key(first, day: CalendarDay(containing: first.purchaseDate))) { $0.newCustomers += 1 }
         }
         let paid = periods.indices.filter { periods[$0].activity == .paid }
         let runs = PaidRuns(
@@ -197,11 +198,11 @@ public enum AnalyticsContribution {
             let from = firstMidnight(atOrAfter: run.value.start)
             let until = firstMidnight(atOrAfter: periods[run.carrier].end)
             guard from < until else { continue }
-            addKey(periods[run.carrier].key(day: from)) { $0.paidRunsActiveDelta += 1 }
-            addKey(periods[run.carrier].key(day: until)) { $0.paidRunsActiveDelta -= 1 }
+            tally.add(from, periodDimensions[run.carrier]) { $0.paidRunsActiveDelta += 1 }
+            tally.add(until, periodDimensions[run.carrier]) { $0.paidRunsActiveDelta -= 1 }
         }
         for (key, movement) in Self.movements(periods: periods, paid: paid) {
-            addKey(key) {
+            tally.add(key) {
                 $0.mrrNew += movement.new
                 $0.mrrExpansion += movement.expansion
                 $0.mrrContraction += movement.contraction
@@ -231,7 +232,7 @@ public enum AnalyticsContribution {
             }
             switch notification.type {
             case NotificationTypeV2.refundReversed.rawValue:
-                addKey(key) { $0.refundReversals += 1 }
+                tally.add(key) { $0.refundReversals += 1 }
             case NotificationTypeV2.consumptionRequest.rawValue:
                 // Every notification of the transaction, whether it counts or not (its refund).
                 let sameTransaction = notifications.values.filter {
@@ -241,7 +242,7 @@ public enum AnalyticsContribution {
                     sameTransaction.contains { $0.type == NotificationTypeV2.refund.rawValue }
                     || notification.transactionId.flatMap { moneyById[$0]?.refundedAt } != nil
                 let declined = sameTransaction.contains { $0.type == NotificationTypeV2.refundDeclined.rawValue }
-                addKey(key) {
+                tally.add(key) {
                     $0.consumptionRequests += 1
                     if granted {
                         $0.consumptionRequestsGranted += 1
@@ -256,10 +257,10 @@ public enum AnalyticsContribution {
         let cohortContribution =
             cohorts
             ? CohortContribution.of(
-                latest: latest, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
+                current: transactions, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
                 rule: rule)
             : nil
-        return (result.filter { !$0.value.isZero }, periods, cohortContribution)
+        return (tally.contribution, periods, cohortContribution)
     }
 
     /// Keeps in `slot` the later signed of it and `candidate`, the one read first at equal
@@ -282,22 +283,25 @@ public enum AnalyticsContribution {
     /// period's access ended (for the runs it carries).
     static func addPlay(
         facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: PlayCommissionRule,
-        now: Timestamp, result: inout [AnalyticsDailyKey: AnalyticsMeasures], periods: inout [AnalyticsPeriod],
-        originals: inout [String: String]
+        now: Timestamp, tally: inout DailyContributionTally, periods: inout [AnalyticsPeriod],
+        periodDimensions: inout [Int], originals: inout [String: String]
     ) -> (first: PlayAnalyticsCharges.Charge?, churnReasons: [String: ChurnReason?]) {
         guard !facts.isEmpty else { return (nil, [:]) }
         let ledger = FactLedger(facts: facts, environment: environment).play
         let charges = PlayAnalyticsCharges(ledger: ledger, now: now, catalog: catalog, rule: rule).charges.sorted {
             ($0.purchaseDate, $0.periodId) < ($1.purchaseDate, $1.periodId)
         }
-        func add(_ charge: PlayAnalyticsCharges.Charge, _ day: CalendarDay, _ change: (inout AnalyticsMeasures) -> Void)
-        {
-            change(&result[key(charge, day: day), default: AnalyticsMeasures()])
-        }
         var churnReasons: [String: ChurnReason?] = [:]
         for charge in charges {
+            let dimensions = tally.number(
+                DailyContributionTally.Dimensions(
+                    productId: charge.productId, subscriptionGroup: charge.subscriptionGroup ?? "",
+                    storefront: charge.storefront, currency: charge.currency, store: .googlePlay))
+            func add(_ day: CalendarDay, _ change: (inout AnalyticsMeasures) -> Void) {
+                tally.add(day, dimensions, change)
+            }
             if charge.isPaid {
-                add(charge, CalendarDay(containing: charge.purchaseDate)) {
+                add(CalendarDay(containing: charge.purchaseDate)) {
                     $0.transactions += 1
                     $0.gross += charge.gross
                     $0.proceeds += charge.proceeds
@@ -306,7 +310,7 @@ public enum AnalyticsContribution {
                 }
                 if let refundedAt = charge.refundedAt {
                     let developerIssue = charge.refundReason == .developerIssue
-                    add(charge, CalendarDay(containing: refundedAt)) {
+                    add(CalendarDay(containing: refundedAt)) {
                         $0.refunds += 1
                         $0.refundedOnDate += charge.refunded
                         if developerIssue {
@@ -330,13 +334,14 @@ public enum AnalyticsContribution {
                         ? duration.map { MonthlyRecurringRevenue.monthly(charge.proceeds, per: $0) } ?? 0 : 0,
                     run: nil, store: .googlePlay)
                 periods.append(period)
+                periodDimensions.append(dimensions)
                 originals[charge.periodId] = charge.purchaseToken
                 churnReasons[charge.periodId] = charge.churnReason
                 let from = firstMidnight(atOrAfter: active.start)
                 let until = firstMidnight(atOrAfter: active.end)
                 if from < until {
                     for (day, sign) in [(from, Int64(1)), (until, Int64(-1))] {
-                        add(charge, day) {
+                        add(day) {
                             if paid {
                                 $0.activePaidDelta += sign
                                 $0.mrrGrossDelta += sign * period.mrrGross
@@ -349,7 +354,7 @@ public enum AnalyticsContribution {
                 }
             }
             if let outcome = charge.trialOutcome {
-                add(charge, CalendarDay(containing: charge.purchaseDate)) {
+                add(CalendarDay(containing: charge.purchaseDate)) {
                     $0.trialsStarted += 1
                     switch outcome {
                     case .converted: $0.trialsConverted += 1

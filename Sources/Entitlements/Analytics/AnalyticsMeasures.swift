@@ -125,7 +125,8 @@ public struct AnalyticsMeasures: Sendable, Hashable, Codable {
         refundsPartial = values[30]
     }
 
-    public var isZero: Bool { values.allSatisfy { $0 == 0 } }
+    /// Member by member: `values` would build an array for each entry asked.
+    public var isZero: Bool { self == AnalyticsMeasures() }
 
     public static func + (lhs: AnalyticsMeasures, rhs: AnalyticsMeasures) -> AnalyticsMeasures {
         AnalyticsMeasures(values: zip(lhs.values, rhs.values).map { $0 + $1 })!

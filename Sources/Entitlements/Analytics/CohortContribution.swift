@@ -168,13 +168,11 @@ public struct CohortContribution: Sendable, Hashable {
     public static func of(
         facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule
     ) -> CohortContribution {
-        var transactions: [TransactionFact] = []
         var latest: [String: TransactionFact] = [:]
         var playFacts: [Fact] = []
         for fact in facts where fact.environment == environment {
             switch fact {
             case .transaction(let transaction):
-                transactions.append(transaction)
                 if let known = latest[transaction.transactionId], known.signedDate >= transaction.signedDate {
                     continue
                 }
@@ -186,16 +184,18 @@ public struct CohortContribution: Sendable, Hashable {
             }
         }
         // In purchase order, from each transaction's latest signed version.
-        let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(of: transactions)
+        let current = latest.values.sorted(by: FactLedger.byPurchase)
+        let proceeds = ProceedsCalculator(rule: rule, catalog: catalog).proceeds(ofLatest: current)
         return of(
-            latest: latest, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
+            current: current, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
             rule: rule)
     }
 
     /// The same from what `AnalyticsContribution.figures` has already worked out of the facts:
-    /// the latest version of each transaction, their proceeds in purchase order, and the Play facts.
+    /// the latest version of each transaction in purchase order, their proceeds in the same
+    /// order (`proceeds[i]` is `current[i]`'s), and the Play facts.
     static func of(
-        latest: [String: TransactionFact], proceeds: [TransactionProceeds], playFacts: [Fact],
+        current: [TransactionFact], proceeds: [TransactionProceeds], playFacts: [Fact],
         environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule
     ) -> CohortContribution {
         // Play's charges: `now` only decides trial outcomes, which cohorts do not read.
@@ -209,19 +209,18 @@ public struct CohortContribution: Sendable, Hashable {
         var result = CohortContribution()
 
         var payments: [[CohortPayment]] = []
-        var bySubscription: [String: [TransactionProceeds]] = [:]
-        for money in proceeds where !money.isFamilyShared && isAutoRenewable(latest[money.transactionId], catalog) {
-            bySubscription[money.originalTransactionId, default: []].append(money)
+        // Paired by place rather than looked up by id: two lookups per transaction were a
+        // quarter of this function for a long history.
+        assert(zip(current, proceeds).allSatisfy { $0.transactionId == $1.transactionId })
+        var bySubscription: [String: [CohortPayment]] = [:]
+        for (transaction, money) in zip(current, proceeds)
+        where !money.isFamilyShared && isAutoRenewable(transaction, catalog) {
+            bySubscription[money.originalTransactionId, default: []].append(
+                CohortPayment(
+                    money, isPayment: money.isPaid && money.refunded < money.gross && !transaction.isUpgraded,
+                    periodType: transaction.periodType))
         }
-        for subscription in bySubscription.values {
-            payments.append(
-                subscription.compactMap { money in
-                    guard let transaction = latest[money.transactionId] else { return nil }
-                    return CohortPayment(
-                        money, isPayment: money.isPaid && money.refunded < money.gross && !transaction.isUpgraded,
-                        periodType: transaction.periodType)
-                })
-        }
+        payments.append(contentsOf: bySubscription.values)
         var byPlaySubscription: [String: [PlayAnalyticsCharges.Charge]] = [:]
         for charge in playCharges {
             guard let subscription = charge.subscription else { continue }

@@ -24,6 +24,7 @@ public enum PaidServiceAccrual {
             periodsByGroup[group, default: []].append((transaction.purchaseDate, end, transaction.transactionId))
         }
         var accruedBefore: [String: Int64] = [:]
+        accruedBefore.reserveCapacity(transactions.count)
         for group in periodsByGroup.keys.sorted() {
             let periods = periodsByGroup[group]!.sorted {
                 $0.start != $1.start ? $0.start < $1.start : $0.transactionId < $1.transactionId
