@@ -257,7 +257,8 @@ public enum AnalyticsContribution {
         let cohortContribution =
             cohorts
             ? CohortContribution.of(
-                current: transactions, proceeds: proceeds, playFacts: playFacts, environment: environment, catalog: catalog,
+                current: transactions, proceeds: proceeds, playFacts: playFacts, environment: environment,
+                catalog: catalog,
                 rule: rule)
             : nil
         return (tally.contribution, periods, cohortContribution)
