@@ -1,6 +1,12 @@
 import CLibPQ
 import CSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One result row seen in place, as `SQLConnection.scan` hands it over: integers read from
 /// the engine's own row, texts as views of the engine's bytes. Nothing is copied until a
 /// caller asks for a `String`, so a statement returning many long texts that the caller only
@@ -101,5 +107,24 @@ struct SQLRowView {
 
     func optionalText(_ column: Int32) throws(StoreError) -> String? {
         isNull(column) ? nil : try text(column)
+    }
+
+    /// Whether the column holds exactly `value`'s UTF-8 text (`nil`: NULL), compared in place.
+    func holds(_ column: Int32, text value: String?) -> Bool {
+        guard let value else { return isNull(column) }
+        guard !isNull(column) else { return false }
+        let stored = bytes(column)
+        var text = value
+        return text.withUTF8 { expected in
+            expected.count == stored.count
+                && (expected.isEmpty || memcmp(expected.baseAddress!, stored.baseAddress!, expected.count) == 0)
+        }
+    }
+
+    /// Whether the column holds `value` (`nil`: NULL); a non-integer value throws, as `integer` does.
+    func holds(_ column: Int32, integer value: Int64?) throws(StoreError) -> Bool {
+        guard let value else { return isNull(column) }
+        guard !isNull(column) else { return false }
+        return try integer(column) == value
     }
 }

@@ -12,20 +12,33 @@ extension SQLStoreTransaction {
     func applyAnalyticsPeriods(
         customerId: Int64, appId: String, environment: AppStoreEnvironment, _ periods: [AnalyticsPeriod]
     ) throws -> Bool {
-        let read = try rows(
+        // The last wanted of each id (figures never repeat one; a primary key forbids storing two).
+        var wantedPlace: [String: Int] = [:]
+        wantedPlace.reserveCapacity(periods.count)
+        for (place, period) in periods.enumerated() { wantedPlace[period.transactionId] = place }
+        var kept = [Bool](repeating: false, count: periods.count)
+        var stale: [String] = []
+        // Each stored row is compared where the engine holds it, against the wanted period of its
+        // id: reading every stored period into an `AnalyticsPeriod` (nine strings) and sorting
+        // both lists was most of this function for a long history, where one period changes.
+        try scan(
             """
             SELECT \(Self.periodColumns) FROM analytics_periods
-            WHERE customer_id = $1 AND environment = $2 ORDER BY transaction_id
+            WHERE customer_id = $1 AND environment = $2
             """, .integer(customerId), .text(environment.rawValue)
-        ).map { row throws(StoreError) in try Self.period(row) }
-        // In Swift's order: PostgreSQL's collation may order ids with dots and dashes apart.
-        // Indices are sorted, not the periods (each holds six strings).
-        let stored = Self.inTransactionOrder(read)
-        let sorted = Self.inTransactionOrder(periods)
-        guard stored != sorted else { return false }
+        ) { row throws(StoreError) in
+            let id = try row.text(0)
+            if let place = wantedPlace[id], try Self.row(row, holds: periods[place]) {
+                kept[place] = true
+            } else {
+                stale.append(id)
+            }
+        }
         // Only the periods that changed are rewritten: a long history adds one period at a time,
         // and rewriting all of them made each new fact cost the whole history.
-        let (stale, fresh) = Self.changes(from: stored, to: sorted)
+        let fresh = wantedPlace.values.filter { !kept[$0] }.sorted().map { periods[$0] }
+        guard !stale.isEmpty || !fresh.isEmpty else { return false }
+        stale.sort()
         var next = 0
         while next < stale.count {
             let chunk = stale[next..<min(stale.count, next + 500)]
@@ -37,7 +50,7 @@ extension SQLStoreTransaction {
                 WHERE customer_id = $1 AND environment = $2 AND transaction_id IN (\(placeholders))
                 """, [.integer(customerId), .text(environment.rawValue)] + chunk.map { SQLValue.text($0) })
         }
-        guard !fresh.isEmpty else { return !stale.isEmpty }
+        guard !fresh.isEmpty else { return true }
         _ = try insertRows(
             into: """
                 INSERT INTO analytics_periods (customer_id, environment, app_id, \(Self.periodColumns))
@@ -56,50 +69,35 @@ extension SQLStoreTransaction {
         return true
     }
 
-    static func inTransactionOrder(_ periods: [AnalyticsPeriod]) -> [AnalyticsPeriod] {
-        if zip(periods, periods.dropFirst()).allSatisfy({ $0.transactionId < $1.transactionId }) { return periods }
-        return periods.indices.sorted { periods[$0].transactionId < periods[$1].transactionId }.map { periods[$0] }
+    /// Whether a stored row (its columns as `periodColumns` lists them) reads back as `period`,
+    /// as `period(_:)` would decode it; a value it would refuse (an unknown activity, reason or
+    /// store) is not `period`, so the row is written again.
+    static func row(_ row: SQLRowView, holds period: AnalyticsPeriod) throws(StoreError) -> Bool {
+        guard
+            row.holds(1, text: period.subscription), row.holds(2, text: period.productId),
+            row.holds(3, text: period.subscriptionGroup), row.holds(4, text: period.storefront),
+            row.holds(5, text: period.currency), row.holds(6, text: period.activity.rawValue),
+            row.holds(14, text: period.store.rawValue)
+        else { return false }
+        guard try row.holds(7, integer: period.start.millisecondsSince1970) else { return false }
+        guard try row.holds(8, integer: period.end.millisecondsSince1970) else { return false }
+        guard try row.holds(9, integer: period.mrrGross) else { return false }
+        guard try row.holds(10, integer: period.mrrProceeds) else { return false }
+        // A run is read only when it has a start.
+        guard let run = period.run else { return row.isNull(11) }
+        let start = try row.holds(11, integer: run.start.millisecondsSince1970)
+        let nextStart = try row.holds(12, integer: run.nextStart?.millisecondsSince1970)
+        return start && nextStart && row.holds(13, text: run.reason?.rawValue)
     }
 
-    /// The ids of the `stored` periods to delete and the periods to insert to make them
-    /// `wanted`, both in transaction order: a walk over the two, which are in that order.
-    /// With ids repeated (never stored, a primary key forbids it) the first stored and the last
-    /// wanted of an id are the ones compared, as lookups by id would.
-    static func changes(from stored: [AnalyticsPeriod], to wanted: [AnalyticsPeriod]) -> (
-        stale: [String], fresh: [AnalyticsPeriod]
-    ) {
-        let unique = { (periods: [AnalyticsPeriod]) in
-            zip(periods, periods.dropFirst()).allSatisfy { $0.transactionId != $1.transactionId }
-        }
-        guard unique(stored), unique(wanted) else {
-            let wantedById = Dictionary(wanted.map { ($0.transactionId, $0) }, uniquingKeysWith: { _, last in last })
-            let kept = Dictionary(stored.map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
-            return (
-                stored.filter { wantedById[$0.transactionId] != $0 }.map(\.transactionId),
-                wanted.filter { kept[$0.transactionId] != $0 }
-            )
-        }
-        var stale: [String] = []
-        var fresh: [AnalyticsPeriod] = []
-        var old = 0
-        var new = 0
-        while old < stored.count || new < wanted.count {
-            if new == wanted.count || (old < stored.count && stored[old].transactionId < wanted[new].transactionId) {
-                stale.append(stored[old].transactionId)
-                old += 1
-            } else if old == stored.count || wanted[new].transactionId < stored[old].transactionId {
-                fresh.append(wanted[new])
-                new += 1
-            } else {
-                if stored[old] != wanted[new] {
-                    stale.append(stored[old].transactionId)
-                    fresh.append(wanted[new])
-                }
-                old += 1
-                new += 1
-            }
-        }
-        return (stale, fresh)
+    /// The customer's stored periods in one environment, in transaction order.
+    func analyticsPeriods(customerId: Int64, environment: AppStoreEnvironment) throws -> [AnalyticsPeriod] {
+        try rows(
+            """
+            SELECT \(Self.periodColumns) FROM analytics_periods
+            WHERE customer_id = $1 AND environment = $2 ORDER BY transaction_id
+            """, .integer(customerId), .text(environment.rawValue)
+        ).map { row throws(StoreError) in try Self.period(row) }.sorted { $0.transactionId < $1.transactionId }
     }
 
     private static func period(_ row: SQLRow) throws(StoreError) -> AnalyticsPeriod {

@@ -1,20 +1,17 @@
 import AppStoreModels
 import Entitlements
+import StorekeeperTesting
 import Testing
 
 @testable import Storage
 
-/// Which stored periods a re-evaluation deletes and which it inserts, found by a walk over the
-/// two lists in transaction order: the same as looking every period up by its id, over random
-/// stored and wanted sets (ids shared, changed, dropped and added).
-@Suite struct AnalyticsPeriodChangesTests {
-    static func period(_ id: String, mrr: Int64) -> AnalyticsPeriod {
-        AnalyticsPeriod(
-            transactionId: id, subscription: "premium", productId: "monthly", subscriptionGroup: "premium",
-            storefront: "USA", currency: "USD", activity: .paid, start: Timestamp(millisecondsSince1970: 0),
-            end: Timestamp(millisecondsSince1970: 1), mrrGross: mrr, mrrProceeds: mrr, run: nil)
-    }
+private typealias F = IngestionFixture
 
+/// `applyAnalyticsPeriods` compares each stored row in place with the wanted period of its id
+/// and rewrites only those that differ: over random rounds (ids kept, changed in each member,
+/// dropped and added; texts with dots, dashes and non-ASCII letters), what is stored afterwards
+/// is exactly the wanted set, and the answer says whether anything changed.
+@Suite struct AnalyticsPeriodChangesTests {
     /// Seeded, so a failure replays.
     struct Generator: RandomNumberGenerator {
         var state: UInt64
@@ -24,44 +21,80 @@ import Testing
         }
     }
 
-    @Test func aWalkFindsWhatLookupsById() {
-        var random = Generator(state: 0xA11C_E5ED)
-        func next(_ bound: Int) -> Int { Int.random(in: 0..<max(1, bound), using: &random) }
-        var changedSomewhere = 0
-        for _ in 0..<500 {
-            let ids = (0..<next(40)).map { "\(1_000 + $0 * 7)" } + ["2000.a", "2000-b", "é1"]
-            var stored: [AnalyticsPeriod] = []
-            var wanted: [AnalyticsPeriod] = []
-            for id in ids {
-                switch next(4) {
-                case 0: stored.append(Self.period(id, mrr: 1))
-                case 1: wanted.append(Self.period(id, mrr: 1))
-                case 2:
-                    stored.append(Self.period(id, mrr: 1))
-                    wanted.append(Self.period(id, mrr: 1))
-                default:
-                    stored.append(Self.period(id, mrr: 1))
-                    wanted.append(Self.period(id, mrr: 2))
-                }
-            }
-            let storedInOrder = SQLStoreTransaction.inTransactionOrder(stored.shuffled(using: &random))
-            let wantedInOrder = SQLStoreTransaction.inTransactionOrder(wanted.shuffled(using: &random))
-            #expect(storedInOrder.map(\.transactionId) == stored.map(\.transactionId).sorted())
-            let byId = Dictionary(uniqueKeysWithValues: wantedInOrder.map { ($0.transactionId, $0) })
-            let kept = Dictionary(uniqueKeysWithValues: storedInOrder.map { ($0.transactionId, $0) })
-            let expectedStale = storedInOrder.filter { byId[$0.transactionId] != $0 }.map(\.transactionId)
-            let expectedFresh = wantedInOrder.filter { kept[$0.transactionId] != $0 }
-            let changes = SQLStoreTransaction.changes(from: storedInOrder, to: wantedInOrder)
-            #expect(changes.stale == expectedStale)
-            #expect(changes.fresh == expectedFresh)
-            if !expectedStale.isEmpty && !expectedFresh.isEmpty { changedSomewhere += 1 }
+    static func period(_ id: String) -> AnalyticsPeriod {
+        AnalyticsPeriod(
+            transactionId: id, subscription: "premium", productId: "monthly", subscriptionGroup: "premium",
+            storefront: "USA", currency: "USD", activity: .paid, start: Timestamp(millisecondsSince1970: 0),
+            end: Timestamp(millisecondsSince1970: 1), mrrGross: 1, mrrProceeds: 1, run: nil)
+    }
+
+    /// `period` with one member changed, chosen by `member`.
+    static func changed(_ period: AnalyticsPeriod, _ member: Int) -> AnalyticsPeriod {
+        var period = period
+        let t = { (milliseconds: Int64) in Timestamp(millisecondsSince1970: milliseconds) }
+        switch member {
+        case 0: period.subscription += "x"
+        case 1: period.productId = period.productId == "monthly" ? "yearly" : "monthly"
+        case 2: period.subscriptionGroup = period.subscriptionGroup.isEmpty ? "premium" : ""
+        case 3: period.storefront = period.storefront == "USA" ? "FRA" : "USA"
+        case 4: period.currency = period.currency == "USD" ? "EUR" : "USD"
+        case 5: period.activity = period.activity == .paid ? .trial : .paid
+        case 6: period.start = t(period.start.millisecondsSince1970 + 1)
+        case 7: period.end = t(period.end.millisecondsSince1970 + 1)
+        case 8: period.mrrGross += 1
+        case 9: period.mrrProceeds -= 1
+        case 10: period.run = period.run == nil ? AnalyticsPeriod.Run(start: t(0), nextStart: nil, reason: nil) : nil
+        case 11:
+            period.run = AnalyticsPeriod.Run(
+                start: t(5), nextStart: period.run?.nextStart == nil ? t(9) : nil, reason: period.run?.reason)
+        case 12:
+            period.run = AnalyticsPeriod.Run(
+                start: t(5), nextStart: period.run?.nextStart,
+                reason: period.run?.reason == .voluntary ? .involuntary : .voluntary)
+        default: period.store = period.store == .appStore ? .googlePlay : .appStore
         }
-        #expect(changedSomewhere > 400)
-        // Repeated ids (never stored): the first stored and the last wanted of an id count.
-        let changes = SQLStoreTransaction.changes(
-            from: [Self.period("a", mrr: 1), Self.period("a", mrr: 2)],
-            to: [Self.period("a", mrr: 3), Self.period("a", mrr: 1)])
-        #expect(changes.stale == ["a"])
-        #expect(changes.fresh == [Self.period("a", mrr: 3)])
+        return period
+    }
+
+    @Test("what is applied is exactly what is stored afterwards", arguments: Backend.enabled)
+    func appliedPeriodsAreStored(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customer = try await store.write { try $0.ensureCustomer(appId: F.appId, appUserId: "p", at: F.at(0)) }
+            var random = Generator(state: 0xA11C_E5ED)
+            func next(_ bound: Int) -> Int { Int.random(in: 0..<max(1, bound), using: &random) }
+            var current: [AnalyticsPeriod] = []
+            var changedRounds = 0
+            var largest = 0
+            for round in 0..<80 {
+                var wanted: [AnalyticsPeriod] = []
+                for period in current {
+                    switch next(6) {
+                    case 0: continue  // dropped
+                    case 1, 2: wanted.append(Self.changed(period, next(14)))
+                    default: wanted.append(period)
+                    }
+                }
+                let fresh = ["\(round)", "\(round).a", "\(round)-b", "é\(round)"]
+                for id in fresh where next(3) == 0 { wanted.append(Self.changed(Self.period(id), next(14))) }
+                // Every fifth round changes nothing.
+                if round % 5 == 4 { wanted = current }
+                let sorted = wanted.sorted { $0.transactionId < $1.transactionId }
+                let given = wanted.shuffled(using: &random)
+                let (changed, stored) = try await store.write { tx in
+                    let sql = tx as! SQLStoreTransaction
+                    let changed = try sql.applyAnalyticsPeriods(
+                        customerId: customer.id, appId: F.appId, environment: .production, given)
+                    return (changed, try sql.analyticsPeriods(customerId: customer.id, environment: .production))
+                }
+                #expect(stored == sorted, "round \(round)")
+                #expect(changed == (sorted != current), "round \(round)")
+                if changed { changedRounds += 1 }
+                largest = max(largest, sorted.count)
+                current = sorted
+            }
+            #expect(changedRounds > 50)
+            #expect(largest >= 8)
+        }
     }
 }
