@@ -38,6 +38,9 @@ public struct NotificationIngestor: Sendable {
 
     /// Ingests one notification body (V2 or V1, told apart by shape) for `app`.
     public func ingest(app: AppRuntime, body: Data) async throws(IngestionError) -> Result {
+        if let signedPayload = Self.plainSignedPayload(in: body) {
+            return try await ingest(app: app, signedPayload: signedPayload)
+        }
         guard case .object(let object)? = try? AppStoreJSON.decode(JSONValue.self, from: body) else {
             throw IngestionError(.invalidJSON, "The body is not a JSON object.")
         }
@@ -50,6 +53,60 @@ public struct NotificationIngestor: Sendable {
         throw IngestionError(
             .unrecognizedNotification,
             "Neither a V2 notification ({\"signedPayload\": …}) nor a V1 notification body.")
+    }
+
+    /// The `signedPayload` of a body that is exactly what Apple posts: one object with that one
+    /// member, a string of JWS characters (base64url and dots: nothing escaped), whitespace
+    /// around the tokens. Anything else is `nil` and goes through the general decoding, which
+    /// gives the same answer for these bodies: decoding the 10 KB body into a `JSONValue` with
+    /// Foundation was 1.7% of the POST profile.
+    static func plainSignedPayload(in body: Data) -> String? {
+        body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> String? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var at = 0
+            func skipWhitespace() {
+                while at < bytes.count {
+                    switch bytes[at] {
+                    case 0x20, 0x09, 0x0A, 0x0D: at += 1
+                    default: return
+                    }
+                }
+            }
+            func expect(_ literal: StaticString) -> Bool {
+                let count = literal.utf8CodeUnitCount
+                guard at + count <= bytes.count else { return false }
+                for offset in 0..<count where bytes[at + offset] != literal.utf8Start[offset] { return false }
+                at += count
+                return true
+            }
+            skipWhitespace()
+            guard expect("{") else { return nil }
+            skipWhitespace()
+            guard expect("\"signedPayload\"") else { return nil }
+            skipWhitespace()
+            guard expect(":") else { return nil }
+            skipWhitespace()
+            guard expect("\"") else { return nil }
+            let start = at
+            while at < bytes.count, Self.isJWSCharacter(bytes[at]) { at += 1 }
+            let end = at
+            guard expect("\"") else { return nil }
+            skipWhitespace()
+            guard expect("}") else { return nil }
+            skipWhitespace()
+            guard at == bytes.count else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        }
+    }
+
+    /// base64url's alphabet and the dot between a JWS's parts.
+    private static func isJWSCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            true
+        default: false
+        }
     }
 
     // MARK: V2
