@@ -88,7 +88,7 @@ public enum AnalyticsContribution {
         var tally = DailyContributionTally(expectedEntries: transactions.count * 4)
         var firstPurchase: TransactionProceeds?
         var periods: [AnalyticsPeriod] = []
-        /// The tally's number of each period's dimensions, by index in `periods`.
+        // The tally's number of each period's dimensions, by index in `periods`.
         var periodDimensions: [Int] = []
         var originals: [String: String] = [:]
         for (transaction, money) in zip(transactions, proceeds) {
@@ -258,8 +258,7 @@ public enum AnalyticsContribution {
             cohorts
             ? CohortContribution.of(
                 current: transactions, proceeds: proceeds, playFacts: playFacts, environment: environment,
-                catalog: catalog,
-                rule: rule)
+                catalog: catalog, rule: rule)
             : nil
         return (tally.contribution, periods, cohortContribution)
     }
