@@ -164,8 +164,14 @@ extension SQLStoreTransaction {
     static func storedEvent(_ row: SQLRow, from column: Int) throws(StoreError) -> StoredEvent {
         StoredEvent(
             sequence: try row.integer(column), customerId: try row.integer(column + 1),
-            event: try decode(LifecycleEvent.self, try row.text(column + 2), column: "lifecycle_events.event_json"),
+            event: try event(try row.text(column + 2)),
             createdAt: try row.timestamp(column + 3))
+    }
+
+    /// A stored event's text: read straight when it has the shape the store writes, else decoded.
+    static func event(_ text: String) throws(StoreError) -> LifecycleEvent {
+        if let event = ColumnJSONReader.event(from: text) { return event }
+        return try decode(LifecycleEvent.self, text, column: "lifecycle_events.event_json")
     }
 
     /// `valid_until` for a state: its next scheduled change, or never.
