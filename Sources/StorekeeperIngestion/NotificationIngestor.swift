@@ -63,50 +63,44 @@ public struct NotificationIngestor: Sendable {
     static func plainSignedPayload(in body: Data) -> String? {
         body.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> String? in
             let bytes = raw.bindMemory(to: UInt8.self)
-            var at = 0
-            func skipWhitespace() {
-                while at < bytes.count {
-                    switch bytes[at] {
-                    case 0x20, 0x09, 0x0A, 0x0D: at += 1
-                    default: return
-                    }
-                }
-            }
-            func expect(_ literal: StaticString) -> Bool {
-                let count = literal.utf8CodeUnitCount
-                guard at + count <= bytes.count else { return false }
-                for offset in 0..<count where bytes[at + offset] != literal.utf8Start[offset] { return false }
-                at += count
-                return true
-            }
-            skipWhitespace()
-            guard expect("{") else { return nil }
-            skipWhitespace()
-            guard expect("\"signedPayload\"") else { return nil }
-            skipWhitespace()
-            guard expect(":") else { return nil }
-            skipWhitespace()
-            guard expect("\"") else { return nil }
-            let start = at
+            guard let open = Self.after("{", in: bytes, from: Self.afterWhitespace(in: bytes, from: 0)),
+                let key = Self.after("\"signedPayload\"", in: bytes, from: Self.afterWhitespace(in: bytes, from: open)),
+                let colon = Self.after(":", in: bytes, from: Self.afterWhitespace(in: bytes, from: key)),
+                let start = Self.after("\"", in: bytes, from: Self.afterWhitespace(in: bytes, from: colon))
+            else { return nil }
+            var at = start
             while at < bytes.count, Self.isJWSCharacter(bytes[at]) { at += 1 }
             let end = at
-            guard expect("\"") else { return nil }
-            skipWhitespace()
-            guard expect("}") else { return nil }
-            skipWhitespace()
-            guard at == bytes.count else { return nil }
+            guard let quote = Self.after("\"", in: bytes, from: end),
+                let brace = Self.after("}", in: bytes, from: Self.afterWhitespace(in: bytes, from: quote)),
+                Self.afterWhitespace(in: bytes, from: brace) == bytes.count
+            else { return nil }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
     }
 
-    /// base64url's alphabet and the dot between a JWS's parts.
-    private static func isJWSCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-            true
-        default: false
+    private static func afterWhitespace(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var at = start
+        while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x09 || bytes[at] == 0x0A || bytes[at] == 0x0D {
+            at += 1
         }
+        return at
+    }
+
+    /// Where `literal` ends when the bytes at `start` are it, else `nil`.
+    private static func after(_ literal: StaticString, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        let count = literal.utf8CodeUnitCount
+        guard start + count <= bytes.count else { return nil }
+        for offset in 0..<count where bytes[start + offset] != literal.utf8Start[offset] { return nil }
+        return start + count
+    }
+
+    /// base64url's alphabet and the dot between a JWS's parts. Arithmetic rather than ranges:
+    /// a `switch` over ranges called `ClosedRange.contains` through its protocol for each byte.
+    @inline(__always)
+    static func isJWSCharacter(_ byte: UInt8) -> Bool {
+        (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
     }
 
     // MARK: V2

@@ -38,4 +38,11 @@ import Testing
             #expect(NotificationIngestor.plainSignedPayload(in: Data(body.utf8)) == nil, "\(body)")
         }
     }
+
+    @Test func jwsCharactersAreBase64URLAndTheDot() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(NotificationIngestor.isJWSCharacter(byte) == alphabet.contains(byte), "\(byte)")
+        }
+    }
 }
