@@ -55,7 +55,7 @@ public enum CustomerStateUpdater {
         // The state and the analytics are worked out from the same facts independently, and for
         // a long history each takes milliseconds: the state on a second core while this thread
         // works out and stores the analytics.
-        let ((evaluation, encoding), ()) = try ConcurrentPair.run(
+        let ((evaluation, encoding, digest), ()) = try ConcurrentPair.run(
             inParallel: facts.count >= parallelFactCount,
             background: {
                 let evaluation = EntitlementEngine.evaluate(
@@ -64,7 +64,9 @@ public enum CustomerStateUpdater {
                 let encoding = CustomerInfoEncoding(
                     evaluation.customerInfo,
                     reusing: cache.encoding(customerId: customer.id, environment: environment))
-                return (evaluation, encoding)
+                // Hashed here, on the shorter of the two halves: 0.1 ms for a long history's
+                // 165 KB, which every GET of it hashed before.
+                return (evaluation, encoding, CustomerInfoDigest.of(encoding.json.utf8))
             },
             here: {
                 let figures = AnalyticsContribution.all(
@@ -72,8 +74,8 @@ public enum CustomerStateUpdater {
                 try AnalyticsAggregation.apply(figures, customer: customer, environment: environment, in: transaction)
             })
         let version = try transaction.saveCustomerInfo(
-            evaluation.customerInfo, json: encoding.json, digest: CustomerInfoDigest.of(encoding.json.utf8),
-            customerId: customer.id, expectedVersion: previous?.version, at: now)
+            evaluation.customerInfo, json: encoding.json, digest: digest, customerId: customer.id,
+            expectedVersion: previous?.version, at: now)
         // Remembered before the commit: if this transaction rolls back, the stored text differs
         // from `encoding.json` and the next evaluation decodes what is really there.
         cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id)
