@@ -100,10 +100,9 @@ struct ColumnJSONTests {
         #expect(checked == 625)
     }
 
-    /// The hand-written lifecycle event against Foundation: every member set (awkward strings,
-    /// negative money, a product change withdrawn or not), none set, and each optional alone.
-    @Test("lifecycle events, written member by member")
-    func lifecycleEvents() throws {
+    /// A lifecycle event with every member set: awkward strings, negative and extreme money, a
+    /// product change, a retraction's id, Google Play.
+    static var fullEvent: LifecycleEvent {
         var full = LifecycleEvent(
             id: "RENEWAL/\(Self.awkward)", type: .productChange, customerId: "user-\(Self.awkward)",
             environment: .sandbox, occurredAt: F.at(3), productId: "p.\(Self.awkward)",
@@ -119,6 +118,14 @@ struct ColumnJSONTests {
         full.afterFactGap = false
         full.retractedEventId = "EXPIRATION/o/1"
         full.store = .playStore
+        return full
+    }
+
+    /// The hand-written lifecycle event against Foundation: every member set (awkward strings,
+    /// negative money, a product change withdrawn or not), none set, and each optional alone.
+    @Test("lifecycle events, written member by member")
+    func lifecycleEvents() throws {
+        let full = Self.fullEvent
         // The hand-written member list covers every stored member of LifecycleEvent.
         let members = try #require(
             try JSONSerialization.jsonObject(with: Data(ColumnJSON.event(full).utf8)) as? [String: Any])

@@ -13,22 +13,7 @@ private typealias F = IngestionFixture
     /// Every member set (awkward strings, negative and extreme money, a product change withdrawn,
     /// kept or with no answer), none set, and each optional member alone.
     static var events: [LifecycleEvent] {
-        var full = LifecycleEvent(
-            id: "RENEWAL/\(ColumnJSONTests.awkward)", type: .productChange,
-            customerId: "user-\(ColumnJSONTests.awkward)", environment: .sandbox, occurredAt: F.at(3),
-            productId: "p.\(ColumnJSONTests.awkward)", entitlementIds: ["pro", ColumnJSONTests.awkward, ""],
-            transactionId: "t", originalTransactionId: "o", periodType: .offerCode,
-            price: Money(milliunits: -9_990, currency: "EUR"), commissionPercent: 15,
-            proceeds: Money(milliunits: Int64.min, currency: ColumnJSONTests.awkward), expiresDate: F.at(31),
-            expirationReason: .billingError, refundReason: .developerIssue,
-            productChange: ProductChange(
-                fromProductId: "a", toProductId: ColumnJSONTests.awkward, kind: .crossgrade, timing: .atNextRenewal,
-                effectiveAt: F.at(4)),
-            offerIdentifier: "offer", priceIncreaseConsent: .accepted, gracePeriodExpiresDate: F.at(40),
-            isResubscription: true, summary: ColumnJSONTests.awkward)
-        full.afterFactGap = false
-        full.retractedEventId = "EXPIRATION/o/1"
-        full.store = .playStore
+        let full = ColumnJSONTests.fullEvent
         var events = [full]
         for withdrawn in [true, false] {
             var change = full
