@@ -117,13 +117,9 @@ extension ColumnJSONDocument {
     func dailyKey(_ node: Int) throws(ColumnJSONUnsupported) -> AnalyticsDailyKey {
         let key = try object(
             node, ["currency", "day", "productId", "store", "storefront", "subscriptionGroup"], optional: [3])
-        var store = AnalyticsStore.appStore
-        if let stored = key[3] {
-            guard let known = AnalyticsStore(rawValue: try string(stored)) else { throw fail() }
-            store = known
-        }
         return AnalyticsDailyKey(
             day: try day(key[1]!), productId: try string(key[2]!), subscriptionGroup: try string(key[5]!),
-            storefront: try string(key[4]!), currency: try string(key[0]!), store: store)
+            storefront: try string(key[4]!), currency: try string(key[0]!),
+            store: try raw(key[3], AnalyticsStore.self) ?? .appStore)
     }
 }

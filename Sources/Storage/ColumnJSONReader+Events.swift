@@ -27,9 +27,6 @@ extension ColumnJSONReader {
         guard let document = ColumnJSONDocument(text) else { return nil }
         do throws(ColumnJSONUnsupported) {
             let m = try document.object(0, eventMembers, optional: eventOptional)
-            func optionalString(_ node: Int?) throws(ColumnJSONUnsupported) -> String? {
-                try node.map { node throws(ColumnJSONUnsupported) in try document.string(node) }
-            }
             var event = LifecycleEvent(
                 id: try document.string(m[8]!), type: try document.raw(m[24], LifecycleEventType.self)!,
                 customerId: try document.string(m[2]!),
@@ -38,20 +35,19 @@ extension ColumnJSONReader {
                 entitlementIds: try document.elements(of: m[3]!).map { node throws(ColumnJSONUnsupported) in
                     try document.string(node)
                 },
-                transactionId: try optionalString(m[23]), originalTransactionId: try optionalString(m[12]),
+                transactionId: try document.optionalString(m[23]),
+                originalTransactionId: try document.optionalString(m[12]),
                 periodType: try document.raw(m[13], PeriodType.self), price: try money(document, m[14]),
-                commissionPercent: try m[1].map { node throws(ColumnJSONUnsupported) in
-                    try document.integer(node, as: Int.self)
-                },
+                commissionPercent: try document.optionalInteger(m[1], as: Int.self),
                 proceeds: try money(document, m[16]), expiresDate: try document.optionalInstant(m[6]),
                 expirationReason: try document.raw(m[5], ExpirationReason.self),
                 refundReason: try document.raw(m[19], RefundReason.self),
-                productChange: try productChange(document, m[17]), offerIdentifier: try optionalString(m[11]),
+                productChange: try productChange(document, m[17]), offerIdentifier: try document.optionalString(m[11]),
                 priceIncreaseConsent: try document.raw(m[15], PriceIncreaseConsent.self),
                 gracePeriodExpiresDate: try document.optionalInstant(m[7]),
                 isResubscription: try document.bool(m[9]!), summary: try document.string(m[22]!))
-            event.afterFactGap = try m[0].map { node throws(ColumnJSONUnsupported) in try document.bool(node) }
-            event.retractedEventId = try optionalString(m[20])
+            event.afterFactGap = try document.optionalBool(m[0])
+            event.retractedEventId = try document.optionalString(m[20])
             event.store = try document.raw(m[21], Marketplace.self)
             return event
         } catch {
@@ -74,7 +70,7 @@ extension ColumnJSONReader {
             fromProductId: try document.string(m[1]!), toProductId: try document.string(m[5]!),
             kind: try document.raw(m[3], ProductChange.Kind.self)!,
             timing: try document.raw(m[4], ProductChange.Timing.self)!, effectiveAt: try document.instant(m[0]!))
-        change.isWithdrawn = try m[2].map { node throws(ColumnJSONUnsupported) in try document.bool(node) }
+        change.isWithdrawn = try document.optionalBool(m[2])
         return change
     }
 }

@@ -26,27 +26,22 @@ extension ColumnJSONReader {
             return TransactionFact(
                 transactionId: try document.string(m[21]!), originalTransactionId: try document.string(m[6]!),
                 productId: try document.string(m[10]!), productKind: try document.raw(m[11], ProductKind.self),
-                subscriptionGroup: try m[20].map { node throws(ColumnJSONUnsupported) in try document.string(node) },
+                subscriptionGroup: try document.optionalString(m[20]),
                 purchaseDate: try document.instant(m[12]!), originalPurchaseDate: try document.optionalInstant(m[5]),
                 expiresDate: try document.optionalInstant(m[2]), signedDate: try document.instant(m[18]!),
                 revocationDate: try document.optionalInstant(m[14]),
-                revocationReason: try m[16].map { node throws(ColumnJSONUnsupported) in
-                    try document.integer(node, as: Int32.self)
-                },
+                revocationReason: try document.optionalInteger(m[16], as: Int32.self),
                 revocationType: try document.raw(m[17], RevocationType.self),
-                revocationPercentage: try m[15].map { node throws(ColumnJSONUnsupported) in
-                    try document.integer(node, as: Int32.self)
-                },
+                revocationPercentage: try document.optionalInteger(m[15], as: Int32.self),
                 isUpgraded: try document.bool(m[3]!), periodType: try document.raw(m[8], PeriodType.self)!,
-                offerIdentifier: try m[4].map { node throws(ColumnJSONUnsupported) in try document.string(node) },
+                offerIdentifier: try document.optionalString(m[4]),
                 ownership: try document.raw(m[7], Ownership.self)!,
                 environment: try document.raw(m[1], AppStoreEnvironment.self)!,
-                price: try m[9].map { node throws(ColumnJSONUnsupported) in try document.integer(node, as: Int64.self)
-                },
-                currency: try m[0].map { node throws(ColumnJSONUnsupported) in try document.string(node) },
+                price: try document.optionalInteger(m[9], as: Int64.self),
+                currency: try document.optionalString(m[0]),
                 quantity: try document.integer(m[13]!, as: Int.self),
                 transactionReason: try document.raw(m[22], TransactionReason.self),
-                storefront: try m[19].map { node throws(ColumnJSONUnsupported) in try document.string(node) })
+                storefront: try document.optionalString(m[19]))
         } catch {
             return nil
         }
@@ -64,16 +59,12 @@ extension ColumnJSONReader {
             let m = try document.object(0, renewalMembers, optional: renewalOptional)
             return RenewalFact(
                 originalTransactionId: try document.string(m[6]!), productId: try document.string(m[8]!),
-                autoRenewProductId: try m[1].map { node throws(ColumnJSONUnsupported) in try document.string(node) },
-                autoRenewEnabled: try m[0].map { node throws(ColumnJSONUnsupported) in try document.bool(node) },
-                expirationIntent: try m[3].map { node throws(ColumnJSONUnsupported) in
-                    try document.integer(node, as: Int32.self)
-                },
+                autoRenewProductId: try document.optionalString(m[1]),
+                autoRenewEnabled: try document.optionalBool(m[0]),
+                expirationIntent: try document.optionalInteger(m[3], as: Int32.self),
                 isInBillingRetryPeriod: try document.bool(m[5]!),
                 gracePeriodExpiresDate: try document.optionalInstant(m[4]),
-                priceIncreaseStatus: try m[7].map { node throws(ColumnJSONUnsupported) in
-                    try document.integer(node, as: Int32.self)
-                },
+                priceIncreaseStatus: try document.optionalInteger(m[7], as: Int32.self),
                 signedDate: try document.instant(m[9]!),
                 environment: try document.raw(m[2], AppStoreEnvironment.self)!)
         } catch {
@@ -91,16 +82,13 @@ extension ColumnJSONReader {
         guard let document = ColumnJSONDocument(text) else { return nil }
         do throws(ColumnJSONUnsupported) {
             let m = try document.object(0, notificationMembers, optional: notificationOptional)
-            func optionalString(_ node: Int?) throws(ColumnJSONUnsupported) -> String? {
-                guard let node else { return nil }
-                return try document.string(node)
-            }
             return NotificationFact(
                 notificationId: try document.string(m[1]!), type: try document.string(m[7]!),
-                subtype: try optionalString(m[5]), signedDate: try document.instant(m[4]!),
+                subtype: try document.optionalString(m[5]), signedDate: try document.instant(m[4]!),
                 environment: try document.raw(m[0], AppStoreEnvironment.self)!,
-                originalTransactionId: try optionalString(m[2]), transactionId: try optionalString(m[6]),
-                productId: try optionalString(m[3]))
+                originalTransactionId: try document.optionalString(m[2]),
+                transactionId: try document.optionalString(m[6]),
+                productId: try document.optionalString(m[3]))
         } catch {
             return nil
         }
@@ -116,6 +104,21 @@ extension ColumnJSONDocument {
     func optionalInstant(_ node: Int?) throws(ColumnJSONUnsupported) -> Timestamp? {
         guard let node else { return nil }
         return try instant(node)
+    }
+
+    func optionalString(_ node: Int?) throws(ColumnJSONUnsupported) -> String? {
+        guard let node else { return nil }
+        return try string(node)
+    }
+
+    func optionalBool(_ node: Int?) throws(ColumnJSONUnsupported) -> Bool? {
+        guard let node else { return nil }
+        return try bool(node)
+    }
+
+    func optionalInteger<I: FixedWidthInteger>(_ node: Int?, as type: I.Type) throws(ColumnJSONUnsupported) -> I? {
+        guard let node else { return nil }
+        return try integer(node, as: type)
     }
 
     /// The case a string names (`nil` when `node` is); gives up on a raw value this build lacks.

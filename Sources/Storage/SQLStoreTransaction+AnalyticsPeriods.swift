@@ -90,12 +90,13 @@ extension SQLStoreTransaction {
         return start && nextStart && row.holds(13, text: run.reason?.rawValue)
     }
 
-    /// The customer's stored periods in one environment, in transaction order.
+    /// The customer's stored periods in one environment, in transaction order (Swift's: a
+    /// PostgreSQL collation may order ids with dots and dashes apart, so not `ORDER BY`).
     func analyticsPeriods(customerId: Int64, environment: AppStoreEnvironment) throws -> [AnalyticsPeriod] {
         try rows(
             """
             SELECT \(Self.periodColumns) FROM analytics_periods
-            WHERE customer_id = $1 AND environment = $2 ORDER BY transaction_id
+            WHERE customer_id = $1 AND environment = $2
             """, .integer(customerId), .text(environment.rawValue)
         ).map { row throws(StoreError) in try Self.period(row) }.sorted { $0.transactionId < $1.transactionId }
     }

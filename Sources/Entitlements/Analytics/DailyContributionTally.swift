@@ -59,13 +59,6 @@ struct DailyContributionTally {
                 storefront: money.storefront ?? "", currency: money.currency ?? "", store: .appStore))
     }
 
-    mutating func number(of period: AnalyticsPeriod) -> Int {
-        number(
-            Dimensions(
-                productId: period.productId, subscriptionGroup: period.subscriptionGroup,
-                storefront: period.storefront, currency: period.currency, store: period.store))
-    }
-
     /// Changes the measures of `day` under the dimensions numbered `dimensions`.
     mutating func add(_ day: CalendarDay, _ dimensions: Int, _ change: (inout AnalyticsMeasures) -> Void) {
         let slot = Slot(day: day.daysSince1970, dimensions: dimensions)
