@@ -22,7 +22,7 @@ public struct Migration: Sendable, Hashable {
         eventIdentity, recovery, jobDedupe, consumption, analytics, backfill, googlePlay, analyticsCohorts,
         analyticsStore, playRecovery, analyticsCohortsLTV, playVoidedResume, analyticsRebuilds, playOrderRevenue,
         analyticsPeriodsCovering,
-        analyticsRunEnds, inlineFactRows, factsBeforePayloads, stateDigests,
+        analyticsRunEnds, inlineFactRows, factsBeforePayloads, stateDigests, factStamps,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.

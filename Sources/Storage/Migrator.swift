@@ -56,6 +56,7 @@ enum Migrator {
             if didApply { appliedNow.append(migration.identifier) }
             observer.applied(migration.identifier, index + 1, pending.count)
         }
+        if !appliedNow.isEmpty { connection.forgetSchema() }
         return appliedNow
     }
 

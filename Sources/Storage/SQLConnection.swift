@@ -37,10 +37,18 @@ protocol SQLConnection: AnyObject {
     /// its own (SQLite rolls a transaction back after some I/O and memory errors), or, on
     /// PostgreSQL, a failed statement outside a savepoint aborted it.
     var inTransaction: Bool { get }
+    /// Whether the schema stamps purchases' fact changes (`purchase_fact_stamps`, SQLite from
+    /// migration 0027 on); PostgreSQL never does.
+    var keepsFactStamps: Bool { get }
+    /// Forgets what was learnt of the schema (after migrations ran on this connection).
+    func forgetSchema()
     func close()
 }
 
 extension SQLConnection {
+    var keepsFactStamps: Bool { false }
+    func forgetSchema() {}
+
     /// `body` in a transaction begun with `statement`: committed when it returns, rolled back
     /// when anything throws (the commit too). The one place the stores begin and end theirs.
     func transaction<R>(_ statement: String, _ body: () throws -> R) throws -> R {

@@ -23,6 +23,9 @@ extension SQLStoreTransaction {
             ])
         if let id, let json, let fact = notification.fact {
             insertedFacts[InsertedFact(part: 2, id: id)] = (json, .notification(fact))
+            try recordFactWrite(
+                appId: notification.appId, purchaseId: notification.originalTransactionId,
+                key: FactRowKey(part: 2, id: id), json: json, fact: .notification(fact))
         }
         return id.map(Insertion.inserted) ?? .duplicate
     }
@@ -89,7 +92,12 @@ extension SQLStoreTransaction {
             ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING
             RETURNING id
             """, Self.columns(transaction, factJSON: json))
-        if let id { insertedFacts[InsertedFact(part: 0, id: id)] = (json, .transaction(transaction.fact)) }
+        if let id {
+            insertedFacts[InsertedFact(part: 0, id: id)] = (json, .transaction(transaction.fact))
+            try recordFactWrite(
+                appId: transaction.appId, purchaseId: transaction.fact.originalTransactionId,
+                key: FactRowKey(part: 0, id: id), json: json, fact: .transaction(transaction.fact))
+        }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 
@@ -142,7 +150,12 @@ extension SQLStoreTransaction {
             RETURNING id
             """, Self.columns(renewalInfo, factJSON: json))
         // Also a row this insert rewrote (the greater of two at one instant): it holds this fact.
-        if let id { insertedFacts[InsertedFact(part: 1, id: id)] = (json, .renewalInfo(renewalInfo.fact)) }
+        if let id {
+            insertedFacts[InsertedFact(part: 1, id: id)] = (json, .renewalInfo(renewalInfo.fact))
+            try recordFactWrite(
+                appId: renewalInfo.appId, purchaseId: renewalInfo.fact.originalTransactionId,
+                key: FactRowKey(part: 1, id: id), json: json, fact: .renewalInfo(renewalInfo.fact))
+        }
         return id.map(Insertion.inserted) ?? .duplicate
     }
 

@@ -25,6 +25,9 @@ final class SQLStoreTransaction: StoreTransaction {
     /// and decoding the text just encoded from them was a quarter of the facts' decoding on the
     /// POST path. A fact is used for a row only while the row holds exactly that text.
     var insertedFacts: [InsertedFact: (json: String, fact: Fact)] = [:]
+    /// The fact rows this transaction wrote through `recordFactWrite`, by purchase in the order
+    /// written, each with the purchase's stamps around it (SQLite; `factRowsWritten`).
+    var factWrites: [Purchase: [StampedFactWrite]] = [:]
 
     struct InsertedFact: Hashable {
         var part: Int64
@@ -207,6 +210,7 @@ final class SQLStoreTransaction: StoreTransaction {
         let pendingBefore = pendingAnalyticsDaily
         let pendingCohortsBefore = pendingAnalyticsCohorts
         let insertedBefore = insertedFacts
+        let factWritesBefore = factWrites
         let result: R
         do {
             result = try body()
@@ -216,6 +220,7 @@ final class SQLStoreTransaction: StoreTransaction {
             pendingAnalyticsCohorts = pendingCohortsBefore
             // Rolled-back rows are gone, and SQLite may give their ids to the next rows.
             insertedFacts = insertedBefore
+            factWrites = factWritesBefore
             // SQLite ended the whole transaction itself (an I/O or memory error): nothing is left
             // to restore, the connection refuses every later statement, and the body's error
             // says why (a disk that is full).

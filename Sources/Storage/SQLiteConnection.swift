@@ -13,6 +13,19 @@ final class SQLiteConnection: SQLConnection {
     private var checkpointer: SQLiteCheckpointer?
     /// Kept alive while SQLite's trace hook points at it (`profileStatements`).
     private var statementProfile: SQLiteStatementProfile?
+    /// Whether the schema has `purchase_fact_stamps`, looked up at the first transaction that
+    /// asks: after the store's migrations, so that one on an older schema (a migration's test,
+    /// a store opened without migrating) writes as before.
+    private var factStampsKnown: Bool?
+    var keepsFactStamps: Bool {
+        if let factStampsKnown { return factStampsKnown }
+        let found =
+            (try? query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'purchase_fact_stamps'", []))?
+            .isEmpty == false
+        factStampsKnown = found
+        return found
+    }
+    func forgetSchema() { factStampsKnown = nil }
     /// Statements kept prepared (tests: texts built from a request must stay few).
     var preparedStatementCount: Int { statements.count }
 

@@ -101,6 +101,15 @@ public protocol StoreReader {
     /// (sort by `key` for theirs), without copying their text: for a caller that mostly only
     /// compares it with text it already holds.
     func scanFactJSON(customerId: Int64, _ body: (FactRowView) throws(StoreError) -> Void) throws(StoreError)
+    /// The customer's purchases in order, each with the stamp the last change to its facts left
+    /// (any writer's), so that facts read once are known to be current while the stamps are the
+    /// same; `nil` where the store keeps no stamps (PostgreSQL) or a purchase has none yet.
+    func factStamps(customerId: Int64) throws -> [PurchaseFactStamp]?
+    /// The fact rows this transaction wrote (inserted, or rewrote in place) that take each
+    /// purchase from its stamp in `known` to its stamp in `current`, in the order written: the
+    /// facts read at `known`, with these in their places, are those stored at `current`.
+    /// `nil` unless these writes alone account for every change between the two.
+    func factRowsWritten(from known: [PurchaseFactStamp], to current: [PurchaseFactStamp]) -> [FactRowWrite]?
     /// Stored facts of one kind with their raw JWS, oldest first, after the cursor `after`.
     func storedFacts(customerId: Int64, kind: FactKind, after: Int64?, limit: Int) throws -> [StoredFact]
     /// The app's notification with this `notificationUUID` (V1: the id Storekeeper derived).

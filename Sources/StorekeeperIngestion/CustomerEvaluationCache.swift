@@ -14,7 +14,9 @@ import Synchronization
 /// transaction inserted, the fact they were encoded from: equal to their decoding, a store test
 /// checks). Whatever another instance wrote, a rolled-back transaction left behind, or a
 /// transfer moved, the text read now is the truth, so the facts and state handed out are those a
-/// fresh decoding gives.
+/// fresh decoding gives. On SQLite the facts' rows are not even read while the stamps of the
+/// customer's purchases show that nothing but the caller's own writes changed them
+/// (`StoreReader.factStamps`, migration 0027).
 /// - Note: Thread-safe: entries sit behind a `Mutex`; decoding and comparing happen outside it.
 public final class CustomerEvaluationCache: Sendable {
     /// One decoded stored state and the exact text it was decoded from; by reference, so a
@@ -52,6 +54,26 @@ public final class CustomerEvaluationCache: Sendable {
             texts.insert(text, at: index)
             facts.insert(fact, at: index)
         }
+
+        /// Puts a row written since in its place: a new row among the others by its key, a
+        /// rewritten one over what it held.
+        mutating func apply(_ write: FactRowWrite) {
+            var low = 0
+            var high = keys.count
+            while low < high {
+                let middle = (low + high) / 2
+                if keys[middle] < write.key { low = middle + 1 } else { high = middle }
+            }
+            if low < keys.count, keys[low] == write.key {
+                texts[low] = write.json
+                facts[low] = write.fact
+            } else {
+                insert(key: write.key, text: write.json, fact: write.fact, at: low)
+            }
+        }
+
+        /// The purchases' stamps these facts were read at (`StoreReader.factStamps`).
+        var stamps: [PurchaseFactStamp]?
     }
 
     struct Key: Hashable, Sendable {
@@ -76,9 +98,16 @@ public final class CustomerEvaluationCache: Sendable {
     /// The most customers kept (their states count too).
     static let maximumCustomers = 20_000
     private let entries = Mutex(Entries())
+    /// How many times `facts(customerId:in:)` read the customer's fact rows (tests).
+    let scans = Atomic<Int>(0)
 
-    public init(capacity: Int = 50_000) {
+    /// The fewest facts for which a customer's purchases' stamps are read and kept, so that
+    /// the next evaluation may skip reading the rows (tests take 0).
+    let stampedFactCount: Int
+
+    public init(capacity: Int = 50_000, stampedFactCount: Int = 64) {
         self.capacity = max(0, capacity)
+        self.stampedFactCount = stampedFactCount
     }
 
     /// The process-wide cache `CustomerStateUpdater` uses.
@@ -86,7 +115,9 @@ public final class CustomerEvaluationCache: Sendable {
 
     /// The customer's facts, as `reader.facts(customerId:)` returns them.
     ///
-    /// Each stored row is compared in place with the text its known decoding came from (found by
+    /// Where the purchases' stamps account for every change since the known facts were read
+    /// (`StoreReader.factRowsWritten`), the rows the caller's transaction wrote go in at their
+    /// places and nothing else is read. Otherwise each stored row is compared in place with the text its known decoding came from (found by
     /// the row's table and id), so a known row costs a byte comparison: no copy of its text, no
     /// decoding. When every known row is still there unchanged (new facts only added, the usual
     /// case), the facts handed out last time are kept and the new ones inserted at their places,
@@ -100,6 +131,23 @@ public final class CustomerEvaluationCache: Sendable {
             entries.factCount -= taken.count
             return taken
         }
+        // While the purchases' stamps account for every change since the known facts were read
+        // (the rows this transaction wrote, or none), those facts with the new rows in their
+        // places are the stored ones: no row is read (a long history's thousand rows, compared
+        // one by one, were a third of its ingestion).
+        var stamps: [PurchaseFactStamp]?
+        if cached?.stamps != nil {
+            stamps = try reader.factStamps(customerId: customerId)
+        }
+        if let stamps, let known = cached?.stamps, let written = reader.factRowsWritten(from: known, to: stamps),
+            var kept = cached.take()
+        {
+            for write in written { kept.apply(write) }
+            kept.stamps = stamps
+            store(kept, customerId: customerId)
+            return kept.facts
+        }
+        scans.add(1, ordering: .relaxed)
         // Each row read, by key: `source` is a known fact's place, or (negative) a new one's in
         // `fresh` (kept apart: an array of facts for every row would be mostly empty room).
         var rows: [(key: FactRowKey, source: Int)] = []
@@ -152,6 +200,12 @@ public final class CustomerEvaluationCache: Sendable {
                 result.append(key: row.key, text: text, fact: fact)
             }
         }
+        // Stamps are read for a history long enough to gain from them (same transaction: the
+        // same stamps as before the rows): a short one's few rows cost about what the stamps do.
+        if stamps == nil, result.count >= stampedFactCount {
+            stamps = try reader.factStamps(customerId: customerId)
+        }
+        result.stamps = stamps
         store(result, customerId: customerId)
         return result.facts
     }

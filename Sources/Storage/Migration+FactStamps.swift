@@ -1,0 +1,67 @@
+extension Migration {
+    /// `purchase_fact_stamps` (SQLite only): for each purchase (an original transaction or a
+    /// Play purchase token) of an app, a random stamp that every change to its fact rows
+    /// replaces, by triggers on the five fact tables, whoever writes (an older instance too).
+    /// `previous_stamp` is the stamp the last change replaced. A customer whose purchases carry
+    /// the stamps its cached facts were read at has those facts still; a transaction that knows
+    /// each change since (its own inserts, each read back with the stamps on both sides) works
+    /// out the facts without reading the other rows: a long history's thousand rows were a
+    /// third of its ingestion (issue 10). Random, not counted: a rolled-back change's stamp is
+    /// never met again. A notification row counts only with a fact, and an update only of the
+    /// columns the facts are read from (a notification's outcome changes no fact).
+    ///
+    /// PostgreSQL keeps none: the stamp's row would be a lock every fact insert takes, and two
+    /// customers sharing a purchase take their own locks first (a deadlock the fact rows, each
+    /// its own, never risked). Its customers' facts are compared row by row, as before.
+    static let factStamps = Migration(
+        identifier: "0027_fact_stamps",
+        sqlite: """
+            CREATE TABLE purchase_fact_stamps (
+                app_id TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                stamp BIGINT NOT NULL,
+                previous_stamp BIGINT,
+                PRIMARY KEY (app_id, purchase_id)
+            ) WITHOUT ROWID;
+            """
+                + stampTriggers(table: "signed_transactions", purchase: "original_transaction_id")
+                + stampTriggers(table: "signed_renewal_infos", purchase: "original_transaction_id")
+                + stampTriggers(table: "notifications", purchase: "original_transaction_id", factsOnly: true)
+                + stampTriggers(table: "play_snapshots", purchase: "purchase_token")
+                + stampTriggers(table: "play_orders", purchase: "purchase_token"),
+        postgres: """
+            SELECT 1;
+            """)
+
+    /// The three triggers that stamp the purchase of each row of `table` inserted, deleted or
+    /// updated in the columns facts are read from (`WHERE` makes each `INSERT … SELECT` an upsert
+    /// SQLite can parse). An update that keeps the row's purchase stamps it once, so the stamp
+    /// it replaced is the one before the update. With `factsOnly`, rows without a purchase or
+    /// a fact (notifications) stamp nothing.
+    static func stampTriggers(table: String, purchase: String, factsOnly: Bool = false) -> String {
+        func stamp(_ row: String, when condition: String) -> String {
+            """
+                INSERT INTO purchase_fact_stamps (app_id, purchase_id, stamp)
+                SELECT \(row).app_id, \(row).\(purchase), random() WHERE \(condition)
+                ON CONFLICT (app_id, purchase_id) DO UPDATE SET previous_stamp = stamp, stamp = excluded.stamp;
+            """
+        }
+        func isFact(_ row: String) -> String {
+            factsOnly ? "\(row).\(purchase) IS NOT NULL AND \(row).fact_json IS NOT NULL" : "1"
+        }
+        let moved = "(OLD.app_id IS NOT NEW.app_id OR OLD.\(purchase) IS NOT NEW.\(purchase))"
+        return """
+
+            CREATE TRIGGER \(table)_stamp_insert AFTER INSERT ON \(table) BEGIN
+            \(stamp("NEW", when: isFact("NEW")))
+            END;
+            CREATE TRIGGER \(table)_stamp_delete AFTER DELETE ON \(table) BEGIN
+            \(stamp("OLD", when: isFact("OLD")))
+            END;
+            CREATE TRIGGER \(table)_stamp_update AFTER UPDATE OF app_id, \(purchase), fact_json ON \(table) BEGIN
+            \(stamp("OLD", when: "\(isFact("OLD")) AND \(moved)"))
+            \(stamp("NEW", when: isFact("NEW")))
+            END;
+            """
+    }
+}
