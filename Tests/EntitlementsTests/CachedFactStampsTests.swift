@@ -71,6 +71,25 @@ import Testing
         }
         #expect(outcome.stored == [t1, t2, winning, renewed] && outcome.handed == outcome.stored)
         #expect(outcome.reads == 0)
+        // Undone, then another write from the same stamp (as a group commit's next ingestion
+        // after a failed one): the undone write is forgotten with its savepoint, and the other
+        // is followed.
+        let other3 = Fixture.tx("t3b", "monthly", 60, 90)
+        outcome = try await step(inserting: []) { tx in
+            _ = try? tx.withSavepoint { () throws -> Void in
+                try Suite.insert([t3], in: tx)
+                throw StoreError(.database, "undone")
+            }
+            try tx.withSavepoint { try Suite.insert([other3], in: tx) }
+        }
+        #expect(outcome.stored == [t1, t2, other3, winning, renewed] && outcome.handed == outcome.stored)
+        #expect(outcome.reads == 0)
+        outcome = try await step(inserting: []) { tx in
+            let deleted = try tx.execute("DELETE FROM signed_transactions WHERE transaction_id = 't3b'")
+            #expect(deleted == 1)
+        }
+        #expect(outcome.stored == [t1, t2, winning, renewed] && outcome.handed == outcome.stored)
+        #expect(outcome.reads == 1)
 
         // A rewrite this transaction did not record (no stamps read with it): the rows are read.
         guard case .renewalInfo(let losingFact) = losing else { return }
