@@ -49,3 +49,23 @@ final class EventTextCache: Sendable {
         return text
     }
 }
+
+/// The text each lifecycle event is stored as, for `StoreTransaction.reviseEvents`: a caller
+/// works it out where it has time (a long history's few hundred standing events took half of
+/// the revision's time on the store's thread, after the state was worked out).
+public enum StoredEventText {
+    /// `events`' stored texts in order, encoded only for values not encoded before.
+    public static func of(_ events: [LifecycleEvent], customerId: Int64) -> [String] {
+        events.map { event in
+            EventTextCache.shared.text(of: event, customerId: customerId) { SQLStoreTransaction.jsonText($0) }
+        }
+    }
+}
+
+extension StoreTransaction {
+    /// `reviseEvents(_:texts:customerId:)` with the texts worked out here.
+    @discardableResult
+    public func reviseEvents(_ events: [LifecycleEvent], customerId: Int64) throws -> Int {
+        try reviseEvents(events, texts: StoredEventText.of(events, customerId: customerId), customerId: customerId)
+    }
+}

@@ -75,7 +75,11 @@ extension SQLStoreTransaction {
                 [
                     .integer(customerId), .text(event.id), .text(event.environment.rawValue),
                     .text(event.type.rawValue),
-                    SQLValue(event.occurredAt), Self.json(event), SQLValue(at),
+                    // Through the cache: `CustomerStateUpdater` has encoded every event of the
+                    // evaluation already (for `reviseEvents`), new ones included.
+                    SQLValue(event.occurredAt),
+                    .text(EventTextCache.shared.text(of: event, customerId: customerId) { Self.jsonText($0) }),
+                    SQLValue(at),
                 ])
             if let id {
                 appended.append(StoredEvent(sequence: id, customerId: customerId, event: event, createdAt: at))
@@ -102,17 +106,15 @@ extension SQLStoreTransaction {
         return retracted
     }
 
-    func reviseEvents(_ events: [LifecycleEvent], customerId: Int64) throws -> Int {
+    func reviseEvents(_ events: [LifecycleEvent], texts: [String], customerId: Int64) throws -> Int {
         guard !events.isEmpty else { return 0 }
+        precondition(texts.count == events.count, "one text per event")
         // The standing events' text is read once and compared here; only events whose text
         // differs are written. (An UPDATE joined to a VALUES list of every event made SQLite
         // compare each stored event with each listed one: a cost in the square of the history.)
         // One text per id: (customer_id, event_id) is unique (by bytes; event ids are ASCII).
         // The stored text is compared in place, not copied (a long history's standing events
         // are hundreds of kilobytes); an event whose id does not stand is left alone.
-        let texts = events.map { event in
-            EventTextCache.shared.text(of: event, customerId: customerId) { Self.jsonText($0) }
-        }
         // Each id's last event, then through `previous` any earlier one with the same id.
         var lastById: [String: Int] = [:]
         lastById.reserveCapacity(events.count)

@@ -430,8 +430,10 @@ public protocol StoreTransaction: StoreReader {
     /// Rewrites the customer's standing events with these ids whose stored content differs
     /// (an instant, a reason or money a later fact changed), so the stored events are those the
     /// facts imply; returns how many changed. Not a new event: nothing is queued for webhooks.
+    /// `texts[i]` is `events[i]`'s stored text (`StoredEventText.of`), worked out beforehand
+    /// (off the store's thread, by `CustomerStateUpdater`).
     @discardableResult
-    func reviseEvents(_ events: [LifecycleEvent], customerId: Int64) throws -> Int
+    func reviseEvents(_ events: [LifecycleEvent], texts: [String], customerId: Int64) throws -> Int
     /// One outbox row per event and enabled endpoint of the app; returns how many were added.
     @discardableResult
     func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int

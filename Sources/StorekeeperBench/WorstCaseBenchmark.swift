@@ -287,7 +287,7 @@ enum WorstCaseBenchmark {
             ("save CustomerInfo + append events", []), ("revise standing events", []),
             ("analytics: settings + figures and cohorts", []), ("analytics: daily contribution applied", []),
             ("analytics: periods applied", []), ("analytics: cohorts applied", []),
-            ("commit (daily rows written, fsync)", []),
+            ("event texts (on the state's thread)", []), ("commit (daily rows written, fsync)", []),
         ]
         let stepCount = steps.count
         for repetition in 0..<repetitions {
@@ -342,11 +342,11 @@ enum WorstCaseBenchmark {
                     })
                 cache.remember(evaluation!.customerInfo, encoding: encoding!, customerId: customerId)
                 let fresh = Set(appended.map(\.event.id))
+                let standing = evaluation!.allEvents.filter { !fresh.contains($0.id) }
+                var texts: [String] = []
+                times[13] = (milliseconds { texts = StoredEventText.of(standing, customerId: customerId) })
                 times[8] =
-                    (try milliseconds {
-                        _ = try tx.reviseEvents(
-                            evaluation!.allEvents.filter { !fresh.contains($0.id) }, customerId: customerId)
-                    })
+                    (try milliseconds { _ = try tx.reviseEvents(standing, texts: texts, customerId: customerId) })
                 var figures: AnalyticsFigures?
                 times[9] =
                     (try milliseconds {
