@@ -42,6 +42,18 @@ extension SQLStoreTransaction {
         return complete ? stamps : nil
     }
 
+    func stampFacts(customerId: Int64) throws -> [PurchaseFactStamp]? {
+        guard connection.keepsFactStamps else { return nil }
+        try execute(
+            """
+            WITH purchases(id) AS (\(Self.customerPurchases))
+            INSERT INTO purchase_fact_stamps (app_id, purchase_id, stamp)
+            SELECT c.app_id, p.id, random() FROM purchases p CROSS JOIN customers c WHERE c.id = $1
+            ON CONFLICT (app_id, purchase_id) DO NOTHING
+            """, .integer(customerId))
+        return try factStamps(customerId: customerId)
+    }
+
     func factRowsWritten(from known: [PurchaseFactStamp], to current: [PurchaseFactStamp]) -> [FactRowWrite]? {
         guard known.count == current.count else { return nil }
         var rows: [FactRowWrite] = []

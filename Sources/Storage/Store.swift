@@ -103,7 +103,8 @@ public protocol StoreReader {
     func scanFactJSON(customerId: Int64, _ body: (FactRowView) throws(StoreError) -> Void) throws(StoreError)
     /// The customer's purchases in order, each with the stamp the last change to its facts left
     /// (any writer's), so that facts read once are known to be current while the stamps are the
-    /// same; `nil` where the store keeps no stamps (PostgreSQL) or a purchase has none yet.
+    /// same; `nil` where the store keeps no stamps (PostgreSQL) or a purchase has none
+    /// (`StoreTransaction.stampFacts` gives them).
     func factStamps(customerId: Int64) throws -> [PurchaseFactStamp]?
     /// The fact rows this transaction wrote (inserted, or rewrote in place) that take each
     /// purchase from its stamp in `known` to its stamp in `current`, in the order written: the
@@ -290,6 +291,10 @@ public protocol StoreTransaction: StoreReader {
     /// If the savepoint itself cannot be restored (the connection broke), that failure is
     /// thrown instead and the transaction is unusable: let it propagate.
     func withSavepoint<R>(_ body: () throws -> R) throws -> R
+    /// `factStamps(customerId:)`, after giving each of the customer's purchases that has none
+    /// a stamp: from then on every change to its facts replaces it (SQLite; only purchases
+    /// stamped this way pay for it). `nil` where the store keeps no stamps.
+    func stampFacts(customerId: Int64) throws -> [PurchaseFactStamp]?
     /// Throws unless this transaction is still open and can commit. After a failed savepoint
     /// the caller checks this before going on, so a group stops at once: SQLite rolls the whole
     /// transaction back on some I/O and memory errors (its connection then refuses every later

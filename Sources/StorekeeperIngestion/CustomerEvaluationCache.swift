@@ -16,7 +16,7 @@ import Synchronization
 /// transfer moved, the text read now is the truth, so the facts and state handed out are those a
 /// fresh decoding gives. On SQLite the facts' rows are not even read while the stamps of the
 /// customer's purchases show that nothing but the caller's own writes changed them
-/// (`StoreReader.factStamps`, migration 0027).
+/// (`StoreReader.factStamps`, migrations 0027 and 0028).
 /// - Note: Thread-safe: entries sit behind a `Mutex`; decoding and comparing happen outside it.
 public final class CustomerEvaluationCache: Sendable {
     /// One decoded stored state and the exact text it was decoded from; by reference, so a
@@ -123,6 +123,18 @@ public final class CustomerEvaluationCache: Sendable {
     /// case), the facts handed out last time are kept and the new ones inserted at their places,
     /// rather than every fact copied into a new array again.
     public func facts(customerId: Int64, in reader: any StoreReader) throws -> [Fact] {
+        try facts(customerId: customerId, in: reader, stamping: nil)
+    }
+
+    /// `facts(customerId:in:)` in a write: a customer with a long history has its purchases
+    /// stamped (`StoreTransaction.stampFacts`), so that its next evaluation may skip the rows.
+    public func facts(customerId: Int64, in transaction: any StoreTransaction) throws -> [Fact] {
+        try facts(customerId: customerId, in: transaction, stamping: transaction)
+    }
+
+    private func facts(customerId: Int64, in reader: any StoreReader, stamping: (any StoreTransaction)?) throws
+        -> [Fact]
+    {
         // Taken out while in use, so that its arrays are not shared with the cache and grow in
         // place. Only one ingestion at a time works out a customer (under its lock); should two
         // ever overlap, the second finds nothing and decodes, and the last one stored wins.
@@ -200,10 +212,11 @@ public final class CustomerEvaluationCache: Sendable {
                 result.append(key: row.key, text: text, fact: fact)
             }
         }
-        // Stamps are read for a history long enough to gain from them (same transaction: the
-        // same stamps as before the rows): a short one's few rows cost about what the stamps do.
+        // Stamps are read (in a write, given where missing) for a history long enough to gain
+        // from them, in the same transaction as the rows: a short one's few rows cost about what
+        // stamping its purchases would cost every write of their facts.
         if stamps == nil, result.count >= stampedFactCount {
-            stamps = try reader.factStamps(customerId: customerId)
+            stamps = try stamping?.stampFacts(customerId: customerId) ?? reader.factStamps(customerId: customerId)
         }
         result.stamps = stamps
         store(result, customerId: customerId)

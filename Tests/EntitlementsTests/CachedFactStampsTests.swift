@@ -120,23 +120,24 @@ import Testing
         #expect(outcome.stored == [t1, t2, t3, losing, renewed] && outcome.handed == outcome.stored)
         #expect(outcome.reads == 1)
 
-        // A second purchase of the customer's: without a fact it has no stamp, so the rows are
-        // read until its first fact stamps it, and followed after that.
+        // A second purchase of the customer's: read once (the known stamps lack it), when it is
+        // stamped too, then followed from its first fact on.
         outcome = try await step(inserting: []) { tx in
             _ = try tx.claimOriginalTransaction("o2", customerId: 1, at: Fixture.day(0))
         }
         #expect(outcome.reads == 1)
         outcome = try await step(inserting: [other])
         #expect(outcome.stored == [t1, t2, t3, other, losing, renewed] && outcome.handed == outcome.stored)
-        #expect(outcome.reads == 1)
+        #expect(outcome.reads == 0)
         let again = Fixture.tx("u2", "monthly", 30, 60, original: "o2")
         outcome = try await step(inserting: [again, Fixture.note(.didRenew, signed: 30, original: "o2")])
         #expect(outcome.handed == outcome.stored && outcome.stored.count == 8 && outcome.reads == 0)
         await store.close()
     }
 
-    /// The stamps on both engines: SQLite's change with each fact row written, whoever writes
-    /// it, and not with a notification's outcome; PostgreSQL keeps none.
+    /// The stamps on both engines: on SQLite a purchase has none until `stampFacts` gives it
+    /// one (a fact written before costs nothing), then each fact row written replaces it,
+    /// whoever writes it, and a notification's outcome does not; PostgreSQL keeps none.
     @Test func sqliteStampsEachFactWriteAndPostgresKeepsNone() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "storekeeper-fact-stamps-\(UUID().uuidString)")
@@ -146,11 +147,14 @@ import Testing
         func stamps() async throws -> [PurchaseFactStamp]? {
             try await store.read { try $0.factStamps(customerId: 1) }
         }
-        // A purchase without facts has no stamp yet.
         #expect(try await stamps() == nil)
         try await store.write { tx in try Suite.insert([Fixture.tx("t1", "monthly", 0, 30)], in: tx) }
-        let first = try #require(try await stamps())
+        #expect(try await stamps() == nil)
+        let first = try #require(try await store.write { try $0.stampFacts(customerId: 1) })
         #expect(first.map(\.purchaseId) == ["o1"] && first.map(\.appId) == ["app"])
+        #expect(try await stamps() == first)
+        // Stamping again keeps the stamps there are.
+        #expect(try await store.write { try $0.stampFacts(customerId: 1) } == first)
         try await store.write { tx in try Suite.insert([Fixture.note(.didRenew, signed: 30)], in: tx) }
         let second = try #require(try await stamps())
         #expect(second != first)
@@ -163,7 +167,16 @@ import Testing
             let deleted = try (tx as! SQLStoreTransaction).execute("DELETE FROM notifications")
             #expect(deleted == 1)
         }
-        #expect(try await stamps() != second)
+        let third = try #require(try await stamps())
+        #expect(third != second)
+        // Another purchase of the app, not stamped: its facts stamp nothing.
+        try await store.write { tx in try Suite.insert([Fixture.tx("u1", "monthly", 0, 30, original: "o2")], in: tx) }
+        let unstamped = try await store.read { reader in
+            try (reader as! SQLStoreTransaction).connection.query(
+                "SELECT purchase_id FROM purchase_fact_stamps ORDER BY purchase_id", [])
+        }
+        #expect(try unstamped.map { try $0.text(0) } == ["o1"])
+        #expect(try await stamps() == third)
         await store.close()
 
         guard let url = ProcessInfo.processInfo.environment["STOREKEEPER_TEST_POSTGRES_URL"] else { return }
@@ -171,5 +184,46 @@ import Testing
         let none = try await postgres.read { try $0.factStamps(customerId: 1) }
         #expect(none == nil)
         await postgres.close()
+    }
+
+    /// Migration 0028 on a database 0027 stamped: the stamps there are stay and follow their
+    /// purchases' facts; a purchase 0027 never stamped gets none from its facts any more.
+    @Test func stampsGivenBy0027StayAndFollowTheirFacts() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-fact-stamps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("migrated.sqlite").path
+        let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: 5_000)
+        try Migrator.migrate(
+            connection, migrations: Array(Migration.all.prefix { $0.identifier != "0028_lazy_fact_stamps" }),
+            apply: true)
+        try connection.executeScript("BEGIN")
+        try {
+            let tx = SQLStoreTransaction(connection: connection)
+            try tx.saveApp(
+                AppRecord(id: "app", bundleId: "com.example", environments: [.production]), at: Fixture.day(0))
+            try Suite.insert([Fixture.tx("t1", "monthly", 0, 30)], in: tx)
+        }()
+        try connection.commit()
+        connection.close()
+
+        let store = try await SQLiteStore.open(path: path)
+        func stamps() async throws -> [String: Int64] {
+            try await store.read { reader in
+                let rows = try (reader as! SQLStoreTransaction).connection.query(
+                    "SELECT purchase_id, stamp FROM purchase_fact_stamps", [])
+                return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.text(0), try $0.integer(1)) })
+            }
+        }
+        let before = try await stamps()
+        #expect(Array(before.keys) == ["o1"])
+        try await store.write { tx in
+            try Suite.insert(
+                [Fixture.tx("t2", "monthly", 30, 60), Fixture.tx("u1", "monthly", 0, 30, original: "o2")], in: tx)
+        }
+        let after = try await stamps()
+        #expect(Array(after.keys) == ["o1"] && after["o1"] != before["o1"])
+        await store.close()
     }
 }
