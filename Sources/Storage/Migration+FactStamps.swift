@@ -10,6 +10,8 @@ extension Migration {
     /// never met again. A notification row counts only with a fact, and an update only of the
     /// columns the facts are read from (a notification's outcome changes no fact).
     ///
+    /// 0028 replaces these triggers with ones that only restamp purchases already stamped.
+    ///
     /// PostgreSQL keeps none: the stamp's row would be a lock every fact insert takes, and two
     /// customers sharing a purchase take their own locks first (a deadlock the fact rows, each
     /// its own, never risked). Its customers' facts are compared row by row, as before.

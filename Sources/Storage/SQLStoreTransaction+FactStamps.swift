@@ -1,7 +1,7 @@
 import Entitlements
 
 /// Which of a customer's facts changed since they were last read, from the purchases' stamps
-/// (`purchase_fact_stamps`, migration 0027; SQLite only) and the fact rows this transaction
+/// (`purchase_fact_stamps`, migrations 0027 and 0028; SQLite only) and the fact rows this transaction
 /// wrote itself: a long history's facts are then worked out without reading its rows again.
 extension SQLStoreTransaction {
     /// A purchase (an original transaction or a Play purchase token) of an app.
@@ -75,7 +75,8 @@ extension SQLStoreTransaction {
     }
 
     /// Remembers the fact row just written for `purchaseId`, with the stamps its write left
-    /// (one more read: the row's triggers stamped the purchase once).
+    /// (one more read: the row's triggers restamped the purchase once); nothing for a purchase
+    /// without a stamp.
     func recordFactWrite(
         appId: String, purchaseId: String?, key: FactRowKey, json: String, fact: Fact
     ) throws(StoreError) {

@@ -117,9 +117,9 @@ public final class CustomerEvaluationCache: Sendable {
     ///
     /// Where the purchases' stamps account for every change since the known facts were read
     /// (`StoreReader.factRowsWritten`), the rows the caller's transaction wrote go in at their
-    /// places and nothing else is read. Otherwise each stored row is compared in place with the text its known decoding came from (found by
-    /// the row's table and id), so a known row costs a byte comparison: no copy of its text, no
-    /// decoding. When every known row is still there unchanged (new facts only added, the usual
+    /// places and nothing else is read. Otherwise each stored row is compared in place with the
+    /// text its known decoding came from (found by the row's table and id), so a known row
+    /// costs a byte comparison: no copy of its text, no decoding. When every known row is still there unchanged (new facts only added, the usual
     /// case), the facts handed out last time are kept and the new ones inserted at their places,
     /// rather than every fact copied into a new array again.
     public func facts(customerId: Int64, in reader: any StoreReader) throws -> [Fact] {
