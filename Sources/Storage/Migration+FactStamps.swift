@@ -26,43 +26,57 @@ extension Migration {
                 PRIMARY KEY (app_id, purchase_id)
             ) WITHOUT ROWID;
             """
-                + stampTriggers(table: "signed_transactions", purchase: "original_transaction_id")
-                + stampTriggers(table: "signed_renewal_infos", purchase: "original_transaction_id")
-                + stampTriggers(table: "notifications", purchase: "original_transaction_id", factsOnly: true)
-                + stampTriggers(table: "play_snapshots", purchase: "purchase_token")
-                + stampTriggers(table: "play_orders", purchase: "purchase_token"),
+                + factTables.map { stampTriggers(table: $0.table, purchase: $0.purchase, factsOnly: $0.factsOnly) }
+                .joined(),
         postgres: """
             SELECT 1;
             """)
 
-    /// The three triggers that stamp the purchase of each row of `table` inserted, deleted or
-    /// updated in the columns facts are read from (`WHERE` makes each `INSERT … SELECT` an upsert
-    /// SQLite can parse). An update that keeps the row's purchase stamps it once, so the stamp
-    /// it replaced is the one before the update. With `factsOnly`, rows without a purchase or
-    /// a fact (notifications) stamp nothing.
+    /// The five fact tables, each with its purchase column; `factsOnly`: rows may hold no fact.
+    static let factTables: [(table: String, purchase: String, factsOnly: Bool)] = [
+        ("signed_transactions", "original_transaction_id", false),
+        ("signed_renewal_infos", "original_transaction_id", false),
+        ("notifications", "original_transaction_id", true), ("play_snapshots", "purchase_token", false),
+        ("play_orders", "purchase_token", false),
+    ]
+
+    /// The three triggers that stamp the purchase of each row of `table` (`WHERE` makes each
+    /// `INSERT … SELECT` an upsert SQLite can parse). With `factsOnly`, rows without a purchase
+    /// or a fact (notifications) stamp nothing.
     static func stampTriggers(table: String, purchase: String, factsOnly: Bool = false) -> String {
-        func stamp(_ row: String, when condition: String) -> String {
+        factRowTriggers(
+            named: "stamp", table: table, purchase: purchase,
+            isFact: { row in factsOnly ? "\(row).\(purchase) IS NOT NULL AND \(row).fact_json IS NOT NULL" : "1" }
+        ) { row, condition in
             """
                 INSERT INTO purchase_fact_stamps (app_id, purchase_id, stamp)
                 SELECT \(row).app_id, \(row).\(purchase), random() WHERE \(condition)
                 ON CONFLICT (app_id, purchase_id) DO UPDATE SET previous_stamp = stamp, stamp = excluded.stamp;
             """
         }
-        func isFact(_ row: String) -> String {
-            factsOnly ? "\(row).\(purchase) IS NOT NULL AND \(row).fact_json IS NOT NULL" : "1"
-        }
+    }
+
+    /// The three triggers `<table>_<name>_insert`, `_delete` and `_update` that run `change` for
+    /// the purchase of each row of `table` inserted, deleted or updated in the columns facts
+    /// are read from, when `isFact` holds of the row (`NEW` or `OLD`). An update that keeps the
+    /// row's purchase runs it once, for the new row, so the stamp it replaced is the one before
+    /// the update; one that moves the row runs it for both purchases.
+    static func factRowTriggers(
+        named name: String, table: String, purchase: String, isFact: (String) -> String,
+        change: (_ row: String, _ condition: String) -> String
+    ) -> String {
         let moved = "(OLD.app_id IS NOT NEW.app_id OR OLD.\(purchase) IS NOT NEW.\(purchase))"
         return """
 
-            CREATE TRIGGER \(table)_stamp_insert AFTER INSERT ON \(table) BEGIN
-            \(stamp("NEW", when: isFact("NEW")))
+            CREATE TRIGGER \(table)_\(name)_insert AFTER INSERT ON \(table) BEGIN
+            \(change("NEW", isFact("NEW")))
             END;
-            CREATE TRIGGER \(table)_stamp_delete AFTER DELETE ON \(table) BEGIN
-            \(stamp("OLD", when: isFact("OLD")))
+            CREATE TRIGGER \(table)_\(name)_delete AFTER DELETE ON \(table) BEGIN
+            \(change("OLD", isFact("OLD")))
             END;
-            CREATE TRIGGER \(table)_stamp_update AFTER UPDATE OF app_id, \(purchase), fact_json ON \(table) BEGIN
-            \(stamp("OLD", when: "\(isFact("OLD")) AND \(moved)"))
-            \(stamp("NEW", when: isFact("NEW")))
+            CREATE TRIGGER \(table)_\(name)_update AFTER UPDATE OF app_id, \(purchase), fact_json ON \(table) BEGIN
+            \(change("OLD", "\(isFact("OLD")) AND \(moved)"))
+            \(change("NEW", isFact("NEW")))
             END;
             """
     }

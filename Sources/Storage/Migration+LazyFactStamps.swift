@@ -8,45 +8,28 @@ extension Migration {
     /// 0027 gave stay and are kept up to date the same way.
     static let lazyFactStamps = Migration(
         identifier: "0028_lazy_fact_stamps",
-        sqlite: ["signed_transactions", "signed_renewal_infos", "notifications", "play_snapshots", "play_orders"]
-            .map { table in
-                "DROP TRIGGER \(table)_stamp_insert; DROP TRIGGER \(table)_stamp_delete; "
-                    + "DROP TRIGGER \(table)_stamp_update;"
-            }.joined(separator: "\n")
-            + restampTriggers(table: "signed_transactions", purchase: "original_transaction_id")
-            + restampTriggers(table: "signed_renewal_infos", purchase: "original_transaction_id")
-            + restampTriggers(table: "notifications", purchase: "original_transaction_id", factsOnly: true)
-            + restampTriggers(table: "play_snapshots", purchase: "purchase_token")
-            + restampTriggers(table: "play_orders", purchase: "purchase_token"),
+        sqlite: factTables.map { fact in
+            "DROP TRIGGER \(fact.table)_stamp_insert; DROP TRIGGER \(fact.table)_stamp_delete; "
+                + "DROP TRIGGER \(fact.table)_stamp_update;"
+        }.joined(separator: "\n")
+            + factTables.map { restampTriggers(table: $0.table, purchase: $0.purchase, factsOnly: $0.factsOnly) }
+            .joined(),
         postgres: """
             SELECT 1;
             """)
 
-    /// The three triggers that give the purchase of each row of `table` inserted, deleted or
-    /// updated in the columns facts are read from a new stamp, if it has one. An update that
-    /// keeps the row's purchase restamps it once. With `factsOnly`, rows without a fact
-    /// (notifications) restamp nothing.
+    /// The three triggers that give the purchase of each row of `table` a new stamp, if it has
+    /// one (`factRowTriggers`). With `factsOnly`, rows without a fact (notifications) restamp
+    /// nothing.
     static func restampTriggers(table: String, purchase: String, factsOnly: Bool = false) -> String {
-        func restamp(_ row: String, when condition: String) -> String {
+        factRowTriggers(
+            named: "restamp", table: table, purchase: purchase,
+            isFact: { row in factsOnly ? "\(row).fact_json IS NOT NULL" : "1" }
+        ) { row, condition in
             """
                 UPDATE purchase_fact_stamps SET previous_stamp = stamp, stamp = random()
                 WHERE app_id = \(row).app_id AND purchase_id = \(row).\(purchase) AND \(condition);
             """
         }
-        func isFact(_ row: String) -> String { factsOnly ? "\(row).fact_json IS NOT NULL" : "1" }
-        let moved = "(OLD.app_id IS NOT NEW.app_id OR OLD.\(purchase) IS NOT NEW.\(purchase))"
-        return """
-
-            CREATE TRIGGER \(table)_restamp_insert AFTER INSERT ON \(table) BEGIN
-            \(restamp("NEW", when: isFact("NEW")))
-            END;
-            CREATE TRIGGER \(table)_restamp_delete AFTER DELETE ON \(table) BEGIN
-            \(restamp("OLD", when: isFact("OLD")))
-            END;
-            CREATE TRIGGER \(table)_restamp_update AFTER UPDATE OF app_id, \(purchase), fact_json ON \(table) BEGIN
-            \(restamp("OLD", when: "\(isFact("OLD")) AND \(moved)"))
-            \(restamp("NEW", when: isFact("NEW")))
-            END;
-            """
     }
 }

@@ -56,9 +56,7 @@ import Testing
 
     @Test func cachedUpdatesMatchFullEvaluation() async throws {
         var random = SeededGenerator(seed: Self.seed ^ 0x1)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storekeeper-cached-evaluation-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.temporaryDirectory("cached-evaluation")
         defer { try? FileManager.default.removeItem(at: directory) }
         // Shared by every store: customer 1 of each store is a different history, so entries
         // must be checked against the store, not trusted.
@@ -147,9 +145,7 @@ import Testing
     /// suite above cannot see it), so it is checked here, against `facts(customerId:)`.
     @Test func handedOutFactsAreTheStoredOnesInOrder() async throws {
         var random = SeededGenerator(seed: Self.seed ^ 0x3)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storekeeper-cached-facts-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.temporaryDirectory("cached-facts")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = CustomerEvaluationCache(stampedFactCount: 0)
         var compared = 0
@@ -196,9 +192,7 @@ import Testing
     /// wins keeps the row and its id) is decoded again, and the facts handed out then are those
     /// stored; facts added before, among and after the known ones take their places.
     @Test func aRowRewrittenInPlaceIsDecodedAgain() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storekeeper-cached-rewrite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.temporaryDirectory("cached-rewrite")
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = Fixture.tx("t1", "monthly", 0, 30)
         let losing = Fixture.ri("monthly", signed: 1, next: "annual")
@@ -230,6 +224,14 @@ import Testing
     }
 
     static let rolledBack = "rolled back on purpose"
+
+    /// A new directory for a test's stores (the test removes it).
+    static func temporaryDirectory(_ name: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
 
     /// Where two fact lists first differ, in words (nil when equal): a failure printing both
     /// lists in full would be unreadable.

@@ -16,9 +16,7 @@ import Testing
     typealias Suite = CachedEvaluationTests
 
     @Test func factsFollowTheStampsAndEveryOtherChangeIsRead() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storekeeper-fact-stamps-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Suite.temporaryDirectory("fact-stamps")
         defer { try? FileManager.default.removeItem(at: directory) }
         let t1 = Fixture.tx("t1", "monthly", 0, 30)
         let t2 = Fixture.tx("t2", "monthly", 30, 60)
@@ -139,9 +137,7 @@ import Testing
     /// one (a fact written before costs nothing), then each fact row written replaces it,
     /// whoever writes it, and a notification's outcome does not; PostgreSQL keeps none.
     @Test func sqliteStampsEachFactWriteAndPostgresKeepsNone() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storekeeper-fact-stamps-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Suite.temporaryDirectory("fact-stamps")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try await Suite.open(directory, "engine", facts: [Fixture.tx("t1", "monthly", 0, 30)])
         func stamps() async throws -> [PurchaseFactStamp]? {
@@ -189,9 +185,7 @@ import Testing
     /// Migration 0028 on a database 0027 stamped: the stamps there are stay and follow their
     /// purchases' facts; a purchase 0027 never stamped gets none from its facts any more.
     @Test func stampsGivenBy0027StayAndFollowTheirFacts() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "storekeeper-fact-stamps-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Suite.temporaryDirectory("fact-stamps")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("migrated.sqlite").path
         let connection = try SQLiteConnection(path: path, readOnly: false, busyTimeoutMilliseconds: 5_000)
