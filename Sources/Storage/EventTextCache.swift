@@ -36,11 +36,12 @@ final class EventTextCache: Sendable {
 
     static let shared = EventTextCache()
 
-    /// The stored text of `event`, encoded only when this value was not encoded before.
-    func text(of event: LifecycleEvent, customerId: Int64, encode: (LifecycleEvent) -> String) -> String {
+    /// The stored text of `event` (`SQLStoreTransaction.jsonText`), encoded only when this
+    /// value was not encoded before.
+    func text(of event: LifecycleEvent, customerId: Int64) -> String {
         let key = Key(customerId: customerId, eventId: event.id)
         if let known = entries.withLock({ $0[key] }), known.event == event { return known.text }
-        let text = encode(event)
+        let text = SQLStoreTransaction.jsonText(event)
         guard capacity > 0 else { return text }
         entries.withLock { entries in
             if entries[key] == nil, entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
@@ -56,9 +57,7 @@ final class EventTextCache: Sendable {
 public enum StoredEventText {
     /// `events`' stored texts in order, encoded only for values not encoded before.
     public static func of(_ events: [LifecycleEvent], customerId: Int64) -> [String] {
-        events.map { event in
-            EventTextCache.shared.text(of: event, customerId: customerId) { SQLStoreTransaction.jsonText($0) }
-        }
+        events.map { EventTextCache.shared.text(of: $0, customerId: customerId) }
     }
 }
 

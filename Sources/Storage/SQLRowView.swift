@@ -1,12 +1,6 @@
 import CLibPQ
 import CSQLite
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// One result row seen in place, as `SQLConnection.scan` hands it over: integers read from
 /// the engine's own row, texts as views of the engine's bytes. Nothing is copied until a
 /// caller asks for a `String`, so a statement returning many long texts that the caller only
@@ -113,12 +107,7 @@ struct SQLRowView {
     func holds(_ column: Int32, text value: String?) -> Bool {
         guard let value else { return isNull(column) }
         guard !isNull(column) else { return false }
-        let stored = bytes(column)
-        var text = value
-        return text.withUTF8 { expected in
-            expected.count == stored.count
-                && (expected.isEmpty || memcmp(expected.baseAddress!, stored.baseAddress!, expected.count) == 0)
-        }
+        return StoredText.sameBytes(value, bytes(column))
     }
 
     /// Whether the column holds `value` (`nil`: NULL); a non-integer value throws, as `integer` does.

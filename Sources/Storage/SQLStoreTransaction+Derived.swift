@@ -78,7 +78,7 @@ extension SQLStoreTransaction {
                     // Through the cache: `CustomerStateUpdater` has encoded every event of the
                     // evaluation already (for `reviseEvents`), new ones included.
                     SQLValue(event.occurredAt),
-                    .text(EventTextCache.shared.text(of: event, customerId: customerId) { Self.jsonText($0) }),
+                    .text(EventTextCache.shared.text(of: event, customerId: customerId)),
                     SQLValue(at),
                 ])
             if let id {
