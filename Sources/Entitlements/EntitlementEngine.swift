@@ -47,6 +47,7 @@ public enum EntitlementEngine {
         var notes = ledger.notes
 
         var kinds: [String: ProductKind] = [:]
+        kinds.reserveCapacity(ledger.transactions.count)
         var chainTransactions: [String: [TransactionFact]] = [:]
         var oneTime: [TransactionFact] = []
         for transaction in ledger.transactions {

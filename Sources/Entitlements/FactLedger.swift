@@ -21,7 +21,12 @@ struct FactLedger {
 
     init(facts: [Fact], environment: AppStoreEnvironment) {
         var renewalSet = Set<Distinct<RenewalFact>>()
-        var notificationsById: [String: NotificationFact] = [:]
+        // Distinct snapshots and notifications in the order they came: facts read from the store
+        // come in the order they were stored, which is usually the canonical one, so the sorts
+        // below then find them in order and move nothing.
+        var renewals: [RenewalFact] = []
+        var notificationPlace: [String: Int] = [:]
+        var notifications: [NotificationFact] = []
         var playSubscriptions = Set<PlaySubscriptionFact>()
         var playProducts = Set<PlayProductPurchaseFact>()
         var playVoided = Set<PlayVoidedPurchaseFact>()
@@ -41,7 +46,9 @@ struct FactLedger {
         }
         versionsByTransactionId.reserveCapacity(counts.transactions)
         renewalSet.reserveCapacity(counts.renewals)
-        notificationsById.reserveCapacity(counts.notifications)
+        renewals.reserveCapacity(counts.renewals)
+        notificationPlace.reserveCapacity(counts.notifications)
+        notifications.reserveCapacity(counts.notifications)
         for fact in facts {
             guard fact.environment == environment else {
                 ignored.insert(fact)
@@ -52,17 +59,22 @@ struct FactLedger {
                 // Grouped as they come, repetitions dropped within the group (`appendDistinct`).
                 Self.appendDistinct(&versionsByTransactionId[transaction.transactionId, default: []], transaction)
             case .renewalInfo(let renewal):
-                renewalSet.insert(
-                    Distinct(renewal, id: renewal.originalTransactionId, signedDate: renewal.signedDate))
+                if renewalSet.insert(
+                    Distinct(renewal, id: renewal.originalTransactionId, signedDate: renewal.signedDate)
+                ).inserted {
+                    renewals.append(renewal)
+                }
             case .notification(let notification):
                 // One notificationUUID is one notification; should two differ, keep one by a
                 // content order so the choice does not depend on arrival.
-                if let kept = notificationsById[notification.notificationId],
-                    Self.canonicalPrecedes(notification, kept)
-                {
+                if let place = notificationPlace[notification.notificationId] {
+                    if !Self.canonicalPrecedes(notification, notifications[place]) {
+                        notifications[place] = notification
+                    }
                     continue
                 }
-                notificationsById[notification.notificationId] = notification
+                notificationPlace[notification.notificationId] = notifications.count
+                notifications.append(notification)
             case .playSubscription(let snapshot): playSubscriptions.insert(snapshot)
             case .playProductPurchase(let purchase): playProducts.insert(purchase)
             case .playVoidedPurchase(let voided): playVoided.insert(voided)
@@ -90,28 +102,34 @@ struct FactLedger {
         let winners = versionsByTransactionId.values.map { $0.last! }
         transactions = winners.indices.sorted { Self.byPurchase(winners[$0], winners[$1]) }.map { winners[$0] }
 
-        for renewal in renewalSet {
-            renewalsByOriginalTransactionId[renewal.value.originalTransactionId, default: []].append(renewal.value)
+        for renewal in renewals {
+            renewalsByOriginalTransactionId[renewal.originalTransactionId, default: []].append(renewal)
         }
         for (id, renewals) in renewalsByOriginalTransactionId {
-            // Distinct snapshots, so the order is total; indices are sorted, not the snapshots.
-            renewalsByOriginalTransactionId[id] = renewals.indices.sorted { left, right in
-                let lhs = renewals[left]
-                let rhs = renewals[right]
-                return lhs.signedDate != rhs.signedDate
+            // Distinct snapshots, so the order is total.
+            renewalsByOriginalTransactionId[id] = Self.ordered(renewals) { lhs, rhs in
+                lhs.signedDate != rhs.signedDate
                     ? lhs.signedDate < rhs.signedDate : Self.canonicalPrecedes(lhs, rhs)
-            }.map { renewals[$0] }
+            }
         }
-        for notification in notificationsById.values {
+        for notification in notifications {
             guard let originalTransactionId = notification.originalTransactionId else { continue }
             notificationsByOriginalTransactionId[originalTransactionId, default: []].append(notification)
         }
         for (id, notifications) in notificationsByOriginalTransactionId {
-            notificationsByOriginalTransactionId[id] = notifications.sorted { lhs, rhs in
+            // One notification per id, so the order is total.
+            notificationsByOriginalTransactionId[id] = Self.ordered(notifications) { lhs, rhs in
                 lhs.signedDate != rhs.signedDate
                     ? lhs.signedDate < rhs.signedDate : lhs.notificationId < rhs.notificationId
             }
         }
+    }
+
+    /// `values` in the total order `precedes`: as they are when already in it (checked in one
+    /// pass), else by sorting their positions rather than moving the (large) facts.
+    static func ordered<T>(_ values: [T], by precedes: (T, T) -> Bool) -> [T] {
+        if values.indices.dropFirst().allSatisfy({ precedes(values[$0 - 1], values[$0]) }) { return values }
+        return values.indices.sorted { precedes(values[$0], values[$1]) }.map { values[$0] }
     }
 
     /// Versions are compared in full only at the same signing instant: stored versions never

@@ -24,7 +24,11 @@ struct RevenueLedger {
     private(set) var revenueByTransactionId: [String: TransactionRevenue] = [:]
 
     init(transactions: [TransactionFact], paidPeriods: [PaidPeriod], catalog: ProductCatalog) {
+        // Sized up front: grown one transaction at a time, both tables rehashed every id in them
+        // at each doubling (a long history's profile showed it).
         var accruedBefore: [String: Int64] = [:]
+        accruedBefore.reserveCapacity(paidPeriods.count)
+        revenueByTransactionId.reserveCapacity(transactions.count)
         var periodsByGroup: [String: [PaidPeriod]] = [:]
         for period in paidPeriods { periodsByGroup[period.group, default: []].append(period) }
         for group in periodsByGroup.keys.sorted() {
@@ -57,35 +61,33 @@ struct RevenueLedger {
             let product = catalog[transaction.productId]
             let currency = transaction.currency ?? product?.referencePrice?.currency ?? "XXX"
             let price: Money?
-            var reason: String
+            let pricing: Pricing
             if transaction.ownership == .familyShared {
                 price = Money(milliunits: 0, currency: currency)
-                reason = "family shared: no revenue"
+                pricing = .familyShared
             } else if let paid = transaction.price {
                 price = Money(milliunits: paid, currency: currency)
-                reason = transaction.periodType == .trial ? "free trial" : "price from the transaction"
+                pricing = transaction.periodType == .trial ? .trial : .fromTransaction
             } else if let reference = product?.referencePrice {
                 price = reference
-                reason = "price from the catalog (the transaction has none)"
+                pricing = .fromCatalog
             } else {
                 price = nil
-                reason = "no price known"
+                pricing = .unknown
             }
             let accrued = accruedBefore[transaction.transactionId]
-            let commission: Int
+            let commission: Commission
             if (price?.milliunits ?? 0) <= 0 {
-                commission = 0
+                commission = .none
             } else if catalog.isSmallBusinessProgram {
-                commission = 15
-                reason += "; 15 % commission: Small Business Program"
+                commission = .smallBusinessProgram
             } else if let accrued, accrued >= Self.oneYearOfPaidService {
-                commission = 15
-                reason += "; 15 % commission: over one year of paid service in the group"
+                commission = .afterOneYear
             } else {
-                commission = 30
-                reason += "; 30 % commission"
+                commission = .standard
             }
-            let proceeds = price.map { $0.scaled(by: Int64(100 - commission), over: 100) }
+            var reason = Self.reasons[pricing.rawValue][commission.rawValue]
+            let proceeds = price.map { $0.scaled(by: Int64(100 - commission.percent), over: 100) }
             var refunded: Money?
             var net = proceeds
             if let revocation = transaction.revocation, revocation.kind == .refund, let price, let proceeds {
@@ -98,11 +100,57 @@ struct RevenueLedger {
             }
             revenueByTransactionId[transaction.transactionId] = TransactionRevenue(
                 transactionId: transaction.transactionId, productId: transaction.productId,
-                purchaseDate: transaction.purchaseDate, price: price, commissionPercent: commission,
+                purchaseDate: transaction.purchaseDate, price: price, commissionPercent: commission.percent,
                 proceeds: proceeds, refunded: refunded, netProceeds: net,
                 paidServiceDaysBefore: accrued.map { Int($0 / CivilCalendar.millisecondsPerDay) }, reason: reason)
         }
     }
 
     subscript(transactionId: String) -> TransactionRevenue? { revenueByTransactionId[transactionId] }
+
+    /// Where a transaction's price came from.
+    enum Pricing: Int, CaseIterable {
+        case familyShared, trial, fromTransaction, fromCatalog, unknown
+
+        var reason: String {
+            switch self {
+            case .familyShared: "family shared: no revenue"
+            case .trial: "free trial"
+            case .fromTransaction: "price from the transaction"
+            case .fromCatalog: "price from the catalog (the transaction has none)"
+            case .unknown: "no price known"
+            }
+        }
+    }
+
+    /// Apple's commission on a transaction, and why.
+    enum Commission: Int, CaseIterable {
+        case none, smallBusinessProgram, afterOneYear, standard
+
+        var percent: Int {
+            switch self {
+            case .none: 0
+            case .smallBusinessProgram, .afterOneYear: 15
+            case .standard: 30
+            }
+        }
+
+        var reason: String? {
+            switch self {
+            case .none: nil
+            case .smallBusinessProgram: "15 % commission: Small Business Program"
+            case .afterOneYear: "15 % commission: over one year of paid service in the group"
+            case .standard: "30 % commission"
+            }
+        }
+    }
+
+    /// The reasons of transactions without a refund, by pricing and commission, joined once:
+    /// joined for each transaction, they were an allocation and a copy per transaction of a long
+    /// history at every evaluation.
+    static let reasons: [[String]] = Pricing.allCases.map { pricing in
+        Commission.allCases.map { commission in
+            commission.reason.map { pricing.reason + "; " + $0 } ?? pricing.reason
+        }
+    }
 }

@@ -18,15 +18,19 @@ public enum PaidServiceAccrual {
     /// by transaction id. `transactions` are the latest versions of one customer's transactions.
     public static func accruedBefore(_ transactions: [TransactionFact], catalog: ProductCatalog) -> [String: Int64] {
         var periodsByGroup: [String: [(start: Timestamp, end: Timestamp, transactionId: String)]] = [:]
-        for transaction in transactions where isPaidSubscriptionPeriod(transaction, catalog: catalog) {
-            let group = subscriptionGroup(of: transaction, catalog: catalog)
-            let end = paidEnd(of: transaction, catalog: catalog)
+        for transaction in transactions {
+            // One catalog lookup per transaction: each is a hash of the product id.
+            let product = catalog[transaction.productId]
+            guard isPaidSubscriptionPeriod(transaction, product: product) else { continue }
+            let group = transaction.subscriptionGroup ?? product?.subscriptionGroup ?? transaction.productId
+            let end = paidEnd(of: transaction, product: product)
             periodsByGroup[group, default: []].append((transaction.purchaseDate, end, transaction.transactionId))
         }
         var accruedBefore: [String: Int64] = [:]
         accruedBefore.reserveCapacity(transactions.count)
         for group in periodsByGroup.keys.sorted() {
-            let periods = periodsByGroup[group]!.sorted {
+            // Distinct transactions, so the order is total; transactions in purchase order are in it.
+            let periods = FactLedger.ordered(periodsByGroup[group]!) {
                 $0.start != $1.start ? $0.start < $1.start : $0.transactionId < $1.transactionId
             }
             var accrued: Int64 = 0
@@ -47,23 +51,24 @@ public enum PaidServiceAccrual {
     }
 
     static func isAutoRenewable(_ transaction: TransactionFact, catalog: ProductCatalog) -> Bool {
-        (catalog[transaction.productId]?.kind ?? transaction.productKind) == .autoRenewable
+        isAutoRenewable(transaction, product: catalog[transaction.productId])
     }
 
-    static func isPaidSubscriptionPeriod(_ transaction: TransactionFact, catalog: ProductCatalog) -> Bool {
-        isAutoRenewable(transaction, catalog: catalog) && transaction.periodType != .trial
+    /// The same, given the transaction's product as the catalog has it (nil when it has none).
+    static func isAutoRenewable(_ transaction: TransactionFact, product: CatalogProduct?) -> Bool {
+        (product?.kind ?? transaction.productKind) == .autoRenewable
+    }
+
+    static func isPaidSubscriptionPeriod(_ transaction: TransactionFact, product: CatalogProduct?) -> Bool {
+        isAutoRenewable(transaction, product: product) && transaction.periodType != .trial
             && transaction.ownership != .familyShared && transaction.revocationType != .familyRevoke
     }
 
-    static func subscriptionGroup(of transaction: TransactionFact, catalog: ProductCatalog) -> String {
-        transaction.subscriptionGroup ?? catalog[transaction.productId]?.subscriptionGroup ?? transaction.productId
-    }
-
-    /// Where the paid service bought by `transaction` ends.
-    static func paidEnd(of transaction: TransactionFact, catalog: ProductCatalog) -> Timestamp {
+    /// Where the paid service bought by `transaction` ends (`product`: the catalog's, or nil).
+    static func paidEnd(of transaction: TransactionFact, product: CatalogProduct?) -> Timestamp {
         let start = transaction.purchaseDate
         var end = transaction.expiresDate ?? start
-        if let duration = catalog[transaction.productId]?.duration { end = min(end, duration.end(from: start)) }
+        if let duration = product?.duration { end = min(end, duration.end(from: start)) }
         if let revokedAt = transaction.revocationDate {
             let fullRefund = !transaction.isUpgraded && transaction.revocationType != .refundProrated
             end = fullRefund ? start : min(end, max(start, revokedAt))

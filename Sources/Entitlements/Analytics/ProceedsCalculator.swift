@@ -37,7 +37,8 @@ public struct ProceedsCalculator: Sendable {
     func proceeds(of transaction: TransactionFact, paidServiceBefore: Int64?) -> TransactionProceeds {
         let isFamilyShared = transaction.ownership == .familyShared || transaction.revocationType == .familyRevoke
         let isTrial = transaction.periodType == .trial
-        let reference = catalog[transaction.productId]?.referencePrice
+        let product = catalog[transaction.productId]
+        let reference = product?.referencePrice
         let currency = transaction.currency ?? reference?.currency
         var gross: Int64 = 0
         if !isFamilyShared && !isTrial {
@@ -48,7 +49,7 @@ public struct ProceedsCalculator: Sendable {
             gross > 0
             ? rule.decision(
                 storefront: transaction.storefront, purchaseDate: transaction.purchaseDate,
-                paidServiceBefore: PaidServiceAccrual.isAutoRenewable(transaction, catalog: catalog)
+                paidServiceBefore: PaidServiceAccrual.isAutoRenewable(transaction, product: product)
                     ? (paidServiceBefore ?? 0) : nil)
             : CommissionRule.Decision(basisPoints: 0, reason: .nothingPaid)
         let proceeds = Self.scaled(gross, by: Int64(10_000 - commission.basisPoints), over: 10_000)
