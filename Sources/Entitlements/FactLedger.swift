@@ -35,15 +35,7 @@ struct FactLedger {
         // The transaction, renewal and notification tables are sized up front from a count of
         // those facts (an upper bound: other environments and repeated versions count too):
         // grown one fact at a time they rehashed every id already in them at each doubling.
-        var counts = (transactions: 0, renewals: 0, notifications: 0)
-        for fact in facts {
-            switch fact {
-            case .transaction: counts.transactions += 1
-            case .renewalInfo: counts.renewals += 1
-            case .notification: counts.notifications += 1
-            default: break
-            }
-        }
+        let counts = Self.counts(of: facts)
         versionsByTransactionId.reserveCapacity(counts.transactions)
         renewalSet.reserveCapacity(counts.renewals)
         renewals.reserveCapacity(counts.renewals)
@@ -123,6 +115,21 @@ struct FactLedger {
                     ? lhs.signedDate < rhs.signedDate : lhs.notificationId < rhs.notificationId
             }
         }
+    }
+
+    /// How many of `facts` are App Store transactions, renewal infos and notifications: the
+    /// sizes of the tables built from them, known before the first insert.
+    static func counts(of facts: [Fact]) -> (transactions: Int, renewals: Int, notifications: Int) {
+        var counts = (transactions: 0, renewals: 0, notifications: 0)
+        for fact in facts {
+            switch fact {
+            case .transaction: counts.transactions += 1
+            case .renewalInfo: counts.renewals += 1
+            case .notification: counts.notifications += 1
+            default: break
+            }
+        }
+        return counts
     }
 
     /// `values` in the total order `precedes`: as they are when already in it (checked in one

@@ -60,15 +60,7 @@ public enum AnalyticsContribution {
         var notifications: [String: NotificationFact] = [:]
         // Sized up front from a count of each kind (an upper bound), as `FactLedger` does: grown
         // one fact at a time, each table rehashed every key in it at each doubling.
-        var counts = (transactions: 0, renewals: 0, notifications: 0)
-        for fact in facts {
-            switch fact {
-            case .transaction: counts.transactions += 1
-            case .renewalInfo: counts.renewals += 1
-            case .notification: counts.notifications += 1
-            default: break
-            }
-        }
+        let counts = FactLedger.counts(of: facts)
         latest.reserveCapacity(counts.transactions)
         renewals.reserveCapacity(counts.renewals)
         notifications.reserveCapacity(counts.notifications)
