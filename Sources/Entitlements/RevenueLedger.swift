@@ -32,14 +32,11 @@ struct RevenueLedger {
         var periodsByGroup: [String: [PaidPeriod]] = [:]
         for period in paidPeriods { periodsByGroup[period.group, default: []].append(period) }
         for group in periodsByGroup.keys.sorted() {
-            // Indices are sorted, not the periods (each holds a whole transaction), and only
-            // when they are out of order: one chain's periods come in purchase order.
-            let unsorted = periodsByGroup[group]!
-            let periods =
-                zip(unsorted, unsorted.dropFirst()).allSatisfy { FactLedger.byPurchase($0.transaction, $1.transaction) }
-                ? unsorted
-                : unsorted.indices.sorted { FactLedger.byPurchase(unsorted[$0].transaction, unsorted[$1].transaction) }
-                    .map { unsorted[$0] }
+            // Sorted only when out of order (one chain's periods come in purchase order); one
+            // period per transaction, so the order is total.
+            let periods = FactLedger.ordered(periodsByGroup[group]!) {
+                FactLedger.byPurchase($0.transaction, $1.transaction)
+            }
             var accrued: Int64 = 0
             var coveredUntil: Timestamp?
             for period in periods {
