@@ -78,7 +78,9 @@ public enum EntitlementEngine {
                 catalog: catalog)
         }
         let revenue = RevenueLedger(
-            transactions: ledger.transactions, paidPeriods: chains.flatMap(\.paidPeriods), catalog: catalog)
+            transactions: ledger.transactions,
+            accruedBefore: PaidServiceAccrual.accruedBefore(chains: chains.map(\.transactions), catalog: catalog),
+            catalog: catalog)
         let builder = LifecycleEventBuilder(
             customerId: customerId, environment: environment, catalog: catalog, revenue: revenue,
             productIds: Set(ledger.transactions.map(\.productId)))

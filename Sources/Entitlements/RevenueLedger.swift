@@ -7,53 +7,19 @@ import AppStoreModels
 /// auto-renewable subscription once the subscriber has accrued one year (365 days) of paid
 /// service in the subscription group. Paid days accrue across upgrades, downgrades and
 /// crossgrades in the group and across lapses of up to 60 days; a longer lapse restarts the
-/// count. Trials are not paid days, Family Sharing brings no revenue, a full refund accrues no
-/// paid days and a prorated one accrues up to its revocation date.
+/// count (`PaidServiceAccrual`). Trials are not paid days, Family Sharing brings no revenue, a
+/// full refund accrues no paid days and a prorated one accrues up to its revocation date.
 struct RevenueLedger {
     static let oneYearOfPaidService: Int64 = 365 * CivilCalendar.millisecondsPerDay
-    static let lapseThatResetsPaidService: Int64 = 60 * CivilCalendar.millisecondsPerDay
-
-    /// One auto-renewable period eligible to accrue paid service.
-    struct PaidPeriod {
-        var transaction: TransactionFact
-        /// Where paid service of this period ends (upgrade, refund or expiry).
-        var paidEnd: Timestamp
-        var group: String
-    }
 
     private(set) var revenueByTransactionId: [String: TransactionRevenue] = [:]
 
-    init(transactions: [TransactionFact], paidPeriods: [PaidPeriod], catalog: ProductCatalog) {
-        // Sized up front: grown one transaction at a time, both tables rehashed every id in them
-        // at each doubling (a long history's profile showed it).
-        var accruedBefore: [String: Int64] = [:]
-        accruedBefore.reserveCapacity(paidPeriods.count)
+    /// `accruedBefore`: `PaidServiceAccrual`'s paid service before each paid auto-renewable
+    /// transaction, the one reading analytics' proceeds use too.
+    init(transactions: [TransactionFact], accruedBefore: [String: Int64], catalog: ProductCatalog) {
+        // Sized up front: grown one transaction at a time, the table rehashed every id in it at
+        // each doubling (a long history's profile showed it).
         revenueByTransactionId.reserveCapacity(transactions.count)
-        var periodsByGroup: [String: [PaidPeriod]] = [:]
-        for period in paidPeriods { periodsByGroup[period.group, default: []].append(period) }
-        for group in periodsByGroup.keys.sorted() {
-            // Sorted only when out of order (one chain's periods come in purchase order); one
-            // period per transaction, so the order is total.
-            let periods = FactLedger.ordered(periodsByGroup[group]!) {
-                FactLedger.byPurchase($0.transaction, $1.transaction)
-            }
-            var accrued: Int64 = 0
-            var coveredUntil: Timestamp?
-            for period in periods {
-                let start = period.transaction.purchaseDate
-                if let coveredUntil,
-                    start.millisecondsSince1970 - coveredUntil.millisecondsSince1970 > Self.lapseThatResetsPaidService
-                {
-                    accrued = 0
-                }
-                accruedBefore[period.transaction.transactionId] = accrued
-                // Overlaps (a renewal charged before the previous expiry, an upgrade) count once.
-                let countedFrom = max(start, coveredUntil ?? start)
-                accrued += max(0, period.paidEnd.millisecondsSince1970 - countedFrom.millisecondsSince1970)
-                coveredUntil = max(coveredUntil ?? period.paidEnd, period.paidEnd)
-            }
-        }
-
         for transaction in transactions {
             let product = catalog[transaction.productId]
             let currency = transaction.currency ?? product?.referencePrice?.currency ?? "XXX"

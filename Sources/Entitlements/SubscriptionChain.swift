@@ -66,12 +66,22 @@ struct SubscriptionChain {
     /// upgrade carries only the new one, so until that version arrives a purchase of another
     /// product well before the period ends says the same.
     func isSuperseded(_ index: Int) -> Bool {
-        let transaction = transactions[index]
+        Self.isSuperseded(transactions[index], next: index + 1 < transactions.count ? transactions[index + 1] : nil)
+    }
+
+    /// The same for a chain's `transaction` and the one after it (nil for the last).
+    static func isSuperseded(_ transaction: TransactionFact, next: TransactionFact?) -> Bool {
         if transaction.isUpgraded { return true }
-        guard index + 1 < transactions.count, !transaction.isRevokedOtherThanByUpgrade else { return false }
-        let next = transactions[index + 1]
+        guard let next, !transaction.isRevokedOtherThanByUpgrade else { return false }
+        let expiry = transaction.expiresDate ?? transaction.purchaseDate
         return next.productId != transaction.productId
-            && next.purchaseDate.millisecondsSince1970 < expires(index).millisecondsSince1970 - Self.renewalTolerance
+            && next.purchaseDate.millisecondsSince1970 < expiry.millisecondsSince1970 - renewalTolerance
+    }
+
+    /// The subscription group of a chain whose first transaction is `first`: the catalog's,
+    /// else the transaction's, else one of its own named after the product.
+    static func group(startingWith first: TransactionFact, catalog: ProductCatalog) -> String {
+        catalog[first.productId]?.subscriptionGroup ?? first.subscriptionGroup ?? "product:\(first.productId)"
     }
 
     /// Snapshots and notifications signed while period `index` was the latest one.

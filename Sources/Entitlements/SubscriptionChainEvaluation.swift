@@ -3,26 +3,7 @@ import AppStoreModels
 /// What one subscription chain says at the evaluation instant: the state of each of its
 /// products, and its events.
 extension SubscriptionChain {
-    var group: String {
-        let first = transactions[0]
-        return catalog[first.productId]?.subscriptionGroup ?? first.subscriptionGroup ?? "product:\(first.productId)"
-    }
-
-    /// Periods that accrue paid service for Apple's one-year commission rule.
-    var paidPeriods: [RevenueLedger.PaidPeriod] {
-        transactions.indices.compactMap { index in
-            let transaction = transactions[index]
-            guard transaction.ownership == .purchased, transaction.periodType != .trial, transaction.price != 0
-            else { return nil }
-            var paidEnd = effectiveEnds[index]
-            if let revocation = transaction.revocation {
-                // A full refund gives the service back: no paid day was bought.
-                paidEnd = revocation.refundPercentage == nil ? transaction.purchaseDate : revocation.revokedAt
-            }
-            return RevenueLedger.PaidPeriod(
-                transaction: transaction, paidEnd: max(paidEnd, transaction.purchaseDate), group: group)
-        }
-    }
+    var group: String { Self.group(startingWith: transactions[0], catalog: catalog) }
 
     func evaluate(now: Timestamp, builder: LifecycleEventBuilder, versions: [String: [TransactionFact]])
         -> (
