@@ -130,8 +130,7 @@ extension SQLStoreTransaction {
             kept.fragments[index] = Self.jsonText(
                 StoredContribution(key: kept.keys[index], values: kept.measures[index].values))
         }
-        let json = Self.keepingStoredSize(
-            "[" + kept.fragments.lazy.map { $0! }.joined(separator: ",") + "]", stored: storedText, dialect: dialect)
+        let json = Self.keepingStoredSize(joining: kept.fragments.map { $0! }, stored: storedText, dialect: dialect)
         _ = try execute(
             """
             INSERT INTO analytics_contributions (customer_id, environment, app_id, contribution_json)
@@ -147,7 +146,7 @@ extension SQLStoreTransaction {
     /// row fits in its table page and is rewritten as one page anyway.
     static let paddedContributionBytes = 3_000
 
-    /// `json`, on SQLite padded with spaces (which JSON allows after the value, and every
+    /// A contribution's stored text, on SQLite padded with spaces (which JSON allows after the value, and every
     /// reader skips) to the size of the text stored before when it fits in it, or else to some
     /// room beyond its own size. SQLite rewrites a row that keeps its size in place, writing to
     /// the log only the pages whose bytes changed (`btreeOverwriteCell`); a long history's
@@ -155,20 +154,34 @@ extension SQLStoreTransaction {
     /// of it instead of the whole overflow chain twice over (35 pages for a 69 KB text: a
     /// quarter of a 1,000-fact customer's commit). PostgreSQL writes a new version of the row
     /// whatever its size, so its texts are not padded.
-    static func keepingStoredSize(_ json: String, stored: String?, dialect: SQLDialect) -> String {
-        let size = json.utf8.count
-        guard dialect == .sqlite, size > paddedContributionBytes else { return json }
+    ///
+    /// The text is the JSON array of `fragments` (`[a,b,…]`), written once into a buffer of its
+    /// final size: joined, bracketed and padded one after the other, a long history's text was
+    /// copied four times and regrown while joining.
+    static func keepingStoredSize(joining fragments: [String], stored: String?, dialect: SQLDialect) -> String {
+        var size = 2 + max(0, fragments.count - 1)
+        for fragment in fragments { size += fragment.utf8.count }
         let target: Int
-        if let kept = stored?.utf8.count, kept >= size, kept <= size + size / 4 + 8_192 {
+        if dialect != .sqlite || size <= paddedContributionBytes {
+            target = size
+        } else if let kept = stored?.utf8.count, kept >= size, kept <= size + size / 4 + 8_192 {
             target = kept
         } else {
             // Room for a few months of new days, in whole pages.
             target = (size + size / 8 + 1_024 + 4_095) / 4_096 * 4_096
         }
-        // Written as bytes: `String(repeating:count:)` appended the spaces one character at a
-        // time, 3 % of a long history's ingestion on the store's thread.
         return String(unsafeUninitializedCapacity: target) { buffer in
-            let end = buffer.initialize(fromContentsOf: json.utf8)
+            var end = 0
+            func append(_ byte: UInt8) {
+                buffer[end] = byte
+                end += 1
+            }
+            append(UInt8(ascii: "["))
+            for (index, fragment) in fragments.enumerated() {
+                if index > 0 { append(UInt8(ascii: ",")) }
+                end += UnsafeMutableBufferPointer(rebasing: buffer[end...]).initialize(fromContentsOf: fragment.utf8)
+            }
+            append(UInt8(ascii: "]"))
             UnsafeMutableBufferPointer(rebasing: buffer[end...]).initialize(repeating: UInt8(ascii: " "))
             return target
         }
