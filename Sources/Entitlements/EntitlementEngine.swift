@@ -79,7 +79,7 @@ public enum EntitlementEngine {
         }
         let revenue = RevenueLedger(
             transactions: ledger.transactions,
-            accruedBefore: PaidServiceAccrual.accruedBefore(chains: chains.map(\.transactions), catalog: catalog),
+            accruedBefore: PaidServiceAccrual.accruedBefore(chains: chains, catalog: catalog),
             catalog: catalog)
         let builder = LifecycleEventBuilder(
             customerId: customerId, environment: environment, catalog: catalog, revenue: revenue,

@@ -66,16 +66,20 @@ struct SubscriptionChain {
     /// upgrade carries only the new one, so until that version arrives a purchase of another
     /// product well before the period ends says the same.
     func isSuperseded(_ index: Int) -> Bool {
-        Self.isSuperseded(transactions[index], next: index + 1 < transactions.count ? transactions[index + 1] : nil)
+        Self.isSuperseded(in: transactions, at: index, next: index + 1 < transactions.count ? index + 1 : nil)
     }
 
-    /// The same for a chain's `transaction` and the one after it (nil for the last).
-    static func isSuperseded(_ transaction: TransactionFact, next: TransactionFact?) -> Bool {
+    /// The same for the chain's transaction at `position` of `transactions`, followed in its
+    /// chain by the one at `next` (nil for the last). Positions, not copies of the transactions:
+    /// `PaidServiceAccrual` asks it of every transaction of a long history.
+    static func isSuperseded(in transactions: [TransactionFact], at position: Int, next: Int?) -> Bool {
+        let transaction = transactions[position]
         if transaction.isUpgraded { return true }
         guard let next, !transaction.isRevokedOtherThanByUpgrade else { return false }
         let expiry = transaction.expiresDate ?? transaction.purchaseDate
-        return next.productId != transaction.productId
-            && next.purchaseDate.millisecondsSince1970 < expiry.millisecondsSince1970 - renewalTolerance
+        return transactions[next].productId != transaction.productId
+            && transactions[next].purchaseDate.millisecondsSince1970
+                < expiry.millisecondsSince1970 - renewalTolerance
     }
 
     /// The subscription group of a chain whose first transaction is `first`: the catalog's,

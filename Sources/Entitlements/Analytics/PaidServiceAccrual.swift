@@ -24,52 +24,118 @@ public enum PaidServiceAccrual {
     /// by transaction id. `transactions` are the latest versions of one customer's transactions.
     public static func accruedBefore(_ transactions: [TransactionFact], catalog: ProductCatalog) -> [String: Int64] {
         // The chains as the engine reads them: auto-renewable transactions by original
-        // transaction id, in purchase order.
-        var chains: [String: [TransactionFact]] = [:]
-        for transaction in transactions where isAutoRenewable(transaction, catalog: catalog) {
-            chains[transaction.originalTransactionId, default: []].append(transaction)
+        // transaction id, in purchase order; as positions (a copy of a transaction retains each
+        // of its strings).
+        var accrual = Accrual(catalog: catalog)
+        var chainByOriginal: [String: Int] = [:]
+        var chains: [[Int]] = []
+        // The chain found last: a customer's transactions mostly come chain after chain.
+        var last: (original: String, chain: Int)?
+        for position in transactions.indices
+        where (accrual.terms(transactions[position].productId).kind ?? transactions[position].productKind)
+            == .autoRenewable
+        {
+            let original = transactions[position].originalTransactionId
+            let chain: Int
+            if let last, last.original == original {
+                chain = last.chain
+            } else if let known = chainByOriginal[original] {
+                chain = known
+            } else {
+                chain = chains.count
+                chainByOriginal[original] = chain
+                chains.append([])
+            }
+            chains[chain].append(position)
+            last = (original, chain)
         }
-        return accruedBefore(
-            chains: chains.values.map { FactLedger.ordered($0, by: FactLedger.byPurchase) }, catalog: catalog)
+        for chain in chains {
+            accrual.add(
+                chain: FactLedger.ordered(chain) { FactLedger.byPurchase(transactions[$0], transactions[$1]) },
+                of: transactions)
+        }
+        return accrual.accruedBefore()
     }
 
-    /// The same, given the customer's subscription chains: each one original transaction id's
+    /// The same, given the engine's subscription chains.
+    static func accruedBefore(chains: [SubscriptionChain], catalog: ProductCatalog) -> [String: Int64] {
+        var accrual = Accrual(catalog: catalog)
+        for chain in chains { accrual.add(chain: chain.transactions.indices, of: chain.transactions) }
+        return accrual.accruedBefore()
+    }
+
+    /// Paid service read chain by chain: each chain is one original transaction id's
     /// auto-renewable transactions (latest versions) in purchase order.
-    static func accruedBefore(chains: [[TransactionFact]], catalog: ProductCatalog) -> [String: Int64] {
-        var periodsByGroup: [String: [Period]] = [:]
-        var count = 0
-        for chain in chains where !chain.isEmpty {
-            let group = SubscriptionChain.group(startingWith: chain[0], catalog: catalog)
-            for index in chain.indices {
-                let next = index + 1 < chain.count ? chain[index + 1] : nil
-                guard let period = paidPeriod(chain[index], next: next, product: catalog[chain[index].productId])
-                else { continue }
-                periodsByGroup[group, default: []].append(period)
-                count += 1
-            }
+    struct Accrual {
+        let catalog: ProductCatalog
+        private var periodsByGroup: [String: [Period]] = [:]
+        private var count = 0
+        /// The terms of the product looked up last: a chain is mostly one product, each lookup
+        /// hashes its id, and a copy of the whole product retains each of its strings.
+        private var last: (productId: String, terms: Terms)?
+
+        /// What the accrual reads of a product in the catalog (nil: the catalog does not list it).
+        struct Terms {
+            var kind: ProductKind?
+            var duration: SubscriptionPeriod?
         }
-        // Sized up front: grown one transaction at a time, the table rehashed every id in it at
-        // each doubling (a long history's profile showed it).
-        var accruedBefore: [String: Int64] = [:]
-        accruedBefore.reserveCapacity(count)
-        for periods in periodsByGroup.values {
-            // Distinct transactions, so the order is total; one chain's periods come in order.
-            var accrued: Int64 = 0
-            var coveredUntil: Timestamp?
-            for period in FactLedger.ordered(periods, by: Period.precedes) {
-                if let coveredUntil,
-                    period.start.millisecondsSince1970 - coveredUntil.millisecondsSince1970 > longestLapseKept
+
+        init(catalog: ProductCatalog) { self.catalog = catalog }
+
+        mutating func terms(_ productId: String) -> Terms {
+            if let last, last.productId == productId { return last.terms }
+            let product = catalog[productId]
+            let terms = Terms(kind: product?.kind, duration: product?.duration)
+            last = (productId, terms)
+            return terms
+        }
+
+        /// Adds the chain whose transactions are at `positions` of `transactions`.
+        mutating func add(chain positions: some Collection<Int>, of transactions: [TransactionFact]) {
+            guard let first = positions.first else { return }
+            var periods: [Period] = []
+            var position: Int? = first
+            var rest = positions.dropFirst().makeIterator()
+            while let current = position {
+                position = rest.next()
+                let duration = terms(transactions[current].productId).duration
+                if let period = PaidServiceAccrual.paidPeriod(
+                    in: transactions, at: current, next: position, duration: duration)
                 {
-                    accrued = 0
+                    periods.append(period)
                 }
-                accruedBefore[period.transactionId] = accrued
-                // Overlaps (a renewal charged before the previous expiry, an upgrade) count once.
-                let countedFrom = max(period.start, coveredUntil ?? period.start)
-                accrued += max(0, period.end.millisecondsSince1970 - countedFrom.millisecondsSince1970)
-                if period.end > period.start { coveredUntil = max(coveredUntil ?? period.end, period.end) }
             }
+            guard !periods.isEmpty else { return }
+            count += periods.count
+            periodsByGroup[SubscriptionChain.group(startingWith: transactions[first], catalog: catalog), default: []]
+                .append(contentsOf: periods)
         }
-        return accruedBefore
+
+        /// Milliseconds of paid service in the group before each paid period's transaction.
+        func accruedBefore() -> [String: Int64] {
+            // Sized up front: grown one transaction at a time, the table rehashed every id in it
+            // at each doubling (a long history's profile showed it).
+            var accruedBefore: [String: Int64] = [:]
+            accruedBefore.reserveCapacity(count)
+            for periods in periodsByGroup.values {
+                // Distinct transactions, so the order is total; one chain's periods come in order.
+                var accrued: Int64 = 0
+                var coveredUntil: Timestamp?
+                for period in FactLedger.ordered(periods, by: Period.precedes) {
+                    if let coveredUntil,
+                        period.start.millisecondsSince1970 - coveredUntil.millisecondsSince1970 > longestLapseKept
+                    {
+                        accrued = 0
+                    }
+                    accruedBefore[period.transactionId] = accrued
+                    // Overlaps (a renewal charged before the previous expiry, an upgrade) count once.
+                    let countedFrom = max(period.start, coveredUntil ?? period.start)
+                    accrued += max(0, period.end.millisecondsSince1970 - countedFrom.millisecondsSince1970)
+                    if period.end > period.start { coveredUntil = max(coveredUntil ?? period.end, period.end) }
+                }
+            }
+            return accruedBefore
+        }
     }
 
     /// One transaction's paid service: from its purchase to where the service it paid for ends.
@@ -83,19 +149,21 @@ public enum PaidServiceAccrual {
         }
     }
 
-    /// The paid period of one auto-renewable `transaction` (`next`: the chain's following
-    /// transaction; `product`: the catalog's, or nil), or nil when it bought no paid service.
-    static func paidPeriod(_ transaction: TransactionFact, next: TransactionFact?, product: CatalogProduct?)
-        -> Period?
-    {
+    /// The paid period of the auto-renewable transaction at `position` of `transactions`
+    /// (`next`: the position of the chain's following one; `duration`: its product's in the
+    /// catalog, or nil), or nil when it bought no paid service.
+    static func paidPeriod(
+        in transactions: [TransactionFact], at position: Int, next: Int?, duration: SubscriptionPeriod?
+    ) -> Period? {
+        let transaction = transactions[position]
         guard transaction.ownership == .purchased, transaction.revocationType != .familyRevoke,
             transaction.periodType != .trial, transaction.price != 0
         else { return nil }
         let start = transaction.purchaseDate
         var end = transaction.expiresDate ?? start
-        if let duration = product?.duration { end = min(end, duration.end(from: start)) }
-        if SubscriptionChain.isSuperseded(transaction, next: next) {
-            end = min(end, transaction.revocationDate ?? next?.purchaseDate ?? end)
+        if let duration { end = min(end, duration.end(from: start)) }
+        if SubscriptionChain.isSuperseded(in: transactions, at: position, next: next) {
+            end = min(end, transaction.revocationDate ?? next.map { transactions[$0].purchaseDate } ?? end)
         } else if let revokedAt = transaction.revocationDate {
             // A full refund gives the service back: no paid day was bought.
             end = transaction.revocationType == .refundProrated ? min(end, revokedAt) : start
