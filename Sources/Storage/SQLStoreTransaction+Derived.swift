@@ -135,17 +135,24 @@ extension SQLStoreTransaction {
                 }
             }
         }
-        var changed: [(id: String, json: String, occurredAt: Timestamp)] = []
+        var changed: [LifecycleEvent] = []
+        var changedTexts: [String] = []
         for (index, event) in events.enumerated() where differs[index] {
-            changed.append((event.id, texts[index], event.occurredAt))
+            changed.append(event)
+            changedTexts.append(texts[index])
         }
+        return try rewriteEvents(changed, texts: changedTexts, customerId: customerId)
+    }
+
+    func rewriteEvents(_ events: [LifecycleEvent], texts: [String], customerId: Int64) throws -> Int {
+        precondition(texts.count == events.count, "one text per event")
         var revised = 0
-        for event in changed {
+        for (event, text) in zip(events, texts) {
             revised += try execute(
                 """
                 UPDATE lifecycle_events SET event_json = $3, occurred_at = $4
                 WHERE customer_id = $1 AND event_id = $2 AND retracted_at IS NULL AND event_json <> $3
-                """, .integer(customerId), .text(event.id), .text(event.json), SQLValue(event.occurredAt))
+                """, .integer(customerId), .text(event.id), .text(text), SQLValue(event.occurredAt))
         }
         return revised
     }

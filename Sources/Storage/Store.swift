@@ -439,6 +439,12 @@ public protocol StoreTransaction: StoreReader {
     /// (off the store's thread, by `CustomerStateUpdater`).
     @discardableResult
     func reviseEvents(_ events: [LifecycleEvent], texts: [String], customerId: Int64) throws -> Int
+    /// `reviseEvents` without reading the standing events: each of `events` that stands with a
+    /// stored text other than `texts[i]` is rewritten to it; returns how many changed. For a
+    /// caller that knows the stored texts already (`CustomerEvaluationCache`) and passes every
+    /// event whose stored text may differ from its own.
+    @discardableResult
+    func rewriteEvents(_ events: [LifecycleEvent], texts: [String], customerId: Int64) throws -> Int
     /// One outbox row per event and enabled endpoint of the app; returns how many were added.
     @discardableResult
     func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int

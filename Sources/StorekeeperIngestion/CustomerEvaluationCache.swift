@@ -86,6 +86,9 @@ public final class CustomerEvaluationCache: Sendable {
         var states: [Key: Decoded<PreviousEvaluation>] = [:]
         /// How each state was last encoded here, for the next encoding to reuse.
         var encodings: [Key: CustomerInfoEncoding] = [:]
+        /// The stored texts of the standing events by id, as the evaluation whose state is the
+        /// `json` remembered here wrote them (long histories only).
+        var eventTexts: [Key: Decoded<[String: String]>] = [:]
         /// Customers by last use, for eviction.
         var lastUse: [Int64: UInt64] = [:]
         var clock: UInt64 = 0
@@ -100,6 +103,8 @@ public final class CustomerEvaluationCache: Sendable {
     private let entries = Mutex(Entries())
     /// How many times `facts(customerId:in:)` read the customer's fact rows (tests).
     let scans = Atomic<Int>(0)
+    /// How many times `previousState` knew the standing events' stored texts (tests).
+    let knownEventTexts = Atomic<Int>(0)
 
     /// The fewest facts for which a customer's purchases' stamps are read and kept, so that
     /// the next evaluation may skip reading the rows (tests take 0).
@@ -228,12 +233,33 @@ public final class CustomerEvaluationCache: Sendable {
     public func previousEvaluation(
         customerId: Int64, environment: AppStoreEnvironment, in reader: any StoreReader
     ) throws -> (previous: PreviousEvaluation, version: Int64)? {
+        try previousState(customerId: customerId, environment: environment, in: reader).map {
+            ($0.previous, $0.version)
+        }
+    }
+
+    /// The stored state as `previousEvaluation` gives it, with the stored texts of the
+    /// customer's standing events of `environment` by id when they are known: when the stored
+    /// state is, byte for byte, the one an evaluation remembered here with its events' texts.
+    ///
+    /// Events are written only with their customer's state, in the same transaction
+    /// (`CustomerStateUpdater`), so that evaluation's commit wrote them too; whatever else
+    /// happened since (a rollback, another instance's evaluation, a later one of this
+    /// instance) changed the state's text too, and nothing is known.
+    func previousState(
+        customerId: Int64, environment: AppStoreEnvironment, in reader: any StoreReader
+    ) throws -> (previous: PreviousEvaluation, version: Int64, eventTexts: [String: String]?)? {
         guard let stored = try reader.customerInfoJSON(customerId: customerId, environment: environment) else {
             return nil
         }
         let key = Key(customerId: customerId, environment: environment)
-        if let cached = entries.withLock({ $0.states[key] }), StoredText.sameBytes(cached.json, stored.json) {
-            return (cached.value, stored.version)
+        let (cached, texts) = entries.withLock { ($0.states[key], $0.eventTexts[key]) }
+        // Compared with the state text's own record (the state itself may have been decoded
+        // from another text since).
+        let eventTexts = texts.flatMap { StoredText.sameBytes($0.json, stored.json) ? $0.value : nil }
+        if eventTexts != nil { knownEventTexts.add(1, ordering: .relaxed) }
+        if let cached, StoredText.sameBytes(cached.json, stored.json) {
+            return (cached.value, stored.version, eventTexts)
         }
         let previous = try stored.decodePrevious()
         if capacity > 0 {
@@ -242,17 +268,21 @@ public final class CustomerEvaluationCache: Sendable {
                 touch(customerId, &entries)
             }
         }
-        return (previous, stored.version)
+        return (previous, stored.version, eventTexts)
     }
 
     /// Records `info`, encoded as `encoding` (and stored as `encoding.json`), as the customer's
-    /// state in its environment.
-    public func remember(_ info: CustomerInfo, encoding: CustomerInfoEncoding, customerId: Int64) {
+    /// state in its environment; with `eventTexts`, the stored texts its standing events will
+    /// have once the evaluation's transaction commits (nil: not known).
+    public func remember(
+        _ info: CustomerInfo, encoding: CustomerInfoEncoding, customerId: Int64, eventTexts: [String: String]? = nil
+    ) {
         guard capacity > 0 else { return }
         let key = Key(customerId: customerId, environment: info.environment)
         entries.withLock { entries in
             entries.states[key] = Decoded(json: encoding.json, value: PreviousEvaluation(info))
             entries.encodings[key] = encoding
+            entries.eventTexts[key] = eventTexts.map { Decoded(json: encoding.json, value: $0) }
             touch(customerId, &entries)
         }
     }
@@ -291,6 +321,7 @@ public final class CustomerEvaluationCache: Sendable {
             for environment in AppStoreEnvironment.allCases {
                 entries.states[Key(customerId: oldest, environment: environment)] = nil
                 entries.encodings[Key(customerId: oldest, environment: environment)] = nil
+                entries.eventTexts[Key(customerId: oldest, environment: environment)] = nil
             }
         }
     }

@@ -38,24 +38,41 @@ public enum CustomerStateUpdater {
     /// tens of microseconds). `update` takes another only from tests (both paths compared).
     static let parallelFactCount = 200
 
+    /// The fewest standing events for which their stored texts are remembered with the state
+    /// (`CustomerEvaluationCache`), so that the next evaluation need not read them back: a short
+    /// history's few rows cost less to read than to remember. `update` takes another only from
+    /// tests.
+    static let rememberedEventCount = 64
+
+    /// `events`' texts by id, to be remembered; nil where two events share an id (the rows hold
+    /// one text per id: which one stands is the store's to say).
+    static func textsById(_ events: [LifecycleEvent], _ texts: [String]) -> [String: String]? {
+        var byId: [String: String] = [:]
+        byId.reserveCapacity(events.count)
+        for (event, text) in zip(events, texts) where byId.updateValue(text, forKey: event.id) != nil {
+            return nil
+        }
+        return byId
+    }
+
     /// Re-evaluates `customer` in `environment` at `now`. The customer's lock must be held.
     /// Facts and the previous state are read as stored text and decoded only where `cache`
     /// has not decoded those exact bytes before, so a long history costs little to re-read.
     @discardableResult
     static func update(
         customer: CustomerRecord, environment: AppStoreEnvironment, in transaction: any StoreTransaction,
-        now: Timestamp, cache: CustomerEvaluationCache = .shared, parallelFactCount: Int = parallelFactCount
+        now: Timestamp, cache: CustomerEvaluationCache = .shared, parallelFactCount: Int = parallelFactCount,
+        rememberedEventCount: Int = rememberedEventCount
     ) throws -> Outcome {
         let facts = try cache.facts(customerId: customer.id, in: transaction)
         let catalog = try transaction.catalog(appId: customer.appId) ?? ProductCatalog(products: [])
-        let previous = try cache.previousEvaluation(
-            customerId: customer.id, environment: environment, in: transaction)
+        let previous = try cache.previousState(customerId: customer.id, environment: environment, in: transaction)
         let playCommission = try playCommission(facts: facts, appId: customer.appId, in: transaction)
         let settings = try transaction.analyticsSettings(appId: customer.appId)?.settings ?? AnalyticsSettings()
         // The state and the analytics are worked out from the same facts independently, and for
         // a long history each takes milliseconds: the state on a second core while this thread
         // works out and stores the analytics.
-        let ((evaluation, encoding, digest, eventTexts), ()) = try ConcurrentPair.run(
+        let ((evaluation, encoding, digest, eventTexts, textsById), ()) = try ConcurrentPair.run(
             inParallel: facts.count >= parallelFactCount,
             background: {
                 let evaluation = EntitlementEngine.evaluate(
@@ -67,9 +84,11 @@ public enum CustomerStateUpdater {
                 // Hashed here, on the shorter of the two halves: 0.1 ms for a long history's
                 // 165 KB, which every GET of it hashed before. The events' stored texts too, for
                 // their revision below (0.4 ms of a long history's on the store's thread).
+                let texts = StoredEventText.of(evaluation.allEvents, customerId: customer.id)
                 return (
-                    evaluation, encoding, CustomerInfoDigest.of(encoding.json.utf8),
-                    StoredEventText.of(evaluation.allEvents, customerId: customer.id)
+                    evaluation, encoding, CustomerInfoDigest.of(encoding.json.utf8), texts,
+                    evaluation.allEvents.count >= rememberedEventCount
+                        ? Self.textsById(evaluation.allEvents, texts) : nil
                 )
             },
             here: {
@@ -82,7 +101,7 @@ public enum CustomerStateUpdater {
             expectedVersion: previous?.version, at: now)
         // Remembered before the commit: if this transaction rolls back, the stored text differs
         // from `encoding.json` and the next evaluation decodes what is really there.
-        cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id)
+        cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id, eventTexts: textsById)
         var appended: [StoredEvent] = []
         if !evaluation.retractedEventIds.isEmpty {
             // Kept (it may have been delivered) and marked; its correction is reported first.
@@ -103,7 +122,22 @@ public enum CustomerStateUpdater {
             standing.append(event)
             standingTexts.append(text)
         }
-        try transaction.reviseEvents(standing, texts: standingTexts, customerId: customer.id)
+        if let known = previous?.eventTexts {
+            // The stored texts are known (the previous state is the one remembered with them):
+            // only the events whose text differs from them are written, and none is read.
+            var changed: [LifecycleEvent] = []
+            var changedTexts: [String] = []
+            for (event, text) in zip(standing, standingTexts) {
+                guard let stored = known[event.id], StoredText.sameBytes(stored, text) else {
+                    changed.append(event)
+                    changedTexts.append(text)
+                    continue
+                }
+            }
+            try transaction.rewriteEvents(changed, texts: changedTexts, customerId: customer.id)
+        } else {
+            try transaction.reviseEvents(standing, texts: standingTexts, customerId: customer.id)
+        }
         if !appended.isEmpty {
             try transaction.enqueueDeliveries(of: appended, appId: customer.appId, at: now)
         }
