@@ -76,6 +76,13 @@ public final class CustomerEvaluationCache: Sendable {
         var stamps: [PurchaseFactStamp]?
     }
 
+    /// The stored texts of a customer's standing events, and the version of the state they
+    /// were written with.
+    struct KnownEventTexts: Sendable {
+        var version: Int64
+        var texts: [String: String]
+    }
+
     struct Key: Hashable, Sendable {
         var customerId: Int64
         var environment: AppStoreEnvironment
@@ -87,16 +94,19 @@ public final class CustomerEvaluationCache: Sendable {
         /// How each state was last encoded here, for the next encoding to reuse.
         var encodings: [Key: CustomerInfoEncoding] = [:]
         /// The stored texts of the standing events by id, as the evaluation whose state is the
-        /// `json` remembered here wrote them (long histories only).
-        var eventTexts: [Key: Decoded<[String: String]>] = [:]
+        /// `json` remembered here, at its version, wrote them (long histories only).
+        var eventTexts: [Key: Decoded<KnownEventTexts>] = [:]
+        /// How many texts `eventTexts` holds: counted with the facts against `capacity`.
+        var eventTextCount = 0
         /// Customers by last use, for eviction.
         var lastUse: [Int64: UInt64] = [:]
         var clock: UInt64 = 0
         var factCount = 0
     }
 
-    /// The most facts kept, all customers together (50,000: about 35 MB); least recently used
-    /// customers go first.
+    /// The most facts kept, all customers together (50,000: about 35 MB), remembered event texts
+    /// counted with them (each a string the event text cache shares while it holds the event);
+    /// least recently used customers go first.
     public let capacity: Int
     /// The most customers kept (their states count too).
     static let maximumCustomers = 20_000
@@ -240,12 +250,18 @@ public final class CustomerEvaluationCache: Sendable {
 
     /// The stored state as `previousEvaluation` gives it, with the stored texts of the
     /// customer's standing events of `environment` by id when they are known: when the stored
-    /// state is, byte for byte, the one an evaluation remembered here with its events' texts.
+    /// state is, byte for byte and at the same version, the one an evaluation remembered here
+    /// with its events' texts.
     ///
     /// Events are written only with their customer's state, in the same transaction
-    /// (`CustomerStateUpdater`), so that evaluation's commit wrote them too; whatever else
-    /// happened since (a rollback, another instance's evaluation, a later one of this
-    /// instance) changed the state's text too, and nothing is known.
+    /// (`CustomerStateUpdater`), so that evaluation's commit wrote them too. Whatever else
+    /// happened since changed the state's version, its text, or both: a later evaluation here
+    /// remembered its own texts (in any environment: it forgets the others', as events are the
+    /// customer's); one rolled back left the version before, even where it would have stored the
+    /// same text (an evaluation at the same instant whose fact changed an event only); another
+    /// instance's commit moved the version past it. Then nothing is known, and the events are
+    /// read. (Left: another instance committing, at the very version remembered here after a
+    /// rollback, a state of the same text at the same millisecond with other events.)
     func previousState(
         customerId: Int64, environment: AppStoreEnvironment, in reader: any StoreReader
     ) throws -> (previous: PreviousEvaluation, version: Int64, eventTexts: [String: String]?)? {
@@ -256,7 +272,9 @@ public final class CustomerEvaluationCache: Sendable {
         let (cached, texts) = entries.withLock { ($0.states[key], $0.eventTexts[key]) }
         // Compared with the state text's own record (the state itself may have been decoded
         // from another text since).
-        let eventTexts = texts.flatMap { StoredText.sameBytes($0.json, stored.json) ? $0.value : nil }
+        let eventTexts = texts.flatMap {
+            $0.value.version == stored.version && StoredText.sameBytes($0.json, stored.json) ? $0.value.texts : nil
+        }
         if eventTexts != nil { knownEventTexts.add(1, ordering: .relaxed) }
         if let cached, StoredText.sameBytes(cached.json, stored.json) {
             return (cached.value, stored.version, eventTexts)
@@ -272,19 +290,34 @@ public final class CustomerEvaluationCache: Sendable {
     }
 
     /// Records `info`, encoded as `encoding` (and stored as `encoding.json`), as the customer's
-    /// state in its environment; with `eventTexts`, the stored texts its standing events will
-    /// have once the evaluation's transaction commits (nil: not known).
+    /// state in its environment; with `eventTexts` and `version`, the stored texts its standing
+    /// events will have once the evaluation's transaction commits, and the version it saved the
+    /// state at (without them: not known).
     public func remember(
-        _ info: CustomerInfo, encoding: CustomerInfoEncoding, customerId: Int64, eventTexts: [String: String]? = nil
+        _ info: CustomerInfo, encoding: CustomerInfoEncoding, customerId: Int64, eventTexts: [String: String]? = nil,
+        version: Int64? = nil
     ) {
         guard capacity > 0 else { return }
         let key = Key(customerId: customerId, environment: info.environment)
         entries.withLock { entries in
             entries.states[key] = Decoded(json: encoding.json, value: PreviousEvaluation(info))
             entries.encodings[key] = encoding
-            entries.eventTexts[key] = eventTexts.map { Decoded(json: encoding.json, value: $0) }
+            // Every environment's known texts go: this evaluation may write an event whose id
+            // another environment's evaluation wrote too (the rows are the customer's).
+            for environment in AppStoreEnvironment.allCases {
+                forgetEventTexts(Key(customerId: customerId, environment: environment), &entries)
+            }
+            if let eventTexts, let version, eventTexts.count <= capacity / 2 {
+                entries.eventTexts[key] = Decoded(
+                    json: encoding.json, value: KnownEventTexts(version: version, texts: eventTexts))
+                entries.eventTextCount += eventTexts.count
+            }
             touch(customerId, &entries)
         }
+    }
+
+    private func forgetEventTexts(_ key: Key, _ entries: inout Entries) {
+        entries.eventTextCount -= entries.eventTexts.removeValue(forKey: key)?.value.texts.count ?? 0
     }
 
     /// The last encoding made here of the customer's state in `environment`, whether or not it
@@ -311,7 +344,8 @@ public final class CustomerEvaluationCache: Sendable {
     private func touch(_ customerId: Int64, _ entries: inout Entries) {
         entries.clock += 1
         entries.lastUse[customerId] = entries.clock
-        guard entries.factCount > capacity || entries.lastUse.count > Self.maximumCustomers else { return }
+        guard entries.factCount + entries.eventTextCount > capacity || entries.lastUse.count > Self.maximumCustomers
+        else { return }
         // Over budget: the least recently used half goes at once, so eviction costs little per use.
         let byAge = entries.lastUse.sorted { $0.value < $1.value }
         for (oldest, _) in byAge.prefix(max(1, byAge.count / 2)) where oldest != customerId {
@@ -321,7 +355,7 @@ public final class CustomerEvaluationCache: Sendable {
             for environment in AppStoreEnvironment.allCases {
                 entries.states[Key(customerId: oldest, environment: environment)] = nil
                 entries.encodings[Key(customerId: oldest, environment: environment)] = nil
-                entries.eventTexts[Key(customerId: oldest, environment: environment)] = nil
+                forgetEventTexts(Key(customerId: oldest, environment: environment), &entries)
             }
         }
     }

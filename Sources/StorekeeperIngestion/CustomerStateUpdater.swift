@@ -101,7 +101,9 @@ public enum CustomerStateUpdater {
             expectedVersion: previous?.version, at: now)
         // Remembered before the commit: if this transaction rolls back, the stored text differs
         // from `encoding.json` and the next evaluation decodes what is really there.
-        cache.remember(evaluation.customerInfo, encoding: encoding, customerId: customer.id, eventTexts: textsById)
+        cache.remember(
+            evaluation.customerInfo, encoding: encoding, customerId: customer.id, eventTexts: textsById,
+            version: version)
         var appended: [StoredEvent] = []
         if !evaluation.retractedEventIds.isEmpty {
             // Kept (it may have been delivered) and marked; its correction is reported first.
@@ -128,11 +130,9 @@ public enum CustomerStateUpdater {
             var changed: [LifecycleEvent] = []
             var changedTexts: [String] = []
             for (event, text) in zip(standing, standingTexts) {
-                guard let stored = known[event.id], StoredText.sameBytes(stored, text) else {
-                    changed.append(event)
-                    changedTexts.append(text)
-                    continue
-                }
+                if let stored = known[event.id], StoredText.sameBytes(stored, text) { continue }
+                changed.append(event)
+                changedTexts.append(text)
             }
             try transaction.rewriteEvents(changed, texts: changedTexts, customerId: customer.id)
         } else {

@@ -198,6 +198,54 @@ import Testing
         #expect(compared > 100)
     }
 
+    /// The standing events' texts remembered with a state are used only for that state's text
+    /// at that version. An evaluation rolled back at the same instant as the committed one, whose
+    /// fact changed an event but not the state, remembered the same text at the next version:
+    /// its texts must not be used, or the event it changed would never be written when the
+    /// fact comes again. Any evaluation of the customer, in either environment, forgets the
+    /// texts of the others (events are the customer's).
+    @Test func rememberedEventTextsNeedTheStatesTextAndVersion() async throws {
+        let directory = try Self.temporaryDirectory("event-texts")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let facts = (0..<12).map { Fixture.tx("t\($0)", "monthly", Double($0 * 30), Double($0 * 30 + 30)) }
+        let store = try await Self.open(directory, "texts", facts: facts)
+        let cache = CustomerEvaluationCache()
+        let now = Fixture.day(400)
+        func known() async throws -> [String: String]? {
+            try await store.read { reader in
+                try cache.previousState(customerId: 1, environment: .production, in: reader)?.eventTexts
+            }
+        }
+        let committed = try await store.write { tx in
+            try Self.insert(facts, in: tx)
+            return try CustomerStateUpdater.update(
+                customer: try tx.lockCustomer(id: 1), environment: .production, in: tx, now: now, cache: cache,
+                rememberedEventCount: 0)
+        }
+        let texts = try #require(try await known())
+        #expect(texts.count >= 12, "\(texts.count) texts")
+
+        // As the rolled-back evaluation at the same instant left it: the stored state's very
+        // text, other texts, the version after the stored one.
+        let stored = try #require(try await store.read { try $0.customerInfo(customerId: 1, environment: .production) })
+        #expect(stored.version == committed.version)
+        let encoding = CustomerInfoEncoding(stored.info, reusing: nil)
+        let bogus = texts.mapValues { _ in "{}" }
+        cache.remember(stored.info, encoding: encoding, customerId: 1, eventTexts: bogus, version: stored.version + 1)
+        #expect(try await known() == nil)
+        // The same at the stored version: known (the texts are the cache's to trust, not checked).
+        cache.remember(stored.info, encoding: encoding, customerId: 1, eventTexts: bogus, version: stored.version)
+        #expect(try await known() == bogus)
+
+        // An evaluation in the other environment forgets them.
+        try await store.write { tx in
+            try CustomerStateUpdater.update(
+                customer: try tx.lockCustomer(id: 1), environment: .sandbox, in: tx, now: now, cache: cache,
+                rememberedEventCount: 0)
+        }
+        #expect(try await known() == nil)
+    }
+
     /// Known rows are found by their table and row id, but reused only for the bytes they
     /// came from: a renewal info rewritten in place (another snapshot of the same instant that
     /// wins keeps the row and its id) is decoded again, and the facts handed out then are those
