@@ -28,14 +28,18 @@ extension SQLStoreTransaction {
             """, .integer(customerId), .text(environment.rawValue)
         ) { row throws(StoreError) in
             let id = try row.text(0)
-            if let place = wantedPlace[id], try Self.row(row, holds: periods[place]) {
-                kept[place] = true
+            // The same id to the byte (the key's comparison; Swift's equates Unicode spellings):
+            // a row that differs is rewritten in place below.
+            if let place = wantedPlace[id], StoredText.sameBytes(id, periods[place].transactionId) {
+                if try Self.row(row, holds: periods[place]) { kept[place] = true }
             } else {
                 stale.append(id)
             }
         }
         // Only the periods that changed are rewritten: a long history adds one period at a time,
-        // and rewriting all of them made each new fact cost the whole history.
+        // and rewriting all of them made each new fact cost the whole history. A changed period
+        // is updated in place (one statement; it was deleted, then inserted again), and only the
+        // ids no longer wanted are deleted.
         let fresh = wantedPlace.values.filter { !kept[$0] }.sorted().map { periods[$0] }
         guard !stale.isEmpty || !fresh.isEmpty else { return false }
         stale.sort()
@@ -55,7 +59,7 @@ extension SQLStoreTransaction {
             into: """
                 INSERT INTO analytics_periods (customer_id, environment, app_id, \(Self.periodColumns))
                 """,
-            onConflict: "", width: 18,
+            onConflict: Self.periodUpsert, width: 18,
             fresh.map { period in
                 [
                     .integer(customerId), .text(environment.rawValue), .text(appId), .text(period.transactionId),
@@ -68,6 +72,17 @@ extension SQLStoreTransaction {
             })
         return true
     }
+
+    /// A wanted period stored under its id already is rewritten with all its columns.
+    private static let periodUpsert = """
+        ON CONFLICT (customer_id, environment, transaction_id) DO UPDATE SET
+            app_id = excluded.app_id, subscription = excluded.subscription, product_id = excluded.product_id,
+            subscription_group = excluded.subscription_group, storefront = excluded.storefront,
+            currency = excluded.currency, activity = excluded.activity, start_at = excluded.start_at,
+            end_at = excluded.end_at, mrr_gross = excluded.mrr_gross, mrr_proceeds = excluded.mrr_proceeds,
+            run_start_at = excluded.run_start_at, next_run_start_at = excluded.next_run_start_at,
+            churn_reason = excluded.churn_reason, store = excluded.store
+        """
 
     /// Whether a stored row (its columns as `periodColumns` lists them) reads back as `period`,
     /// as `period(_:)` would decode it; a value it would refuse (an unknown activity, reason or

@@ -97,4 +97,60 @@ private typealias F = IngestionFixture
             #expect(largest >= 8)
         }
     }
+
+    /// A changed period is one UPDATE of its row (it was a DELETE and an INSERT); an id no
+    /// longer wanted is deleted. SQLite counts the rows each statement changed.
+    @Test func aChangedPeriodIsRewrittenInPlace() async throws {
+        try await withStore(.sqlite) { store, _ in
+            try await F.setUp(store)
+            let customer = try await store.write { try $0.ensureCustomer(appId: F.appId, appUserId: "p", at: F.at(0)) }
+            func apply(_ periods: [AnalyticsPeriod]) async throws -> (changes: Int64, stored: [AnalyticsPeriod]) {
+                try await store.write { tx in
+                    let sql = tx as! SQLStoreTransaction
+                    let before = try #require(try sql.row("SELECT total_changes()")).integer(0)
+                    _ = try sql.applyAnalyticsPeriods(
+                        customerId: customer.id, appId: F.appId, environment: .production, periods)
+                    let after = try #require(try sql.row("SELECT total_changes()")).integer(0)
+                    return (after - before, try sql.analyticsPeriods(customerId: customer.id, environment: .production))
+                }
+            }
+            let a = Self.period("a")
+            let b = Self.period("b")
+            #expect(try await apply([a, b]).changes == 2)
+            let changedB = Self.changed(b, 8)
+            let updated = try await apply([a, changedB])
+            #expect(updated.changes == 1)
+            #expect(updated.stored == [a, changedB])
+            // One dropped, one new, one changed: a DELETE, an INSERT and an UPDATE.
+            let changedA = Self.changed(a, 3)
+            let mixed = try await apply([changedA, Self.period("c")])
+            #expect(mixed.changes == 3)
+            #expect(mixed.stored == [changedA, Self.period("c")])
+        }
+    }
+
+    /// An id stored in one Unicode spelling and wanted in another (equal to Swift, not to the
+    /// key) is replaced, not kept beside the new one.
+    @Test("an id in another Unicode spelling replaces the stored one", arguments: Backend.enabled)
+    func anotherSpellingOfAnIdReplacesIt(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let customer = try await store.write { try $0.ensureCustomer(appId: F.appId, appUserId: "p", at: F.at(0)) }
+            let composed = Self.period("\u{E9}t\u{E9}")
+            let decomposed = Self.changed(Self.period("e\u{301}te\u{301}"), 8)
+            #expect(composed.transactionId == decomposed.transactionId)
+            for wanted in [composed, decomposed] {
+                _ = try await store.write { tx in
+                    try (tx as! SQLStoreTransaction).applyAnalyticsPeriods(
+                        customerId: customer.id, appId: F.appId, environment: .production, [wanted])
+                }
+            }
+            let stored = try await store.write { tx in
+                try (tx as! SQLStoreTransaction).analyticsPeriods(customerId: customer.id, environment: .production)
+            }
+            #expect(stored.count == 1)
+            #expect(stored.first.map { Array($0.transactionId.utf8) } == Array("e\u{301}te\u{301}".utf8))
+            #expect(stored == [decomposed])
+        }
+    }
 }
