@@ -146,13 +146,13 @@ extension SQLStoreTransaction {
     /// row fits in its table page and is rewritten as one page anyway.
     static let paddedContributionBytes = 3_000
 
-    /// A contribution's stored text, on SQLite padded with spaces (which JSON allows after the value, and every
-    /// reader skips) to the size of the text stored before when it fits in it, or else to some
-    /// room beyond its own size. SQLite rewrites a row that keeps its size in place, writing to
-    /// the log only the pages whose bytes changed (`btreeOverwriteCell`); a long history's
-    /// contribution changes near its end (the new days), so each fact then writes a page or two
-    /// of it instead of the whole overflow chain twice over (35 pages for a 69 KB text: a
-    /// quarter of a 1,000-fact customer's commit). PostgreSQL writes a new version of the row
+    /// A contribution's stored text, on SQLite padded with spaces (which JSON allows after the
+    /// value, and every reader skips) to the size of the text stored before when it fits in it,
+    /// or else to some room beyond its own size. SQLite rewrites a row that keeps its size in
+    /// place, writing to the log only the pages whose bytes changed (`btreeOverwriteCell`); a
+    /// long history's contribution changes near its end (the new days), so each fact then writes
+    /// a page or two of it instead of the whole overflow chain twice over (35 pages for a 69 KB
+    /// text: a quarter of a 1,000-fact customer's commit). PostgreSQL writes a new version of the row
     /// whatever its size, so its texts are not padded.
     ///
     /// The text is the JSON array of `fragments` (`[a,b,…]`), written once into a buffer of its

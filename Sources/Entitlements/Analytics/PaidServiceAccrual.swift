@@ -32,9 +32,7 @@ public enum PaidServiceAccrual {
         // The chain found last: a customer's transactions mostly come chain after chain.
         var last: (original: String, chain: Int)?
         for position in transactions.indices
-        where (accrual.terms(transactions[position].productId).kind ?? transactions[position].productKind)
-            == .autoRenewable
-        {
+        where isAutoRenewable(transactions[position], kind: accrual.terms(transactions[position].productId).kind) {
             let original = transactions[position].originalTransactionId
             let chain: Int
             if let last, last.original == original {
@@ -177,6 +175,11 @@ public enum PaidServiceAccrual {
 
     /// The same, given the transaction's product as the catalog has it (nil when it has none).
     static func isAutoRenewable(_ transaction: TransactionFact, product: CatalogProduct?) -> Bool {
-        (product?.kind ?? transaction.productKind) == .autoRenewable
+        isAutoRenewable(transaction, kind: product?.kind)
+    }
+
+    /// The same, given the kind the catalog gives the transaction's product (nil when it has none).
+    static func isAutoRenewable(_ transaction: TransactionFact, kind: ProductKind?) -> Bool {
+        (kind ?? transaction.productKind) == .autoRenewable
     }
 }
