@@ -157,14 +157,6 @@ public struct CohortContribution: Sendable, Hashable {
         return CalendarDay(year: day.year, month: day.month, day: 1)
     }
 
-    /// An auto-renewable subscription's transaction: by its type, else the catalog, else
-    /// whether it expires (one-time purchases never do).
-    static func isAutoRenewable(_ transaction: TransactionFact?, _ catalog: ProductCatalog) -> Bool {
-        guard let transaction else { return false }
-        if let kind = transaction.productKind ?? catalog[transaction.productId]?.kind { return kind == .autoRenewable }
-        return transaction.expiresDate != nil
-    }
-
     public static func of(
         facts: [Fact], environment: AppStoreEnvironment, catalog: ProductCatalog, rule: CommissionRule
     ) -> CohortContribution {
@@ -214,7 +206,7 @@ public struct CohortContribution: Sendable, Hashable {
         assert(zip(current, proceeds).allSatisfy { $0.transactionId == $1.transactionId })
         var bySubscription: [String: [CohortPayment]] = [:]
         for (transaction, money) in zip(current, proceeds)
-        where !money.isFamilyShared && isAutoRenewable(transaction, catalog) {
+        where !money.isFamilyShared && PaidServiceAccrual.isAutoRenewable(transaction, catalog: catalog) {
             bySubscription[money.originalTransactionId, default: []].append(
                 CohortPayment(
                     money, isPayment: money.isPaid && money.refunded < money.gross && !transaction.isUpgraded,

@@ -169,6 +169,9 @@ public enum PaidServiceAccrual {
         return Period(start: start, end: max(start, end), transactionId: transaction.transactionId)
     }
 
+    /// Whether `transaction` is an auto-renewable subscription's, as the engine reads it: by
+    /// the catalog's kind, else the kind Apple signed (a legacy receipt's entry is auto-renewable
+    /// when it expires). Subscriber activity, paid service, proceeds and retention all ask here.
     static func isAutoRenewable(_ transaction: TransactionFact, catalog: ProductCatalog) -> Bool {
         isAutoRenewable(transaction, product: catalog[transaction.productId])
     }

@@ -253,4 +253,46 @@ import Testing
         #expect(daily.count == 324 && retention.count == 162 && ltv.count == 324)
         #expect(differing == 0)
     }
+
+    /// Retention counts a transaction as a subscription payment exactly when subscriber
+    /// activity (and the engine) read it as an auto-renewable subscription: by the catalog's
+    /// kind first, then the kind Apple signed. Retention used to read Apple's kind first, and
+    /// an expiry as auto-renewable when neither knew: a catalog that disagrees with Apple, or a
+    /// product in neither, put a subscription in the retention rows that the subscriber
+    /// counts, MRR and the API did not have.
+    @Test func retentionReadsAProductsKindAsSubscriberActivityDoes() {
+        func payments(_ productId: String, signedKind: ProductKind?) -> [TransactionFact] {
+            (0..<3).map { month in
+                var transaction = F.transaction(
+                    "k\(month)", productId, from: Self.noon(1 + month, 5), to: Self.noon(2 + month, 5), price: 9990,
+                    original: "k")
+                transaction.productKind = signedKind
+                return transaction
+            }
+        }
+        func read(_ transactions: [TransactionFact]) -> (retention: [RetentionCohortKey: Int64], active: Bool) {
+            let contribution = CohortContribution.of(
+                facts: transactions.map { .transaction($0) }, environment: .production, catalog: F.catalog,
+                rule: CommissionRule())
+            let active = SubscriptionActivity.of(transactions[1], at: Self.noon(2, 20), catalog: F.catalog) != nil
+            return (contribution.retention, active)
+        }
+        // The catalog sells `coins` as a consumable; Apple signed an auto-renewable type.
+        let consumable = read(payments("coins", signedKind: .autoRenewable))
+        #expect(consumable.retention.isEmpty)
+        #expect(!consumable.active)
+        // A product in no catalog, of no kind Apple signed, with an expiry.
+        let unlisted = read(payments("unlisted", signedKind: nil))
+        #expect(unlisted.retention.isEmpty)
+        #expect(!unlisted.active)
+        // The catalog's auto-renewable `monthly`, signed as non-renewing: the catalog decides.
+        let monthly = read(payments("monthly", signedKind: .nonRenewing))
+        #expect(
+            monthly.retention == [
+                RetentionCohortKey(
+                    cohortMonth: Self.january, productId: "monthly", subscriptionGroup: "premium", storefront: "USA",
+                    paidRenewals: 2): 1
+            ])
+        #expect(monthly.active)
+    }
 }
