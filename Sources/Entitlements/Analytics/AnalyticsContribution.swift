@@ -165,7 +165,11 @@ public enum AnalyticsContribution {
                     }
                 }
             }
-            if transaction.periodType == .trial, !money.isFamilyShared {
+            // A trial of what the engine reads as a subscription (the catalog's kind first), as
+            // subscriber activity and retention count it.
+            if transaction.periodType == .trial, !money.isFamilyShared,
+                PaidServiceAccrual.isAutoRenewable(transaction, catalog: catalog)
+            {
                 let outcome = TrialOutcome.of(
                     trial: transaction, subscription: byOriginal[transaction.originalTransactionId] ?? [],
                     autoRenewOn: renewals[transaction.originalTransactionId]?.autoRenewEnabled, at: now)

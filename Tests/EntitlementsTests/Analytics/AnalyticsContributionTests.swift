@@ -97,4 +97,25 @@ import Testing
         #expect(AnalyticsMeasures.columns.count == measures.values.count)
         #expect((measures - measures).isZero)
     }
+
+    /// A trial counts where its subscription does: on a product the engine and the subscriber
+    /// counts read as auto-renewable (the catalog's kind, else Apple's). Apple's trial on a
+    /// product the catalog sells as a consumable was a trial started that never became an
+    /// active trial, a conversion or a retention cohort.
+    @Test func aTrialOnAProductTheCatalogDoesNotSellAsASubscriptionIsNoTrial() {
+        var trial = F.transaction(
+            "t0", "coins", from: Self.noon(1), to: Self.noon(8), price: 0, periodType: .trial, original: "o")
+        trial.productKind = .autoRenewable
+        let contribution = AnalyticsContribution.of(
+            facts: [.transaction(trial)], environment: .production, catalog: F.catalog, rule: CommissionRule(),
+            now: F.day(2026, 1, 16))
+        var first = AnalyticsMeasures()
+        first.newCustomers = 1
+        #expect(
+            contribution == [
+                AnalyticsDailyKey(
+                    day: CalendarDay(year: 2026, month: 1, day: 1), productId: "coins", subscriptionGroup: "",
+                    storefront: "USA", currency: "USD"): first
+            ])
+    }
 }
