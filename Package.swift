@@ -57,7 +57,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
-            name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ"],
+            name: "Storage", dependencies: ["AppStoreModels", "Entitlements", "CSQLite", "CLibPQ", "COpenSSL"],
             swiftSettings: hot),
         // Everything a fact goes through, without HTTP: the compiler keeps HTTPServer out of it.
         .target(

@@ -84,14 +84,15 @@ extension SQLStoreTransaction {
 
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion {
         let json = Self.jsonText(transaction.fact)
+        let jws = transaction.jws.map(StoredJWS.init)
+        try saveJWSHeaders([jws?.header].compactMap { $0 })
         let id = try insertReturningId(
             """
-            INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
-                                             signed_date, jws, source, fact_json, received_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            \(Self.transactionInsert(headerApart: jws?.header != nil))
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10\(jws?.header != nil ? ", $11" : ""))
             ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING
             RETURNING id
-            """, Self.columns(transaction, factJSON: json))
+            """, Self.columns(transaction, jws: jws, factJSON: json))
         if let id {
             insertedFacts[InsertedFact(part: 0, id: id)] = (json, .transaction(transaction.fact))
             try recordFactWrite(
@@ -102,24 +103,59 @@ extension SQLStoreTransaction {
     }
 
     func insertTransactions(_ transactions: [NewTransaction]) throws -> Int {
-        try insertRows(
-            into: """
-                INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id,
-                                                 product_id, signed_date, jws, source, fact_json, received_at)
-                """,
-            onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING", width: 10,
-            transactions.map { Self.columns($0) })
+        let stored = transactions.map { $0.jws.map(StoredJWS.init) }
+        var headers: [String: String] = [:]
+        for case let header? in stored.lazy.compactMap({ $0?.header }) { headers[header.digest] = header.text }
+        try saveJWSHeaders(headers.map { (digest: $0.key, text: $0.value) })
+        // Runs of rows of one shape (header apart or not), in the order given: of two rows with
+        // one key, the first is kept, as one statement would.
+        var inserted = 0
+        var start = 0
+        while start < transactions.count {
+            let headerApart = stored[start]?.header != nil
+            var end = start + 1
+            while end < transactions.count, (stored[end]?.header != nil) == headerApart { end += 1 }
+            inserted += try insertRows(
+                into: Self.transactionInsert(headerApart: headerApart),
+                onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING",
+                width: headerApart ? 11 : 10,
+                (start..<end).map { Self.columns(transactions[$0], jws: stored[$0]) })
+            start = end
+        }
+        return inserted
     }
 
-    /// The columns of one `signed_transactions` row, in the order of the statements above.
-    static func columns(_ transaction: NewTransaction, factJSON: String? = nil) -> [SQLValue] {
+    /// The INSERT of `signed_transactions` rows: with `headerApart`, one more column, the
+    /// digest of the header stored in `jws_headers`. A row without one names only the columns
+    /// there were before migration 0029.
+    static func transactionInsert(headerApart: Bool) -> String {
+        """
+        INSERT INTO signed_transactions (app_id, environment, transaction_id, original_transaction_id, product_id,
+                                         signed_date, jws, source, fact_json, received_at\(headerApart ? ", jws_header_digest" : ""))
+        """
+    }
+
+    /// Each header `jws_headers` may not have yet, in the transaction that writes the rows
+    /// naming it (so a rollback takes both away).
+    func saveJWSHeaders(_ headers: [(digest: String, text: String)]) throws {
+        guard !headers.isEmpty else { return }
+        _ = try insertRows(
+            into: "INSERT INTO jws_headers (digest, header)", onConflict: "ON CONFLICT (digest) DO NOTHING", width: 2,
+            headers.map { [.text($0.digest), .text($0.text)] })
+    }
+
+    /// The columns of one `signed_transactions` row, in the order of `transactionInsert`; the
+    /// whole JWS in `jws` without `jws` (the stored form).
+    static func columns(_ transaction: NewTransaction, jws: StoredJWS? = nil, factJSON: String? = nil) -> [SQLValue] {
         let fact = transaction.fact
-        return [
+        var columns: [SQLValue] = [
             .text(transaction.appId), .text(fact.environment.rawValue), .text(fact.transactionId),
             .text(fact.originalTransactionId), .text(fact.productId), SQLValue(fact.signedDate),
-            SQLValue(transaction.jws), .text(transaction.source), .text(factJSON ?? jsonText(fact)),
+            SQLValue(jws?.rest ?? transaction.jws), .text(transaction.source), .text(factJSON ?? jsonText(fact)),
             SQLValue(transaction.receivedAt),
         ]
+        if let header = jws?.header { columns.append(.text(header.digest)) }
+        return columns
     }
 
     /// A subscription has one renewal info per `signedDate`. Apple may sign two that differ at
@@ -226,8 +262,10 @@ extension SQLStoreTransaction {
         case .transaction:
             return try rows(
                 """
-                SELECT t.id, t.environment, t.original_transaction_id, t.signed_date, t.jws, t.fact_json, t.received_at
+                SELECT t.id, t.environment, t.original_transaction_id, t.signed_date, t.jws, t.fact_json, t.received_at,
+                       t.jws_header_digest, h.header
                 FROM signed_transactions t
+                LEFT JOIN jws_headers h ON h.digest = t.jws_header_digest
                 WHERE t.app_id = (SELECT app_id FROM customers WHERE id = $1)
                   AND t.original_transaction_id IN (\(Self.customerPurchases)) AND t.id > $2
                 ORDER BY t.id LIMIT $3
@@ -327,7 +365,11 @@ extension SQLStoreTransaction {
         StoredFact(
             sequence: try row.integer(0), kind: kind, environment: environment(try row.optionalText(1)),
             originalTransactionId: try row.optionalText(2), signedDate: try row.timestamp(3),
-            raw: try row.optionalText(4), fact: try row.optionalText(5).map(decode),
+            raw: kind == .transaction
+                ? try StoredJWS.joined(
+                    rest: row.optionalText(4), digest: row.optionalText(7), header: row.optionalText(8))
+                : try row.optionalText(4),
+            fact: try row.optionalText(5).map(decode),
             receivedAt: try row.timestamp(6))
     }
 }

@@ -115,9 +115,11 @@ struct FactsBeforePayloadsMigrationTests {
             }
             #expect(
                 columns == [
+                    // 0029 appends the header's digest after the payload: it is read only
+                    // with the payload, so no read of the facts goes through the payload's pages.
                     [
                         "id", "app_id", "environment", "transaction_id", "original_transaction_id", "product_id",
-                        "signed_date", "source", "received_at", "fact_json", "jws",
+                        "signed_date", "source", "received_at", "fact_json", "jws", "jws_header_digest",
                     ],
                     [
                         "id", "app_id", "environment", "original_transaction_id", "product_id", "signed_date",

@@ -1,0 +1,176 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import Testing
+
+@testable import Storage
+
+private typealias F = IngestionFixture
+
+/// Migration `0029_jws_headers`: a signed transaction's long JWS header (Apple's certificate
+/// chain) is stored once in `jws_headers`, the row keeps its digest and the rest, and every
+/// read gives back the exact text that was written.
+@Suite("Signed transactions' JWS headers stored once")
+struct JWSHeaderStorageTests {
+    /// Base64url-like text of `count` characters, different for each `seed`.
+    static func text(_ count: Int, seed: UInt64) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        return String(
+            (0..<count).map { _ in
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                return alphabet[Int(state % 64)]
+            })
+    }
+
+    /// A JWS of Apple's shape: `header.payload.signature`.
+    static func jws(header: String, seed: UInt64) -> String {
+        header + "." + text(900, seed: seed) + "." + text(86, seed: seed + 1)
+    }
+
+    static let chainA = text(2_200, seed: 1)
+    static let chainB = text(2_300, seed: 2)
+    /// A header without a chain: shorter than `StoredJWS.minimumSharedHeader`, kept in the row.
+    static let short = "eyJhbGciOiJFUzI1NiJ9"
+
+    static func transaction(_ index: Int, jws: String?) -> NewTransaction {
+        var fact = F.notifications(customers: 1, perCustomer: 1, prefix: "jws")[0].transaction
+        fact.transactionId = "jws-t\(index)"
+        fact.signedDate = F.at(Int64(index))
+        return NewTransaction(appId: F.appId, jws: jws, fact: fact, source: "api", receivedAt: F.now)
+    }
+
+    /// Every stored transaction's raw text, in the order written.
+    static func raws(_ store: any Store, customer: Int64) async throws -> [String?] {
+        try await store.read { reader in
+            try reader.storedFacts(customerId: customer, kind: .transaction, after: nil, limit: 100).map(\.raw)
+        }
+    }
+
+    @Test("headers stored once, texts read back exact, rows of both shapes", arguments: Backend.enabled)
+    func storedOnceAndReadBack(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let original = Self.transaction(0, jws: nil).fact.originalTransactionId
+            let customer = try await store.write { tx in
+                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "jws-user", at: F.now)
+                _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.now)
+                return customer.id
+            }
+            // One at a time: two rows of chain A, one of chain B, a short header, none.
+            let single = [
+                Self.jws(header: Self.chainA, seed: 10), Self.jws(header: Self.chainA, seed: 20),
+                Self.jws(header: Self.chainB, seed: 30), Self.jws(header: Self.short, seed: 40), nil,
+            ]
+            try await store.write { tx in
+                for (index, jws) in single.enumerated() {
+                    let insertion = try tx.insertTransaction(Self.transaction(index, jws: jws))
+                    #expect(!insertion.isDuplicate)
+                }
+                // The same fact again: a duplicate, and nothing more stored.
+                let again = try tx.insertTransaction(Self.transaction(0, jws: single[0]))
+                #expect(again == .duplicate)
+            }
+            #expect(try await Self.raws(store, customer: customer) == single)
+            let rows = try await store.read { reader in
+                try reader.sql("SELECT jws, jws_header_digest FROM signed_transactions ORDER BY id").map {
+                    [try $0.optionalText(0), try $0.optionalText(1)]
+                }
+            }
+            let digestA = StoredJWS.digest(of: Self.chainA)
+            let digestB = StoredJWS.digest(of: Self.chainB)
+            #expect(digestA.count == 64 && digestA != digestB)
+            #expect(
+                rows == [
+                    [String(single[0]!.dropFirst(Self.chainA.count + 1)), digestA],
+                    [String(single[1]!.dropFirst(Self.chainA.count + 1)), digestA],
+                    [String(single[2]!.dropFirst(Self.chainB.count + 1)), digestB],
+                    [single[3], nil],
+                    [nil, nil],
+                ])
+            #expect(try await store.read { try $0.count("jws_headers") } == 2)
+
+            // In bulk: runs of both shapes, a new chain, and a key given twice (the first kept).
+            let chainC = Self.text(2_250, seed: 3)
+            let bulk = [
+                Self.jws(header: Self.chainB, seed: 50), Self.jws(header: Self.short, seed: 60),
+                Self.jws(header: chainC, seed: 70), Self.jws(header: Self.chainA, seed: 80),
+            ]
+            let inserted = try await store.write { tx in
+                try tx.insertTransactions(
+                    bulk.enumerated().map { Self.transaction(10 + $0.offset, jws: $0.element) }
+                        + [Self.transaction(10, jws: Self.jws(header: Self.chainA, seed: 90))])
+            }
+            #expect(inserted == 4)
+            #expect(try await Self.raws(store, customer: customer) == single + bulk)
+            #expect(try await store.read { try $0.count("jws_headers") } == 3)
+        }
+    }
+
+    @Test("a rolled-back write takes its header away; the next write stores it", arguments: Backend.enabled)
+    func rollback(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let original = Self.transaction(0, jws: nil).fact.originalTransactionId
+            let customer = try await store.write { tx in
+                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "jws-user", at: F.now)
+                _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.now)
+                return customer.id
+            }
+            let jws = Self.jws(header: Self.chainA, seed: 10)
+            struct Abandon: Error {}
+            await #expect(throws: Abandon.self) {
+                try await store.write { tx in
+                    _ = try tx.insertTransaction(Self.transaction(0, jws: jws))
+                    throw Abandon()
+                }
+            }
+            #expect(try await store.read { try $0.count("jws_headers") } == 0)
+            // The digest is remembered in memory; the header row must still be written.
+            try await store.write { tx in _ = try tx.insertTransaction(Self.transaction(0, jws: jws)) }
+            #expect(try await Self.raws(store, customer: customer) == [jws])
+            #expect(try await store.read { try $0.count("jws_headers") } == 1)
+        }
+    }
+
+    @Test("a row whose header is missing is a corrupt store, not a JWS without header", arguments: Backend.enabled)
+    func missingHeader(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await F.setUp(store)
+            let original = Self.transaction(0, jws: nil).fact.originalTransactionId
+            let customer = try await store.write { tx in
+                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "jws-user", at: F.now)
+                _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.now)
+                _ = try tx.insertTransaction(Self.transaction(0, jws: Self.jws(header: Self.chainA, seed: 10)))
+                _ = try tx.sql("DELETE FROM jws_headers")
+                return customer.id
+            }
+            await #expect {
+                _ = try await Self.raws(store, customer: customer)
+            } throws: { error in
+                (error as? StoreError)?.code == .corruptValue
+            }
+        }
+    }
+
+    /// Splitting at the first `.` and joining with one is the identity, for any text; only a
+    /// header of 256 bytes or more is stored apart.
+    @Test func splitAndJoinAreExact() throws {
+        let long = String(repeating: "é", count: 128)
+        let cases: [(text: String, apart: Bool)] = [
+            ("", false), (".", false), ("..", false), ("a.b", false), (Self.short + ".x.y", false),
+            (String(long.dropFirst()) + ".rest", false), (long + ".rest", true), (long + "." + long + "." + long, true),
+            (Self.chainA, false), (Self.chainA + ".", true), (Self.chainA + "..z", true),
+        ]
+        for (text, apart) in cases {
+            let stored = StoredJWS(text)
+            #expect(
+                try StoredJWS.joined(rest: stored.rest, digest: stored.header?.digest, header: stored.header?.text)
+                    == text)
+            #expect((stored.header != nil) == apart, "\(text.prefix(20))")
+            #expect(stored.header.map { $0.text + "." + stored.rest } ?? stored.rest == text)
+        }
+    }
+}
