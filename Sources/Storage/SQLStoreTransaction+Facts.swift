@@ -106,7 +106,8 @@ extension SQLStoreTransaction {
         let stored = transactions.map { $0.jws.map(StoredJWS.init) }
         var headers: [String: String] = [:]
         for case let header? in stored.lazy.compactMap({ $0?.header }) { headers[header.digest] = header.text }
-        try saveJWSHeaders(headers.map { (digest: $0.key, text: $0.value) })
+        // In digest order: two writers inserting the same new headers lock them in one order.
+        try saveJWSHeaders(headers.sorted { $0.key < $1.key }.map { (digest: $0.key, text: $0.value) })
         // Runs of rows of one shape (header apart or not), in the order given: of two rows with
         // one key, the first is kept, as one statement would.
         var inserted = 0

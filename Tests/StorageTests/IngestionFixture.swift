@@ -16,6 +16,7 @@ extension IngestionWorkload {
             for table in [
                 "apps", "customers", "customer_transactions", "signed_transactions", "signed_renewal_infos",
                 "notifications", "customer_states", "lifecycle_events", "webhook_outbox", "jobs", "audit_log",
+                "jws_headers",
             ] {
                 counts[table] = try reader.count(table)
             }

@@ -105,6 +105,18 @@ struct JWSHeaderStorageTests {
             }
             #expect(inserted == 4)
             #expect(try await Self.raws(store, customer: customer) == single + bulk)
+            // Stored as single inserts store them.
+            let bulkRows = try await store.read { reader in
+                try reader.sql("SELECT jws, jws_header_digest FROM signed_transactions ORDER BY id").suffix(4).map {
+                    [try $0.optionalText(0), try $0.optionalText(1)]
+                }
+            }
+            let expectedBulk: [[String?]] = [
+                [String(bulk[0].dropFirst(Self.chainB.count + 1)), digestB], [bulk[1], nil],
+                [String(bulk[2].dropFirst(chainC.count + 1)), StoredJWS.digest(of: chainC)],
+                [String(bulk[3].dropFirst(Self.chainA.count + 1)), digestA],
+            ]
+            #expect(Array(bulkRows) == expectedBulk)
             #expect(try await store.read { try $0.count("jws_headers") } == 3)
         }
     }
