@@ -5,22 +5,27 @@ import Entitlements
 extension SQLStoreTransaction {
     func insertNotification(_ notification: NewNotification) throws -> Insertion {
         let json = notification.fact.map(Self.jsonText)
+        let payload = StoredJWS(notification.signedPayload)
+        try saveJWSHeaders([payload.header].compactMap { $0 })
+        // A payload without a header apart names only the columns there were before 0030.
+        let headerApart = payload.header != nil
+        var columns: [SQLValue] = [
+            .text(notification.appId), .text(notification.notificationUUID), .text(notification.type),
+            SQLValue(notification.subtype), SQLValue(notification.environment?.rawValue),
+            SQLValue(notification.originalTransactionId), SQLValue(notification.signedDate),
+            .text(payload.rest), SQLValue(json), SQLValue(notification.receivedAt),
+            SQLValue(notification.presumed?.at), SQLValue(notification.presumed?.outcome),
+        ]
+        if let header = payload.header { columns.append(.text(header.digest)) }
         let id = try insertReturningId(
             """
             INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment,
                                        original_transaction_id, signed_date, signed_payload, fact_json, received_at,
-                                       processed_at, outcome)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                       processed_at, outcome\(headerApart ? ", signed_payload_header_digest" : ""))
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12\(headerApart ? ", $13" : ""))
             ON CONFLICT (app_id, notification_uuid) DO NOTHING
             RETURNING id
-            """,
-            [
-                .text(notification.appId), .text(notification.notificationUUID), .text(notification.type),
-                SQLValue(notification.subtype), SQLValue(notification.environment?.rawValue),
-                SQLValue(notification.originalTransactionId), SQLValue(notification.signedDate),
-                .text(notification.signedPayload), SQLValue(json), SQLValue(notification.receivedAt),
-                SQLValue(notification.presumed?.at), SQLValue(notification.presumed?.outcome),
-            ])
+            """, columns)
         if let id, let json, let fact = notification.fact {
             insertedFacts[InsertedFact(part: 2, id: id)] = (json, .notification(fact))
             try recordFactWrite(
@@ -42,16 +47,22 @@ extension SQLStoreTransaction {
     func notification(appId: String, uuid: String) throws -> NotificationRecord? {
         try row(
             """
-            SELECT id, app_id, notification_uuid, notification_type, subtype, environment, original_transaction_id,
-                   signed_date, signed_payload, received_at, processed_at, outcome
-            FROM notifications WHERE app_id = $1 AND notification_uuid = $2
+            SELECT n.id, n.app_id, n.notification_uuid, n.notification_type, n.subtype, n.environment,
+                   n.original_transaction_id, n.signed_date, n.signed_payload, n.received_at, n.processed_at, n.outcome,
+                   n.signed_payload_header_digest, h.header
+            FROM notifications n
+            LEFT JOIN jws_headers h ON h.digest = n.signed_payload_header_digest
+            WHERE n.app_id = $1 AND n.notification_uuid = $2
             """, .text(appId), .text(uuid)
         ).map { row throws(StoreError) in
             NotificationRecord(
                 id: try row.integer(0), appId: try row.text(1), notificationUUID: try row.text(2),
                 type: try row.text(3), subtype: try row.optionalText(4),
                 environment: Self.environment(try row.optionalText(5)), originalTransactionId: try row.optionalText(6),
-                signedDate: try row.timestamp(7), signedPayload: try row.text(8), receivedAt: try row.timestamp(9),
+                signedDate: try row.timestamp(7),
+                signedPayload: try StoredJWS.joined(
+                    rest: row.text(8), digest: row.optionalText(12), header: row.optionalText(13)),
+                receivedAt: try row.timestamp(9),
                 processedAt: try row.optionalTimestamp(10), outcome: try row.optionalText(11))
         }
     }
@@ -145,8 +156,8 @@ extension SQLStoreTransaction {
             headers.map { [.text($0.digest), .text($0.text)] })
     }
 
-    /// The columns of one `signed_transactions` row, in the order of `transactionInsert`; the
-    /// whole JWS in `jws` without `jws` (the stored form).
+    /// The columns of one `signed_transactions` row, in the order of `transactionInsert`: the
+    /// JWS as `jws` splits it, or whole when `jws` is not given.
     static func columns(_ transaction: NewTransaction, jws: StoredJWS? = nil, factJSON: String? = nil) -> [SQLValue] {
         let fact = transaction.fact
         var columns: [SQLValue] = [
@@ -294,8 +305,9 @@ extension SQLStoreTransaction {
             return try rows(
                 """
                 SELECT n.id, n.environment, n.original_transaction_id, n.signed_date, n.signed_payload, n.fact_json,
-                       n.received_at
+                       n.received_at, n.signed_payload_header_digest, h.header
                 FROM notifications n
+                LEFT JOIN jws_headers h ON h.digest = n.signed_payload_header_digest
                 WHERE n.app_id = (SELECT app_id FROM customers WHERE id = $1)
                   AND n.original_transaction_id IN (\(Self.customerPurchases)) AND n.id > $2
                 ORDER BY n.id LIMIT $3
@@ -366,7 +378,8 @@ extension SQLStoreTransaction {
         StoredFact(
             sequence: try row.integer(0), kind: kind, environment: environment(try row.optionalText(1)),
             originalTransactionId: try row.optionalText(2), signedDate: try row.timestamp(3),
-            raw: kind == .transaction
+            // Transactions and notifications name their JWS header in columns 7 and 8.
+            raw: kind == .transaction || kind == .notification
                 ? try StoredJWS.joined(
                     rest: row.optionalText(4), digest: row.optionalText(7), header: row.optionalText(8))
                 : try row.optionalText(4),

@@ -115,8 +115,8 @@ struct FactsBeforePayloadsMigrationTests {
             }
             #expect(
                 columns == [
-                    // 0029 appends the header's digest after the payload: it is read only
-                    // with the payload, so no read of the facts goes through the payload's pages.
+                    // 0029 and 0030 append the header's digest after the payload: it is read
+                    // only with the payload, so no read of the facts goes through its pages.
                     [
                         "id", "app_id", "environment", "transaction_id", "original_transaction_id", "product_id",
                         "signed_date", "source", "received_at", "fact_json", "jws", "jws_header_digest",
@@ -128,7 +128,7 @@ struct FactsBeforePayloadsMigrationTests {
                     [
                         "id", "app_id", "notification_uuid", "notification_type", "subtype", "environment",
                         "original_transaction_id", "signed_date", "received_at", "processed_at", "outcome",
-                        "fact_json", "signed_payload",
+                        "fact_json", "signed_payload", "signed_payload_header_digest",
                     ],
                 ])
             #expect(

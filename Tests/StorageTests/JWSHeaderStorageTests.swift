@@ -42,6 +42,17 @@ struct JWSHeaderStorageTests {
         return NewTransaction(appId: F.appId, jws: jws, fact: fact, source: "api", receivedAt: F.now)
     }
 
+    /// The app set up and a customer owning the transactions' purchase: its id.
+    static func owner(_ store: any Store) async throws -> Int64 {
+        try await F.setUp(store)
+        let original = transaction(0, jws: nil).fact.originalTransactionId
+        return try await store.write { tx in
+            let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "jws-user", at: F.now)
+            _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.now)
+            return customer.id
+        }
+    }
+
     /// Every stored transaction's raw text, in the order written.
     static func raws(_ store: any Store, customer: Int64) async throws -> [String?] {
         try await store.read { reader in
@@ -52,13 +63,7 @@ struct JWSHeaderStorageTests {
     @Test("headers stored once, texts read back exact, rows of both shapes", arguments: Backend.enabled)
     func storedOnceAndReadBack(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
-            try await F.setUp(store)
-            let original = Self.transaction(0, jws: nil).fact.originalTransactionId
-            let customer = try await store.write { tx in
-                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "jws-user", at: F.now)
-                _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.now)
-                return customer.id
-            }
+            let customer = try await Self.owner(store)
             // One at a time: two rows of chain A, one of chain B, a short header, none.
             let single = [
                 Self.jws(header: Self.chainA, seed: 10), Self.jws(header: Self.chainA, seed: 20),
@@ -124,13 +129,7 @@ struct JWSHeaderStorageTests {
     @Test("a rolled-back write takes its header away; the next write stores it", arguments: Backend.enabled)
     func rollback(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
-            try await F.setUp(store)
-            let original = Self.transaction(0, jws: nil).fact.originalTransactionId
-            let customer = try await store.write { tx in
-                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "jws-user", at: F.now)
-                _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.now)
-                return customer.id
-            }
+            let customer = try await Self.owner(store)
             let jws = Self.jws(header: Self.chainA, seed: 10)
             struct Abandon: Error {}
             await #expect(throws: Abandon.self) {
@@ -150,14 +149,10 @@ struct JWSHeaderStorageTests {
     @Test("a row whose header is missing is a corrupt store, not a JWS without header", arguments: Backend.enabled)
     func missingHeader(backend: Backend) async throws {
         try await withStore(backend) { store, _ in
-            try await F.setUp(store)
-            let original = Self.transaction(0, jws: nil).fact.originalTransactionId
-            let customer = try await store.write { tx in
-                let customer = try tx.ensureCustomer(appId: F.appId, appUserId: "jws-user", at: F.now)
-                _ = try tx.claimOriginalTransaction(original, customerId: customer.id, at: F.now)
+            let customer = try await Self.owner(store)
+            try await store.write { tx in
                 _ = try tx.insertTransaction(Self.transaction(0, jws: Self.jws(header: Self.chainA, seed: 10)))
                 _ = try tx.sql("DELETE FROM jws_headers")
-                return customer.id
             }
             await #expect {
                 _ = try await Self.raws(store, customer: customer)
@@ -167,13 +162,58 @@ struct JWSHeaderStorageTests {
         }
     }
 
+    @Test("a V2 notification's header stored once, a V1 body whole", arguments: Backend.enabled)
+    func notifications(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            let customer = try await Self.owner(store)
+            let original = Self.transaction(0, jws: nil).fact.originalTransactionId
+            let v1 = "{\"notification_type\":\"" + String(repeating: "x", count: 300) + "\",\"price\":9.99}"
+            let payloads = [
+                Self.jws(header: Self.chainA, seed: 100), Self.jws(header: Self.chainA, seed: 110), v1,
+                Self.jws(header: Self.short, seed: 120),
+            ]
+            try await store.write { tx in
+                for (index, payload) in payloads.enumerated() {
+                    let insertion = try tx.insertNotification(
+                        NewNotification(
+                            appId: F.appId, notificationUUID: "jws-n\(index)", type: "DID_RENEW", subtype: nil,
+                            environment: .production, originalTransactionId: original,
+                            signedDate: F.at(Int64(index)), signedPayload: payload, fact: nil, receivedAt: F.now))
+                    #expect(!insertion.isDuplicate)
+                }
+            }
+            let (stored, byUUID, rows) = try await store.read { reader in
+                (
+                    try reader.storedFacts(customerId: customer, kind: .notification, after: nil, limit: 10).map(\.raw),
+                    try (0..<payloads.count).map {
+                        try reader.notification(appId: F.appId, uuid: "jws-n\($0)")?.signedPayload
+                    },
+                    try reader.sql("SELECT signed_payload, signed_payload_header_digest FROM notifications ORDER BY id")
+                        .map { [try $0.optionalText(0), try $0.optionalText(1)] }
+                )
+            }
+            #expect(stored == payloads)
+            #expect(byUUID == payloads)
+            let digestA = StoredJWS.digest(of: Self.chainA)
+            let expected: [[String?]] = [
+                [String(payloads[0].dropFirst(Self.chainA.count + 1)), digestA],
+                [String(payloads[1].dropFirst(Self.chainA.count + 1)), digestA], [v1, nil], [payloads[3], nil],
+            ]
+            #expect(rows == expected)
+            #expect(try await store.read { try $0.count("jws_headers") } == 1)
+        }
+    }
+
     /// Splitting at the first `.` and joining with one is the identity, for any text; only a
     /// header of 256 bytes or more is stored apart.
     @Test func splitAndJoinAreExact() throws {
+        // Only base64url headers: a V1 notification's JSON body is no JWS.
         let long = String(repeating: "é", count: 128)
+        let json = "{\"notification_type\":\"" + String(repeating: "x", count: 300) + "\",\"price\":9.99}"
         let cases: [(text: String, apart: Bool)] = [
             ("", false), (".", false), ("..", false), ("a.b", false), (Self.short + ".x.y", false),
-            (String(long.dropFirst()) + ".rest", false), (long + ".rest", true), (long + "." + long + "." + long, true),
+            (long + ".rest", false), (long + "." + long + "." + long, false), (json, false),
+            (String(Self.chainA.prefix(255)) + ".rest", false), (String(Self.chainA.prefix(256)) + ".rest", true),
             (Self.chainA, false), (Self.chainA + ".", true), (Self.chainA + "..z", true),
         ]
         for (text, apart) in cases {
