@@ -116,15 +116,27 @@ enum Migrator {
     /// few milliseconds on a loaded server can cancel even it: nothing is done yet then, so the
     /// transaction is begun again, a few times.
     static func beginWithoutTimeouts(_ connection: any SQLConnection) throws(StoreError) {
-        var attempt = 1
-        while true {
+        try againOnTimeout { () throws(StoreError) in
             try connection.begin("BEGIN")
-            do {
+            do throws(StoreError) {
                 _ = try connection.query(
                     "SELECT set_config('statement_timeout', '0', true), set_config('lock_timeout', '0', true)", [])
-                return
             } catch {
                 connection.rollback()
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` again when a timeout cancels it, `timeoutLiftAttempts` times in all: for the
+    /// statements that set or lift a session's timeouts, which a timeout set on the database or
+    /// the role applies to as well. Any other error is thrown at once.
+    static func againOnTimeout(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+        var attempt = 1
+        while true {
+            do {
+                return try body()
+            } catch {
                 guard error.code == .timeout, attempt < timeoutLiftAttempts else { throw error }
                 attempt += 1
             }

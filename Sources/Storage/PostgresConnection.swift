@@ -61,27 +61,16 @@ final class PostgresConnection: SQLConnection {
         // No JIT: our statements are short, but a join over a list of windows (churn) is
         // estimated at millions of rows, and PostgreSQL then spent 93 ms compiling a statement
         // that ran in 33 ms.
-        try settingSession { () throws(StoreError) in _ = try query("SELECT set_config('jit', 'off', false)", []) }
+        // Each again when a timeout cancels it: one set on the database or the role applies to
+        // these statements too, and one of a few milliseconds on a loaded server cancelled even
+        // them, so the store did not open.
+        try Migrator.againOnTimeout { () throws(StoreError) in
+            _ = try query("SELECT set_config('jit', 'off', false)", [])
+        }
         if let statementTimeoutMilliseconds {
-            try settingSession { () throws(StoreError) in
+            try Migrator.againOnTimeout { () throws(StoreError) in
                 _ = try query(
                     "SELECT set_config('statement_timeout', $1, false)", [.text(String(statementTimeoutMilliseconds))])
-            }
-        }
-    }
-
-    /// Runs one of the session's settings, again when a timeout cancelled it: a timeout set on
-    /// the database or the role applies to these statements too, and one of a few milliseconds
-    /// on a loaded server cancelled even them, so the store did not open (as the migrator's
-    /// timeout lift, `Migrator.timeoutLiftAttempts` times in all).
-    private func settingSession(_ body: () throws(StoreError) -> Void) throws(StoreError) {
-        var attempt = 1
-        while true {
-            do {
-                return try body()
-            } catch {
-                guard error.code == .timeout, attempt < Migrator.timeoutLiftAttempts else { throw error }
-                attempt += 1
             }
         }
     }

@@ -97,10 +97,11 @@ extension SQLStoreTransaction {
         let json = Self.jsonText(transaction.fact)
         let jws = transaction.jws.map(StoredJWS.init)
         try saveJWSHeaders([jws?.header].compactMap { $0 })
+        let headerApart = jws?.header != nil
         let id = try insertReturningId(
             """
-            \(Self.transactionInsert(headerApart: jws?.header != nil))
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10\(jws?.header != nil ? ", $11" : ""))
+            \(Self.transactionInsert(headerApart: headerApart))
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10\(headerApart ? ", $11" : ""))
             ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING
             RETURNING id
             """, Self.columns(transaction, jws: jws, factJSON: json))
