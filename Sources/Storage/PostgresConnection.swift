@@ -145,6 +145,61 @@ final class PostgresConnection: SQLConnection {
         }
     }
 
+    /// `COPY table (columns) FROM STDIN` of `rows` (COPY's text format): how many rows it
+    /// copied. A copy that fails fails as a statement does (a unique key already held is
+    /// `.duplicate`) and leaves the transaction aborted, for a savepoint to take back. The table
+    /// and column names are the store's own, never input.
+    func copy(into table: String, columns: [String], _ rows: PostgresCopyText) throws(StoreError) -> Int {
+        guard let handle else { throw StoreError(.connectionLost, "PostgreSQL connection is closed") }
+        let sql = "COPY \(table) (\(columns.joined(separator: ", "))) FROM STDIN"
+        let start = PQexec(handle, sql)
+        guard let start, PQresultStatus(start) == PGRES_COPY_IN else {
+            defer { PQclear(start) }
+            try check(start, sql)
+            throw StoreError(.database, "\(sql): PostgreSQL did not start the copy")
+        }
+        PQclear(start)
+        // In pieces: libpq copies what it is given into its output buffer before sending it.
+        var sent = true
+        rows.bytes.withUnsafeBufferPointer { bytes in
+            var offset = 0
+            while sent, offset < bytes.count, let base = bytes.baseAddress {
+                let length = min(Self.copyPieceBytes, bytes.count - offset)
+                sent =
+                    PQputCopyData(
+                        handle, UnsafeRawPointer(base + offset).assumingMemoryBound(to: CChar.self), Int32(length)) == 1
+                offset += length
+            }
+        }
+        // Ended either way; a message makes the server fail the copy rather than keep a part.
+        _ = sent ? PQputCopyEnd(handle, nil) : PQputCopyEnd(handle, "the rows could not be sent")
+        var outcome: Result<Int, StoreError>?
+        while let result = PQgetResult(handle) {
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
+                // The copy did not end (the connection failed under it): this connection is
+                // done for, and the transaction with it.
+                close()
+                throw StoreError(.connectionLost, "\(sql): the copy could not be ended")
+            }
+            guard outcome == nil else { continue }
+            do {
+                try check(result, sql)
+                outcome = .success(Int(String(cString: PQcmdTuples(result))) ?? 0)
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+        guard let outcome else {
+            throw StoreError(isHealthy ? .database : .connectionLost, "\(sql): no result from PostgreSQL")
+        }
+        return try outcome.get()
+    }
+
+    /// The most bytes handed to `PQputCopyData` at once.
+    static let copyPieceBytes = 256 * 1_024
+
     // MARK: - Internals
 
     private func run(_ sql: String, _ arguments: [SQLValue]) throws(StoreError) -> OpaquePointer {

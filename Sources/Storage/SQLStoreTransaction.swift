@@ -28,6 +28,9 @@ final class SQLStoreTransaction: StoreTransaction {
     /// The fact rows this transaction wrote through `recordFactWrite`, by purchase in the order
     /// written, each with the purchase's stamps around it (SQLite; `factRowsWritten`).
     var factWrites: [Purchase: [StampedFactWrite]] = [:]
+    /// Rows this transaction's bulk inserts wrote by `COPY` (PostgreSQL), counted when the copy
+    /// succeeded: which way a bulk insert went, for its tests.
+    var rowsCopied = 0
 
     struct InsertedFact: Hashable {
         var part: Int64
