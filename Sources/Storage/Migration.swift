@@ -23,7 +23,7 @@ public struct Migration: Sendable, Hashable {
         analyticsStore, playRecovery, analyticsCohortsLTV, playVoidedResume, analyticsRebuilds, playOrderRevenue,
         analyticsPeriodsCovering,
         analyticsRunEnds, inlineFactRows, factsBeforePayloads, stateDigests, factStamps,
-        lazyFactStamps, jwsHeaders, notificationJWSHeaders,
+        lazyFactStamps, jwsHeaders, notificationJWSHeaders, renewalJWSHeaders,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.

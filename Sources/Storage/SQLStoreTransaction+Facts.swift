@@ -214,30 +214,40 @@ extension SQLStoreTransaction {
     /// A subscription has one renewal info per `signedDate`. Apple may sign two that differ at
     /// the same instant (a status and a notification, say); keeping whichever arrived first
     /// would make the derived state depend on arrival order. The row kept is the greater by
-    /// (JWS, fact): the same whatever the order, and a replay of either changes nothing.
-    /// Text compares byte by byte on both engines (PostgreSQL's database collation might not),
-    /// as Swift's `String` order of these ASCII texts does.
+    /// (JWS, fact): the same whatever the order, and a replay of either changes nothing. The
+    /// JWS compared is the whole text, its header joined back where it is stored apart (as
+    /// `RenewalInfoKey.wins` compares `NewRenewalInfo.jws`). Text compares byte by byte on both
+    /// engines (PostgreSQL's database collation might not), as Swift's `String` order of these
+    /// ASCII texts does.
     var renewalInfoConflict: String {
         let binary = dialect == .postgres ? " COLLATE \"C\"" : ""
+        func jws(_ row: String) -> String {
+            """
+            (COALESCE((SELECT h.header || '.' FROM jws_headers h WHERE h.digest = \(row).jws_header_digest), '')
+                 || COALESCE(\(row).jws, ''))
+            """
+        }
         return """
             ON CONFLICT (app_id, environment, original_transaction_id, signed_date) DO UPDATE SET
-                product_id = excluded.product_id, jws = excluded.jws, source = excluded.source,
-                fact_json = excluded.fact_json, received_at = excluded.received_at
-            WHERE (COALESCE(excluded.jws, '')\(binary), excluded.fact_json\(binary))
-                > (COALESCE(signed_renewal_infos.jws, '')\(binary), signed_renewal_infos.fact_json\(binary))
+                product_id = excluded.product_id, jws = excluded.jws, jws_header_digest = excluded.jws_header_digest,
+                source = excluded.source, fact_json = excluded.fact_json, received_at = excluded.received_at
+            WHERE (\(jws("excluded"))\(binary), excluded.fact_json\(binary))
+                > (\(jws("signed_renewal_infos"))\(binary), signed_renewal_infos.fact_json\(binary))
             """
     }
 
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion {
         let json = Self.jsonText(renewalInfo.fact)
+        let jws = renewalInfo.jws.map(StoredJWS.init)
+        try saveJWSHeaders([jws?.header].compactMap { $0 })
+        let headerApart = jws?.header != nil
         let id = try insertReturningId(
             """
-            INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id, signed_date,
-                                              jws, source, fact_json, received_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            \(Self.renewalInfoInsert(headerApart: headerApart))
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9\(headerApart ? ", $10" : ""))
             \(renewalInfoConflict)
             RETURNING id
-            """, Self.columns(renewalInfo, factJSON: json))
+            """, Self.columns(renewalInfo, jws: jws, factJSON: json))
         // Also a row this insert rewrote (the greater of two at one instant): it holds this fact.
         if let id {
             insertedFacts[InsertedFact(part: 1, id: id)] = (json, .renewalInfo(renewalInfo.fact))
@@ -252,33 +262,62 @@ extension SQLStoreTransaction {
         // One row per key within a statement (PostgreSQL refuses to update a row twice in one
         // statement): the row that would win anyway, in the order first seen.
         var index: [RenewalInfoKey: Int] = [:]
-        var rows: [[SQLValue]] = []
+        var kept: [(renewalInfo: NewRenewalInfo, json: String)] = []
         for renewalInfo in renewalInfos {
-            let columns = Self.columns(renewalInfo)
+            let candidate = (renewalInfo: renewalInfo, json: Self.jsonText(renewalInfo.fact))
             let key = RenewalInfoKey(renewalInfo)
             if let existing = index[key] {
-                if RenewalInfoKey.wins(columns, over: rows[existing]) { rows[existing] = columns }
+                if RenewalInfoKey.wins(candidate, over: kept[existing]) { kept[existing] = candidate }
             } else {
-                index[key] = rows.count
-                rows.append(columns)
+                index[key] = kept.count
+                kept.append(candidate)
             }
         }
-        return try insertRows(
-            into: """
-                INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id,
-                                                  signed_date, jws, source, fact_json, received_at)
-                """,
-            onConflict: renewalInfoConflict, width: 9, rows)
+        let stored = kept.map { $0.renewalInfo.jws.map(StoredJWS.init) }
+        var headers: [String: String] = [:]
+        for case let header? in stored.lazy.compactMap({ $0?.header }) { headers[header.digest] = header.text }
+        try saveJWSHeaders(headers.sorted { $0.key < $1.key }.map { (digest: $0.key, text: $0.value) })
+        // Runs of rows of one shape, as `insertTransactions` writes them.
+        var inserted = 0
+        var start = 0
+        while start < kept.count {
+            let headerApart = stored[start]?.header != nil
+            var end = start + 1
+            while end < kept.count, (stored[end]?.header != nil) == headerApart { end += 1 }
+            inserted += try insertRows(
+                into: Self.renewalInfoInsert(headerApart: headerApart), onConflict: renewalInfoConflict,
+                width: headerApart ? 10 : 9,
+                (start..<end).map { Self.columns(kept[$0].renewalInfo, jws: stored[$0], factJSON: kept[$0].json) })
+            start = end
+        }
+        return inserted
     }
 
-    /// The columns of one `signed_renewal_infos` row, in the order of the statements above.
-    static func columns(_ renewalInfo: NewRenewalInfo, factJSON: String? = nil) -> [SQLValue] {
+    /// The columns of `signed_renewal_infos` a row is written with, in the order of `columns`:
+    /// the last, the digest of the header stored in `jws_headers` (migration
+    /// `0031_renewal_jws_headers`), only when the header is stored apart.
+    static let renewalInfoColumns = [
+        "app_id", "environment", "original_transaction_id", "product_id", "signed_date", "jws", "source", "fact_json",
+        "received_at", "jws_header_digest",
+    ]
+
+    /// The INSERT of `signed_renewal_infos` rows, as `transactionInsert`.
+    static func renewalInfoInsert(headerApart: Bool) -> String {
+        let columns = headerApart ? renewalInfoColumns : renewalInfoColumns.dropLast()
+        return "INSERT INTO signed_renewal_infos (\(columns.joined(separator: ", ")))"
+    }
+
+    /// The columns of one `signed_renewal_infos` row, in the order of `renewalInfoColumns`: the
+    /// JWS as `jws` splits it, or whole when `jws` is not given.
+    static func columns(_ renewalInfo: NewRenewalInfo, jws: StoredJWS? = nil, factJSON: String? = nil) -> [SQLValue] {
         let fact = renewalInfo.fact
-        return [
+        var columns: [SQLValue] = [
             .text(renewalInfo.appId), .text(fact.environment.rawValue), .text(fact.originalTransactionId),
-            .text(fact.productId), SQLValue(fact.signedDate), SQLValue(renewalInfo.jws), .text(renewalInfo.source),
-            .text(factJSON ?? jsonText(fact)), SQLValue(renewalInfo.receivedAt),
+            .text(fact.productId), SQLValue(fact.signedDate), SQLValue(jws?.rest ?? renewalInfo.jws),
+            .text(renewalInfo.source), .text(factJSON ?? jsonText(fact)), SQLValue(renewalInfo.receivedAt),
         ]
+        if let header = jws?.header { columns.append(.text(header.digest)) }
+        return columns
     }
 
     func insertReceiptValidation(_ validation: NewReceiptValidation) throws -> Int64 {
@@ -331,8 +370,10 @@ extension SQLStoreTransaction {
         case .renewalInfo:
             return try rows(
                 """
-                SELECT r.id, r.environment, r.original_transaction_id, r.signed_date, r.jws, r.fact_json, r.received_at
+                SELECT r.id, r.environment, r.original_transaction_id, r.signed_date, r.jws, r.fact_json, r.received_at,
+                       r.jws_header_digest, h.header
                 FROM signed_renewal_infos r
+                LEFT JOIN jws_headers h ON h.digest = r.jws_header_digest
                 WHERE r.app_id = (SELECT app_id FROM customers WHERE id = $1)
                   AND r.original_transaction_id IN (\(Self.customerPurchases)) AND r.id > $2
                 ORDER BY r.id LIMIT $3
@@ -419,8 +460,8 @@ extension SQLStoreTransaction {
         StoredFact(
             sequence: try row.integer(0), kind: kind, environment: environment(try row.optionalText(1)),
             originalTransactionId: try row.optionalText(2), signedDate: try row.timestamp(3),
-            // Transactions and notifications name their JWS header in columns 7 and 8.
-            raw: kind == .transaction || kind == .notification
+            // Transactions, renewal infos and notifications name their JWS header in columns 7 and 8.
+            raw: kind == .transaction || kind == .renewalInfo || kind == .notification
                 ? try StoredJWS.joined(
                     rest: row.optionalText(4), digest: row.optionalText(7), header: row.optionalText(8))
                 : try row.optionalText(4),
@@ -443,13 +484,13 @@ private struct RenewalInfoKey: Hashable {
         signedDate = renewalInfo.fact.signedDate.millisecondsSince1970
     }
 
-    /// Whether `columns` (as `columns(_:)` orders them: jws at 5, fact at 7) win over `other`.
-    static func wins(_ columns: [SQLValue], over other: [SQLValue]) -> Bool {
-        func text(_ value: SQLValue) -> String {
-            if case .text(let text) = value { return text }
-            return ""
-        }
-        let (jws, otherJWS) = (text(columns[5]), text(other[5]))
-        return jws != otherJWS ? jws > otherJWS : text(columns[7]) > text(other[7])
+    /// Whether `candidate` (a renewal info and its fact's JSON) wins over `other`: the greater
+    /// by (whole JWS text, fact JSON), a missing JWS as empty text.
+    static func wins(
+        _ candidate: (renewalInfo: NewRenewalInfo, json: String),
+        over other: (renewalInfo: NewRenewalInfo, json: String)
+    ) -> Bool {
+        let (jws, otherJWS) = (candidate.renewalInfo.jws ?? "", other.renewalInfo.jws ?? "")
+        return jws != otherJWS ? jws > otherJWS : candidate.json > other.json
     }
 }

@@ -51,6 +51,24 @@ struct FactsBeforePayloadsMigrationTests {
         return [transaction, renewal, notification]
     }
 
+    /// `insert` at the schema before 0025: the renewal info as that binary wrote it (today's
+    /// conflict clause names the header digest, a column from 0031 on).
+    static func insertBefore(_ rows: (NewNotification, NewTransaction, NewRenewalInfo), in tx: SQLStoreTransaction)
+        throws -> [Int64]
+    {
+        guard case .inserted(let notification) = try tx.insertNotification(rows.0),
+            case .inserted(let transaction) = try tx.insertTransaction(rows.1),
+            let renewal = try tx.insertReturningId(
+                """
+                INSERT INTO signed_renewal_infos (app_id, environment, original_transaction_id, product_id, signed_date,
+                                                  jws, source, fact_json, received_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                RETURNING id
+                """, SQLStoreTransaction.columns(rows.2))
+        else { throw StoreError(.corruptValue, "a row of the test was a duplicate") }
+        return [transaction, renewal, notification]
+    }
+
     @Test("rows written at 0024 survive 0025 unchanged; SQLite keeps payloads last", arguments: Backend.enabled)
     func migratesPopulatedDatabase(backend: Backend) async throws {
         let database = try await TestDatabase.make(backend)
@@ -71,7 +89,7 @@ struct FactsBeforePayloadsMigrationTests {
             _ = try tx.claimOriginalTransaction(
                 source[0].transaction.originalTransactionId, customerId: ann.id, at: F.now)
             for notification in source.prefix(2) {
-                let ids = try Self.insert(Self.rows(notification), in: tx)
+                let ids = try Self.insertBefore(Self.rows(notification), in: tx)
                 try tx.finishNotification(id: ids[2], outcome: "applied", at: F.now)
             }
             return try Self.tables.map { table in
@@ -115,7 +133,7 @@ struct FactsBeforePayloadsMigrationTests {
             }
             #expect(
                 columns == [
-                    // 0029 and 0030 append the header's digest after the payload: it is read
+                    // 0029, 0030 and 0031 append the header's digest after the payload: it is read
                     // only with the payload, so no read of the facts goes through its pages.
                     [
                         "id", "app_id", "environment", "transaction_id", "original_transaction_id", "product_id",
@@ -123,7 +141,7 @@ struct FactsBeforePayloadsMigrationTests {
                     ],
                     [
                         "id", "app_id", "environment", "original_transaction_id", "product_id", "signed_date",
-                        "source", "received_at", "fact_json", "jws",
+                        "source", "received_at", "fact_json", "jws", "jws_header_digest",
                     ],
                     [
                         "id", "app_id", "notification_uuid", "notification_type", "subtype", "environment",

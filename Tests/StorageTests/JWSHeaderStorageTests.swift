@@ -225,4 +225,85 @@ struct JWSHeaderStorageTests {
             #expect(stored.header.map { $0.text + "." + stored.rest } ?? stored.rest == text)
         }
     }
+
+    /// A renewal info of the transactions' purchase signed at `signedDate`.
+    static func renewalInfo(jws: String?, signedDate: Int64 = 0, autoRenew: Bool = true) -> NewRenewalInfo {
+        let original = transaction(0, jws: nil).fact.originalTransactionId
+        let fact = RenewalFact(
+            originalTransactionId: original, productId: "monthly", autoRenewProductId: "monthly",
+            autoRenewEnabled: autoRenew, signedDate: F.at(signedDate), environment: .production)
+        return NewRenewalInfo(appId: F.appId, jws: jws, fact: fact, source: "api", receivedAt: F.now)
+    }
+
+    @Test("a renewal info's header stored once, its text read back exact (0031)", arguments: Backend.enabled)
+    func renewalInfoHeaderStoredOnce(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            let customer = try await Self.owner(store)
+            let texts = [
+                Self.jws(header: Self.chainA, seed: 100), Self.jws(header: Self.short, seed: 110), nil,
+                Self.jws(header: Self.chainB, seed: 120),
+            ]
+            try await store.write { tx in
+                _ = try tx.insertTransaction(Self.transaction(0, jws: Self.jws(header: Self.chainA, seed: 1)))
+                _ = try tx.insertRenewalInfo(Self.renewalInfo(jws: texts[0], signedDate: 1))
+                _ = try tx.insertRenewalInfos([
+                    Self.renewalInfo(jws: texts[1], signedDate: 2), Self.renewalInfo(jws: texts[2], signedDate: 3),
+                    Self.renewalInfo(jws: texts[3], signedDate: 4),
+                ])
+            }
+            let raws = try await store.read { reader in
+                try reader.storedFacts(customerId: customer, kind: .renewalInfo, after: nil, limit: 10).map(\.raw)
+            }
+            #expect(raws == texts)
+            let rows = try await store.read { reader in
+                try reader.sql("SELECT jws, jws_header_digest FROM signed_renewal_infos ORDER BY id").map {
+                    [try $0.optionalText(0), try $0.optionalText(1)]
+                }
+            }
+            #expect(
+                rows == [
+                    [String(texts[0]!.dropFirst(Self.chainA.count + 1)), StoredJWS.digest(of: Self.chainA)],
+                    [texts[1], nil], [nil, nil],
+                    [String(texts[3]!.dropFirst(Self.chainB.count + 1)), StoredJWS.digest(of: Self.chainB)],
+                ])
+            // Chain A once for the transaction and the renewal info; chain B once.
+            #expect(try await store.read { try $0.count("jws_headers") } == 2)
+        }
+    }
+
+    @Test(
+        "two renewal infos at one instant: the greater whole JWS is kept, header stored apart or not",
+        arguments: Backend.enabled)
+    func renewalTieComparesWholeText(backend: Backend) async throws {
+        // A's whole text is the greater ("z…" > "eyJ…"), its rest the smaller ("A…" < "eyJ…"):
+        // comparing what the row holds instead of the whole text would keep B.
+        let chainZ = "z" + Self.text(400, seed: 9)
+        let a = Self.renewalInfo(jws: chainZ + ".A" + Self.text(500, seed: 10), autoRenew: false)
+        let b = Self.renewalInfo(jws: Self.short + "." + Self.text(500, seed: 11), autoRenew: true)
+        #expect(a.jws! > b.jws! && String(a.jws!.dropFirst(chainZ.count + 1)) < b.jws!)
+        for order in [[a, b], [b, a]] {
+            for bulk in [false, true] {
+                try await withStore(backend) { store, _ in
+                    let customer = try await Self.owner(store)
+                    try await store.write { tx in
+                        if bulk {
+                            _ = try tx.insertRenewalInfos(order)
+                        } else {
+                            for renewal in order { _ = try tx.insertRenewalInfo(renewal) }
+                        }
+                    }
+                    let kept = try await store.read { reader in
+                        try reader.storedFacts(customerId: customer, kind: .renewalInfo, after: nil, limit: 10)
+                    }
+                    #expect(kept.map(\.raw) == [a.jws], "order \(order.map(\.fact.autoRenewEnabled)), bulk \(bulk)")
+                    #expect(kept.map(\.fact) == [.renewalInfo(a.fact)])
+                    // A replay of either changes nothing.
+                    let replays = try await store.write { tx in
+                        [try tx.insertRenewalInfo(a), try tx.insertRenewalInfo(b)]
+                    }
+                    #expect(replays == [.duplicate, .duplicate])
+                }
+            }
+        }
+    }
 }
