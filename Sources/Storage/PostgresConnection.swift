@@ -194,6 +194,9 @@ final class PostgresConnection: SQLConnection {
         guard let outcome else {
             throw StoreError(isHealthy ? .database : .connectionLost, "\(sql): no result from PostgreSQL")
         }
+        // Rows that could not be sent fail the copy on the server as a cancellation (57014),
+        // which is not the statement timeout a retry could outlast.
+        guard sent || !isHealthy else { throw StoreError(.database, "\(sql): the rows could not be sent") }
         return try outcome.get()
     }
 

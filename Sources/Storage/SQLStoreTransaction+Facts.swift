@@ -120,19 +120,37 @@ extension SQLStoreTransaction {
         for case let header? in stored.lazy.compactMap({ $0?.header }) { headers[header.digest] = header.text }
         // In digest order: two writers inserting the same new headers lock them in one order.
         try saveJWSHeaders(headers.sorted { $0.key < $1.key }.map { (digest: $0.key, text: $0.value) })
-        if dialect == .postgres, transactions.count >= Self.minimumRowsToCopy,
-            let copied = try copyTransactions(transactions, stored)
-        {
-            return copied
-        }
-        // Runs of rows of one shape (header apart or not), in the order given: of two rows with
-        // one key, the first is kept, as one statement would.
+        // Piece by piece, in the order given: a `COPY` on PostgreSQL where it can be, else the
+        // INSERTs. Of two rows with one key the first is kept either way (a later piece's copy
+        // fails on it, and its INSERTs skip it).
         var inserted = 0
         var start = 0
         while start < transactions.count {
+            let end = min(start + Self.maximumRowsPerCopy, transactions.count)
+            if dialect == .postgres, end - start >= Self.minimumRowsToCopy,
+                let copied = try copyTransactions(transactions, stored, start..<end)
+            {
+                inserted += copied
+            } else {
+                inserted += try insertTransactionRows(transactions, stored, start..<end)
+            }
+            start = end
+        }
+        return inserted
+    }
+
+    /// Rows `range` of a bulk insert by multi-row INSERTs, in runs of rows of one shape (header
+    /// apart or not), in the order given: of two rows with one key, the first is kept, as one
+    /// statement would.
+    private func insertTransactionRows(_ transactions: [NewTransaction], _ stored: [StoredJWS?], _ range: Range<Int>)
+        throws -> Int
+    {
+        var inserted = 0
+        var start = range.lowerBound
+        while start < range.upperBound {
             let headerApart = stored[start]?.header != nil
             var end = start + 1
-            while end < transactions.count, (stored[end]?.header != nil) == headerApart { end += 1 }
+            while end < range.upperBound, (stored[end]?.header != nil) == headerApart { end += 1 }
             inserted += try insertRows(
                 into: Self.transactionInsert(headerApart: headerApart),
                 onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING",
@@ -147,16 +165,23 @@ extension SQLStoreTransaction {
     /// savepoint and the copy's own round trips cost more than they save.
     static let minimumRowsToCopy = 64
 
-    /// The rows in one `COPY`, when none of their keys is stored already or given twice: the
+    /// The most rows in one `COPY`: one statement under the URL's `statement_timeout`, as each
+    /// 512-row INSERT is, so a batch the INSERTs could store is not refused for its size (a
+    /// piece takes tens of milliseconds).
+    static let maximumRowsPerCopy = 2_048
+
+    /// Rows `range` in one `COPY`, when none of their keys is stored already or given twice: the
     /// copy then inserts exactly what the INSERTs would. It cannot skip a key already held, so
     /// the first one fails it; its savepoint takes back what it wrote and `nil` leaves the rows
     /// to the INSERTs, which skip them. (PostgreSQL inserted a bulk import's rows ~13% faster
     /// by `COPY`, and reads its text with less work than 5,632 bound values a statement.)
-    private func copyTransactions(_ transactions: [NewTransaction], _ stored: [StoredJWS?]) throws -> Int? {
+    private func copyTransactions(_ transactions: [NewTransaction], _ stored: [StoredJWS?], _ range: Range<Int>)
+        throws -> Int?
+    {
         // `connection` is a `PostgresConnection` whenever the dialect is PostgreSQL's.
         guard let postgres = connection as? PostgresConnection else { return nil }
-        var text = PostgresCopyText(reservingCapacity: transactions.count * 2_048)
-        for index in transactions.indices {
+        var text = PostgresCopyText(reservingCapacity: range.count * 2_048)
+        for index in range {
             var row = Self.columns(transactions[index], jws: stored[index])
             if row.count < Self.transactionColumns.count { row.append(.null) }
             try text.append(row: row)
@@ -221,11 +246,14 @@ extension SQLStoreTransaction {
     /// ASCII texts does.
     var renewalInfoConflict: String {
         let binary = dialect == .postgres ? " COLLATE \"C\"" : ""
+        // The header as committed when compared (`0031_renewal_jws_headers` says why PostgreSQL
+        // asks a function); SQLite's one writer sees every header its transaction can name.
         func jws(_ row: String) -> String {
-            """
-            (COALESCE((SELECT h.header || '.' FROM jws_headers h WHERE h.digest = \(row).jws_header_digest), '')
-                 || COALESCE(\(row).jws, ''))
-            """
+            let header =
+                dialect == .postgres
+                ? "storekeeper_jws_header(\(row).jws_header_digest)"
+                : "(SELECT h.header FROM jws_headers h WHERE h.digest = \(row).jws_header_digest)"
+            return "(COALESCE(\(header) || '.', '') || COALESCE(\(row).jws, ''))"
         }
         return """
             ON CONFLICT (app_id, environment, original_transaction_id, signed_date) DO UPDATE SET

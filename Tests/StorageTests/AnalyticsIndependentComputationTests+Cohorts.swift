@@ -94,7 +94,7 @@ extension IndependentSQL {
             FROM latest
             WHERE \(field("ownership", postgres: postgres)) = 'PURCHASED' AND \(number("price", postgres: postgres)) > 0
               AND \(field("revocationDate", postgres: postgres)) IS NULL
-              AND \(field("expiresDate", postgres: postgres)) IS NOT NULL
+              AND \(subscription(postgres: postgres))
             """
         var result: [String: Int64] = [:]
         for row in try reader.sql(

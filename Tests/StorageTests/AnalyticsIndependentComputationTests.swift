@@ -11,7 +11,8 @@ import Testing
 /// (`signed_transactions.fact_json`, the latest signed version of each transaction), agreeing
 /// exactly with the aggregates `AnalyticsAggregation` keeps, on a seeded random history:
 /// monthly subscriptions in USD and EUR started over a year, renewals, full refunds (some in a
-/// later month), lapses, family-shared copies revoked now and then, lifetime purchases. Paid
+/// later month), lapses, family-shared copies revoked now and then, lifetime purchases, and
+/// purchases of a product in no catalog that have an expiry (never a subscription). Paid
 /// service stays under a year, so every commission is the standard 30 %.
 @Suite struct AnalyticsIndependentComputationTests {
     /// 250 in `make test` (seconds on both engines); `STOREKEEPER_ANALYTICS_CUSTOMERS=10000`
@@ -73,6 +74,16 @@ import Testing
                         transactionId: "l\(customer)", originalTransactionId: "l\(customer)", productId: "lifetime",
                         purchaseDate: purchase, signedDate: purchase, environment: .production, price: 49990,
                         currency: currency))
+            }
+            if Int.random(in: 0..<7, using: &random) == 0 {
+                // A product in no catalog, with an expiry but no signed type: a purchase, never
+                // a subscription (the engine reads the catalog's kind, then Apple's type).
+                let purchase = IngestionFixture.at(Int64.random(in: 0..<360, using: &random))
+                facts.append(
+                    TransactionFact(
+                        transactionId: "p\(customer)", originalTransactionId: "p\(customer)", productId: "promo",
+                        purchaseDate: purchase, expiresDate: purchase.adding(milliseconds: 30 * day),
+                        signedDate: purchase, environment: .production, price: 1990, currency: currency))
             }
             if Int.random(in: 0..<6, using: &random) == 0 {
                 let purchase = IngestionFixture.at(Int64.random(in: 0..<360, using: &random))
@@ -261,6 +272,20 @@ struct IndependentSQL {
         postgres ? "(f::jsonb ->> '\(name)')" : "json_extract(f, '$.\(name)')"
     }
 
+    /// Whether the fact is of an auto-renewable subscription, restated from the rule: the
+    /// catalog's kind when the catalog sells the product, else Apple's signed type (not "has
+    /// an expiry": the history's `promo` has one).
+    static func subscription(postgres: Bool) -> String {
+        let products = IngestionFixture.catalog.products.values.sorted { $0.productId < $1.productId }
+        let list = { (ids: [String]) in ids.map { "'\($0)'" }.joined(separator: ", ") }
+        let product = field("productId", postgres: postgres)
+        return """
+            (\(product) IN (\(list(products.filter { $0.kind == .autoRenewable }.map(\.productId))))
+             OR (\(product) NOT IN (\(list(products.map(\.productId))))
+                 AND \(field("productKind", postgres: postgres)) = '\(ProductKind.autoRenewable.rawValue)'))
+            """
+    }
+
     static func number(_ name: String, postgres: Bool) -> String {
         postgres ? "(f::jsonb ->> '\(name)')::bigint" : "json_extract(f, '$.\(name)')"
     }
@@ -348,7 +373,7 @@ struct IndependentSQL {
         let ownership = field("ownership", postgres: postgres)
         let revocationType = field("revocationType", postgres: postgres)
         let covering = """
-            \(field("expiresDate", postgres: postgres)) IS NOT NULL AND \(purchase) <= \(midnight)
+            \(subscription(postgres: postgres)) AND \(purchase) <= \(midnight)
             AND \(midnight) < \(expires)
             AND (\(field("revocationDate", postgres: postgres)) IS NULL
                  OR (\(revocationType) = 'FAMILY_REVOKE' AND \(midnight) < \(revoked)))
@@ -387,7 +412,7 @@ struct IndependentSQL {
                    MAX(CASE WHEN ((\(purchase) + 86399999) / 86400000) * 86400000 <= \(midnights[0]) THEN 1 ELSE 0 END)
                        AS paid_before
             FROM latest
-            WHERE \(field("ownership", postgres: postgres)) = 'PURCHASED' AND \(field("expiresDate", postgres: postgres)) IS NOT NULL
+            WHERE \(field("ownership", postgres: postgres)) = 'PURCHASED' AND \(subscription(postgres: postgres))
               AND \(field("revocationDate", postgres: postgres)) IS NULL
             GROUP BY customer, \(field("currency", postgres: postgres))
             """

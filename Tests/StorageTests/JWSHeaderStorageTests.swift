@@ -282,20 +282,24 @@ struct JWSHeaderStorageTests {
         let b = Self.renewalInfo(jws: Self.short + "." + Self.text(500, seed: 11), autoRenew: true)
         #expect(a.jws! > b.jws! && String(a.jws!.dropFirst(chainZ.count + 1)) < b.jws!)
         for order in [[a, b], [b, a]] {
-            for bulk in [false, true] {
+            // One at a time, both in one bulk insert, or the second in a bulk insert against the
+            // first stored (its multi-row statement compares with a stored, split row).
+            for mode in ["single", "bulk", "single then bulk"] {
                 try await withStore(backend) { store, _ in
                     let customer = try await Self.owner(store)
                     try await store.write { tx in
-                        if bulk {
-                            _ = try tx.insertRenewalInfos(order)
-                        } else {
-                            for renewal in order { _ = try tx.insertRenewalInfo(renewal) }
+                        switch mode {
+                        case "single": for renewal in order { _ = try tx.insertRenewalInfo(renewal) }
+                        case "bulk": _ = try tx.insertRenewalInfos(order)
+                        default:
+                            _ = try tx.insertRenewalInfo(order[0])
+                            _ = try tx.insertRenewalInfos([order[1]])
                         }
                     }
                     let kept = try await store.read { reader in
                         try reader.storedFacts(customerId: customer, kind: .renewalInfo, after: nil, limit: 10)
                     }
-                    #expect(kept.map(\.raw) == [a.jws], "order \(order.map(\.fact.autoRenewEnabled)), bulk \(bulk)")
+                    #expect(kept.map(\.raw) == [a.jws], "order \(order.map(\.fact.autoRenewEnabled)), \(mode)")
                     #expect(kept.map(\.fact) == [.renewalInfo(a.fact)])
                     // A replay of either changes nothing.
                     let replays = try await store.write { tx in
@@ -304,6 +308,38 @@ struct JWSHeaderStorageTests {
                     #expect(replays == [.duplicate, .duplicate])
                 }
             }
+        }
+    }
+
+    @Test(
+        "PostgreSQL: a tie with a row whose new header was committed while the upsert waited compares whole texts",
+        .enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func renewalTieAfterAConcurrentNewHeader() async throws {
+        // A's header is new and A's whole text the greater; its rest is the smaller, so a
+        // comparison without the header would keep B.
+        let chainNew = "z" + Self.text(400, seed: 21)
+        let a = Self.renewalInfo(jws: chainNew + ".A" + Self.text(500, seed: 22), autoRenew: false)
+        let b = Self.renewalInfo(jws: Self.short + "." + Self.text(500, seed: 23), autoRenew: true)
+        try await withStore(.postgres) { store, _ in
+            let customer = try await Self.owner(store)
+            // The first writer stores A and its new header and holds its transaction open; the
+            // second's upsert of B starts meanwhile (its snapshot has neither), waits for A's
+            // row, and compares once the first has committed.
+            let first = Task {
+                try await store.write { tx in
+                    let insertion = try tx.insertRenewalInfo(a)
+                    Thread.sleep(forTimeInterval: 0.8)
+                    return insertion
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let second = try await store.write { tx in try tx.insertRenewalInfo(b) }
+            #expect(try await first.value != .duplicate)
+            #expect(second == .duplicate)
+            let kept = try await store.read { reader in
+                try reader.storedFacts(customerId: customer, kind: .renewalInfo, after: nil, limit: 10)
+            }
+            #expect(kept.map(\.raw) == [a.jws])
         }
     }
 }
