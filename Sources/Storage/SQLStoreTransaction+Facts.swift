@@ -116,10 +116,7 @@ extension SQLStoreTransaction {
 
     func insertTransactions(_ transactions: [NewTransaction]) throws -> Int {
         let stored = transactions.map { $0.jws.map(StoredJWS.init) }
-        var headers: [String: String] = [:]
-        for case let header? in stored.lazy.compactMap({ $0?.header }) { headers[header.digest] = header.text }
-        // In digest order: two writers inserting the same new headers lock them in one order.
-        try saveJWSHeaders(headers.sorted { $0.key < $1.key }.map { (digest: $0.key, text: $0.value) })
+        try saveJWSHeaders(of: stored)
         // Piece by piece, in the order given: a `COPY` on PostgreSQL where it can be, else the
         // INSERTs. Of two rows with one key the first is kept either way (a later piece's copy
         // fails on it, and its INSERTs skip it).
@@ -146,19 +143,28 @@ extension SQLStoreTransaction {
         throws -> Int
     {
         var inserted = 0
+        for (run, headerApart) in Self.runsOfOneShape(stored, range) {
+            inserted += try insertRows(
+                into: Self.transactionInsert(headerApart: headerApart),
+                onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING",
+                width: headerApart ? 11 : 10, run.map { Self.columns(transactions[$0], jws: stored[$0]) })
+        }
+        return inserted
+    }
+
+    /// `range` cut into runs of consecutive rows of one shape: whether each row's header is
+    /// stored apart (one more column) or not.
+    static func runsOfOneShape(_ stored: [StoredJWS?], _ range: Range<Int>) -> [(Range<Int>, headerApart: Bool)] {
+        var runs: [(Range<Int>, headerApart: Bool)] = []
         var start = range.lowerBound
         while start < range.upperBound {
             let headerApart = stored[start]?.header != nil
             var end = start + 1
             while end < range.upperBound, (stored[end]?.header != nil) == headerApart { end += 1 }
-            inserted += try insertRows(
-                into: Self.transactionInsert(headerApart: headerApart),
-                onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING",
-                width: headerApart ? 11 : 10,
-                (start..<end).map { Self.columns(transactions[$0], jws: stored[$0]) })
+            runs.append((start..<end, headerApart))
             start = end
         }
-        return inserted
+        return runs
     }
 
     /// The fewest rows `insertTransactions` sends in a `COPY` on PostgreSQL: below, the
@@ -213,6 +219,14 @@ extension SQLStoreTransaction {
         return "INSERT INTO signed_transactions (\(columns.joined(separator: ", ")))"
     }
 
+    /// The distinct headers stored apart among `stored`, as `saveJWSHeaders` saves them: in
+    /// digest order, so two writers inserting the same new headers lock them in one order.
+    func saveJWSHeaders(of stored: [StoredJWS?]) throws {
+        var headers: [String: String] = [:]
+        for case let header? in stored.lazy.compactMap({ $0?.header }) { headers[header.digest] = header.text }
+        try saveJWSHeaders(headers.sorted { $0.key < $1.key }.map { (digest: $0.key, text: $0.value) })
+    }
+
     /// Each header `jws_headers` may not have yet, in the transaction that writes the rows
     /// naming it (so a rollback takes both away).
     func saveJWSHeaders(_ headers: [(digest: String, text: String)]) throws {
@@ -246,7 +260,7 @@ extension SQLStoreTransaction {
     /// ASCII texts does.
     var renewalInfoConflict: String {
         let binary = dialect == .postgres ? " COLLATE \"C\"" : ""
-        // The header as committed when compared (`0031_renewal_jws_headers` says why PostgreSQL
+        // The header as committed when compared (`0032_renewal_header_reader` says why PostgreSQL
         // asks a function); SQLite's one writer sees every header its transaction can name.
         func jws(_ row: String) -> String {
             let header =
@@ -302,21 +316,13 @@ extension SQLStoreTransaction {
             }
         }
         let stored = kept.map { $0.renewalInfo.jws.map(StoredJWS.init) }
-        var headers: [String: String] = [:]
-        for case let header? in stored.lazy.compactMap({ $0?.header }) { headers[header.digest] = header.text }
-        try saveJWSHeaders(headers.sorted { $0.key < $1.key }.map { (digest: $0.key, text: $0.value) })
-        // Runs of rows of one shape, as `insertTransactions` writes them.
+        try saveJWSHeaders(of: stored)
         var inserted = 0
-        var start = 0
-        while start < kept.count {
-            let headerApart = stored[start]?.header != nil
-            var end = start + 1
-            while end < kept.count, (stored[end]?.header != nil) == headerApart { end += 1 }
+        for (run, headerApart) in Self.runsOfOneShape(stored, kept.indices) {
             inserted += try insertRows(
                 into: Self.renewalInfoInsert(headerApart: headerApart), onConflict: renewalInfoConflict,
                 width: headerApart ? 10 : 9,
-                (start..<end).map { Self.columns(kept[$0].renewalInfo, jws: stored[$0], factJSON: kept[$0].json) })
-            start = end
+                run.map { Self.columns(kept[$0].renewalInfo, jws: stored[$0], factJSON: kept[$0].json) })
         }
         return inserted
     }
