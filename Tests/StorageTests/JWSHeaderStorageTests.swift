@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Storage
@@ -320,26 +321,53 @@ struct JWSHeaderStorageTests {
         let chainNew = "z" + Self.text(400, seed: 21)
         let a = Self.renewalInfo(jws: chainNew + ".A" + Self.text(500, seed: 22), autoRenew: false)
         let b = Self.renewalInfo(jws: Self.short + "." + Self.text(500, seed: 23), autoRenew: true)
-        try await withStore(.postgres) { store, _ in
+        try await withStore(.postgres) { store, database in
             let customer = try await Self.owner(store)
-            // The first writer stores A and its new header and holds its transaction open; the
-            // second's upsert of B starts meanwhile (its snapshot has neither), waits for A's
-            // row, and compares once the first has committed.
+            // The first writer stores A and its new header and holds its transaction open until
+            // the second writer's upsert of B (its snapshot has neither) waits for A's row; the
+            // second then compares once the first has committed. States, not delays, order them.
+            let stored = Mutex(false)
+            let secondWaits = Mutex(false)
             let first = Task {
                 try await store.write { tx in
                     let insertion = try tx.insertRenewalInfo(a)
-                    Thread.sleep(forTimeInterval: 0.8)
+                    stored.withLock { $0 = true }
+                    let deadline = Date().addingTimeInterval(20)
+                    while !secondWaits.withLock({ $0 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
                     return insertion
                 }
             }
-            try await Task.sleep(for: .milliseconds(300))
-            let second = try await store.write { tx in try tx.insertRenewalInfo(b) }
+            try await Self.until { stored.withLock { $0 } }
+            let second = Task { try await store.write { tx in try tx.insertRenewalInfo(b) } }
+            try await Self.until {
+                try PostgresAdmin.query(
+                    database.url,
+                    """
+                    SELECT COUNT(*) FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock'
+                      AND query LIKE 'INSERT INTO signed_renewal_infos%'
+                    """
+                ).first?.integer(0) == 1
+            }
+            secondWaits.withLock { $0 = true }
             #expect(try await first.value != .duplicate)
-            #expect(second == .duplicate)
+            #expect(try await second.value == .duplicate)
             let kept = try await store.read { reader in
                 try reader.storedFacts(customerId: customer, kind: .renewalInfo, after: nil, limit: 10)
             }
             #expect(kept.map(\.raw) == [a.jws])
+        }
+    }
+
+    /// Waits (up to 20 s) until `condition` holds; fails the test if it never does.
+    static func until(_ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("a state the test waits for never came")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
         }
     }
 }
