@@ -6,9 +6,7 @@ extension SQLStoreTransaction {
     func insertNotification(_ notification: NewNotification) throws -> Insertion {
         let json = notification.fact.map(Self.jsonText)
         let payload = StoredJWS(notification.signedPayload)
-        try saveJWSHeaders([payload.header].compactMap { $0 })
-        // A payload without a header apart names only the columns there were before 0030.
-        let headerApart = payload.header != nil
+        try saveJWSHeaders(of: [payload])
         var columns: [SQLValue] = [
             .text(notification.appId), .text(notification.notificationUUID), .text(notification.type),
             SQLValue(notification.subtype), SQLValue(notification.environment?.rawValue),
@@ -17,15 +15,11 @@ extension SQLStoreTransaction {
             SQLValue(notification.presumed?.at), SQLValue(notification.presumed?.outcome),
         ]
         if let header = payload.header { columns.append(.text(header.digest)) }
+        // A payload without a header apart names only the columns there were before 0030.
         let id = try insertReturningId(
-            """
-            INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment,
-                                       original_transaction_id, signed_date, signed_payload, fact_json, received_at,
-                                       processed_at, outcome\(headerApart ? ", signed_payload_header_digest" : ""))
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12\(headerApart ? ", $13" : ""))
-            ON CONFLICT (app_id, notification_uuid) DO NOTHING
-            RETURNING id
-            """, columns)
+            Self.singleRowInsert(
+                into: "notifications", Self.notificationColumns, values: columns,
+                "ON CONFLICT (app_id, notification_uuid) DO NOTHING RETURNING id"), columns)
         if let id, let json, let fact = notification.fact {
             insertedFacts[InsertedFact(part: 2, id: id)] = (json, .notification(fact))
             try recordFactWrite(
@@ -33,6 +27,31 @@ extension SQLStoreTransaction {
                 key: FactRowKey(part: 2, id: id), json: json, fact: .notification(fact))
         }
         return id.map(Insertion.inserted) ?? .duplicate
+    }
+
+    /// The columns of `notifications` a row is written with, in the order of `insertNotification`:
+    /// the last, the digest of the header stored in `jws_headers`, only when it is stored apart.
+    static let notificationColumns = [
+        "app_id", "notification_uuid", "notification_type", "subtype", "environment", "original_transaction_id",
+        "signed_date", "signed_payload", "fact_json", "received_at", "processed_at", "outcome",
+        "signed_payload_header_digest",
+    ]
+
+    /// `INSERT INTO table (…) VALUES ($1, …) suffix` of one row of `values`: the first
+    /// `values.count` of `columns` (the header's digest, last, only when the row has one).
+    static func singleRowInsert(into table: String, _ columns: [String], values: [SQLValue], _ suffix: String)
+        -> String
+    {
+        multiRowStatement(
+            insert(into: table, columns, headerApart: values.count == columns.count), suffix: suffix,
+            width: values.count, rows: 1)
+    }
+
+    /// The INSERT of rows into a fact table whose last column is a header's digest: named only
+    /// with `headerApart`, so a row without one names only the columns there were before the
+    /// table's migration (0029, 0030, 0031).
+    static func insert(into table: String, _ columns: [String], headerApart: Bool) -> String {
+        "INSERT INTO \(table) (\((headerApart ? columns[...] : columns.dropLast()).joined(separator: ", ")))"
     }
 
     @discardableResult
@@ -96,15 +115,12 @@ extension SQLStoreTransaction {
     func insertTransaction(_ transaction: NewTransaction) throws -> Insertion {
         let json = Self.jsonText(transaction.fact)
         let jws = transaction.jws.map(StoredJWS.init)
-        try saveJWSHeaders([jws?.header].compactMap { $0 })
-        let headerApart = jws?.header != nil
+        try saveJWSHeaders(of: [jws])
+        let columns = Self.columns(transaction, jws: jws, factJSON: json)
         let id = try insertReturningId(
-            """
-            \(Self.transactionInsert(headerApart: headerApart))
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10\(headerApart ? ", $11" : ""))
-            ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING
-            RETURNING id
-            """, Self.columns(transaction, jws: jws, factJSON: json))
+            Self.singleRowInsert(
+                into: "signed_transactions", Self.transactionColumns, values: columns,
+                "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING RETURNING id"), columns)
         if let id {
             insertedFacts[InsertedFact(part: 0, id: id)] = (json, .transaction(transaction.fact))
             try recordFactWrite(
@@ -145,7 +161,7 @@ extension SQLStoreTransaction {
         var inserted = 0
         for (run, headerApart) in Self.runsOfOneShape(stored, range) {
             inserted += try insertRows(
-                into: Self.transactionInsert(headerApart: headerApart),
+                into: Self.insert(into: "signed_transactions", Self.transactionColumns, headerApart: headerApart),
                 onConflict: "ON CONFLICT (app_id, environment, transaction_id, signed_date) DO NOTHING",
                 width: headerApart ? 11 : 10, run.map { Self.columns(transactions[$0], jws: stored[$0]) })
         }
@@ -211,14 +227,6 @@ extension SQLStoreTransaction {
         "source", "fact_json", "received_at", "jws_header_digest",
     ]
 
-    /// The INSERT of `signed_transactions` rows: with `headerApart`, one more column, the
-    /// digest of the header stored in `jws_headers`. A row without one names only the columns
-    /// there were before migration 0029.
-    static func transactionInsert(headerApart: Bool) -> String {
-        let columns = headerApart ? transactionColumns : transactionColumns.dropLast()
-        return "INSERT INTO signed_transactions (\(columns.joined(separator: ", ")))"
-    }
-
     /// The distinct headers stored apart among `stored`, as `saveJWSHeaders` saves them: in
     /// digest order, so two writers inserting the same new headers lock them in one order.
     func saveJWSHeaders(of stored: [StoredJWS?]) throws {
@@ -236,7 +244,7 @@ extension SQLStoreTransaction {
             headers.map { [.text($0.digest), .text($0.text)] })
     }
 
-    /// The columns of one `signed_transactions` row, in the order of `transactionInsert`: the
+    /// The columns of one `signed_transactions` row, in the order of `transactionColumns`: the
     /// JWS as `jws` splits it, or whole when `jws` is not given.
     static func columns(_ transaction: NewTransaction, jws: StoredJWS? = nil, factJSON: String? = nil) -> [SQLValue] {
         let fact = transaction.fact
@@ -259,6 +267,14 @@ extension SQLStoreTransaction {
     /// engines (PostgreSQL's database collation might not), as Swift's `String` order of these
     /// ASCII texts does.
     var renewalInfoConflict: String {
+        dialect == .postgres ? Self.renewalInfoConflictPostgres : Self.renewalInfoConflictSQLite
+    }
+
+    // Built once: every renewal info a POST stores names one.
+    private static let renewalInfoConflictSQLite = renewalInfoConflict(.sqlite)
+    private static let renewalInfoConflictPostgres = renewalInfoConflict(.postgres)
+
+    private static func renewalInfoConflict(_ dialect: SQLDialect) -> String {
         let binary = dialect == .postgres ? " COLLATE \"C\"" : ""
         // The header as committed when compared (`0032_renewal_header_reader` says why PostgreSQL
         // asks a function); SQLite's one writer sees every header its transaction can name.
@@ -281,15 +297,12 @@ extension SQLStoreTransaction {
     func insertRenewalInfo(_ renewalInfo: NewRenewalInfo) throws -> Insertion {
         let json = Self.jsonText(renewalInfo.fact)
         let jws = renewalInfo.jws.map(StoredJWS.init)
-        try saveJWSHeaders([jws?.header].compactMap { $0 })
-        let headerApart = jws?.header != nil
+        try saveJWSHeaders(of: [jws])
+        let columns = Self.columns(renewalInfo, jws: jws, factJSON: json)
         let id = try insertReturningId(
-            """
-            \(Self.renewalInfoInsert(headerApart: headerApart))
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9\(headerApart ? ", $10" : ""))
-            \(renewalInfoConflict)
-            RETURNING id
-            """, Self.columns(renewalInfo, jws: jws, factJSON: json))
+            Self.singleRowInsert(
+                into: "signed_renewal_infos", Self.renewalInfoColumns, values: columns,
+                renewalInfoConflict + "\nRETURNING id"), columns)
         // Also a row this insert rewrote (the greater of two at one instant): it holds this fact.
         if let id {
             insertedFacts[InsertedFact(part: 1, id: id)] = (json, .renewalInfo(renewalInfo.fact))
@@ -320,7 +333,8 @@ extension SQLStoreTransaction {
         var inserted = 0
         for (run, headerApart) in Self.runsOfOneShape(stored, kept.indices) {
             inserted += try insertRows(
-                into: Self.renewalInfoInsert(headerApart: headerApart), onConflict: renewalInfoConflict,
+                into: Self.insert(into: "signed_renewal_infos", Self.renewalInfoColumns, headerApart: headerApart),
+                onConflict: renewalInfoConflict,
                 width: headerApart ? 10 : 9,
                 run.map { Self.columns(kept[$0].renewalInfo, jws: stored[$0], factJSON: kept[$0].json) })
         }
@@ -334,12 +348,6 @@ extension SQLStoreTransaction {
         "app_id", "environment", "original_transaction_id", "product_id", "signed_date", "jws", "source", "fact_json",
         "received_at", "jws_header_digest",
     ]
-
-    /// The INSERT of `signed_renewal_infos` rows, as `transactionInsert`.
-    static func renewalInfoInsert(headerApart: Bool) -> String {
-        let columns = headerApart ? renewalInfoColumns : renewalInfoColumns.dropLast()
-        return "INSERT INTO signed_renewal_infos (\(columns.joined(separator: ", ")))"
-    }
 
     /// The columns of one `signed_renewal_infos` row, in the order of `renewalInfoColumns`: the
     /// JWS as `jws` splits it, or whole when `jws` is not given.
