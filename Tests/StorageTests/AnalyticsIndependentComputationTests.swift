@@ -11,9 +11,10 @@ import Testing
 /// (`signed_transactions.fact_json`, the latest signed version of each transaction), agreeing
 /// exactly with the aggregates `AnalyticsAggregation` keeps, on a seeded random history:
 /// monthly subscriptions in USD and EUR started over a year, renewals, full refunds (some in a
-/// later month), lapses, family-shared copies revoked now and then, lifetime purchases, and
-/// purchases of a product in no catalog that have an expiry (never a subscription). Paid
-/// service stays under a year, so every commission is the standard 30 %.
+/// later month), lapses, family-shared copies revoked now and then, lifetime purchases,
+/// purchases of a product in no catalog that have an expiry (never a subscription), and runs of
+/// a product in no catalog signed auto-renewable (a subscription without MRR). Paid service
+/// stays under a year, so every commission is the standard 30 %.
 @Suite struct AnalyticsIndependentComputationTests {
     /// 250 in `make test` (seconds on both engines); `STOREKEEPER_ANALYTICS_CUSTOMERS=10000`
     /// runs issue 13's 10,000-customer history (`make test-analytics-10k`).
@@ -84,6 +85,21 @@ import Testing
                         transactionId: "p\(customer)", originalTransactionId: "p\(customer)", productId: "promo",
                         purchaseDate: purchase, expiresDate: purchase.adding(milliseconds: 30 * day),
                         signedDate: purchase, environment: .production, price: 1990, currency: currency))
+            }
+            if Int.random(in: 0..<9, using: &random) == 0 {
+                // A product in no catalog signed auto-renewable (a subscription the catalog
+                // forgot): counted as a subscription in its own group, with no MRR (no duration
+                // known to make its price monthly). A run of one to three months.
+                var start = IngestionFixture.at(Int64.random(in: 0..<330, using: &random))
+                for period in 0..<Int.random(in: 1...3, using: &random) {
+                    facts.append(
+                        TransactionFact(
+                            transactionId: "s\(customer)-t\(period)", originalTransactionId: "s\(customer)",
+                            productId: "legacy", productKind: .autoRenewable, subscriptionGroup: "legacy",
+                            purchaseDate: start, expiresDate: start.adding(milliseconds: 30 * day), signedDate: start,
+                            environment: .production, price: 4990, currency: currency))
+                    start = start.adding(milliseconds: 30 * day)
+                }
             }
             if Int.random(in: 0..<6, using: &random) == 0 {
                 let purchase = IngestionFixture.at(Int64.random(in: 0..<360, using: &random))
@@ -290,6 +306,16 @@ struct IndependentSQL {
         postgres ? "(f::jsonb ->> '\(name)')::bigint" : "json_extract(f, '$.\(name)')"
     }
 
+    /// A subscription's price as MRR: the price for the catalog's products (every one here is
+    /// monthly), 0 for a product in no catalog (no duration to make its price monthly).
+    static func monthlyPrice(postgres: Bool) -> String {
+        let catalog = IngestionFixture.catalog.products.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        return """
+            (CASE WHEN \(field("productId", postgres: postgres)) IN (\(catalog)) \
+            THEN \(number("price", postgres: postgres)) ELSE 0 END)
+            """
+    }
+
     /// The latest signed version of each Production transaction of the app, with its customer.
     /// Materialized, and on PostgreSQL parsed to `jsonb` there once: inlined, every field read
     /// parsed the text again (over a minute per query for 10,000 customers).
@@ -362,11 +388,11 @@ struct IndependentSQL {
     }
 
     /// Paid and family-shared subscription periods covering `midnight`, and the paid ones' MRR
-    /// per currency (every product here is monthly: MRR is the price).
+    /// per currency (`monthlyPrice`; currencies with none left out).
     static func active(reader: any StoreReader, postgres: Bool, at midnight: Int64) throws
         -> (paid: Int64, family: Int64, mrr: [String: Int64])
     {
-        let price = number("price", postgres: postgres)
+        let price = monthlyPrice(postgres: postgres)
         let purchase = number("purchaseDate", postgres: postgres)
         let expires = number("expiresDate", postgres: postgres)
         let revoked = number("revocationDate", postgres: postgres)
@@ -392,14 +418,14 @@ struct IndependentSQL {
                 family += try row.integer(2)
             } else {
                 paid += try row.integer(2)
-                mrr[try row.text(1)] = try row.integer(3)
+                if try row.integer(3) != 0 { mrr[try row.text(1)] = try row.integer(3) }
             }
         }
         return (paid, family, mrr)
     }
 
-    /// The paid, unrefunded subscription periods (every product here is monthly, one
-    /// subscription per customer) with whether each covers the given midnights.
+    /// The paid, unrefunded subscription periods per subscription (customer and group; every
+    /// product here is monthly) with whether each covers the given midnights, and its MRR.
     static func coverage(postgres: Bool, midnights: [Int64]) -> String {
         let purchase = number("purchaseDate", postgres: postgres)
         let expires = number("expiresDate", postgres: postgres)
@@ -407,14 +433,14 @@ struct IndependentSQL {
             "MAX(CASE WHEN \(purchase) <= \(midnight) AND \(midnight) < \(expires) THEN 1 ELSE 0 END) AS c\(index)"
         }
         return """
-            SELECT customer, \(field("currency", postgres: postgres)) AS currency, MAX(\(number("price", postgres: postgres))) AS price,
+            SELECT customer, \(field("currency", postgres: postgres)) AS currency, MAX(\(monthlyPrice(postgres: postgres))) AS price,
                    \(covers.joined(separator: ", ")),
                    MAX(CASE WHEN ((\(purchase) + 86399999) / 86400000) * 86400000 <= \(midnights[0]) THEN 1 ELSE 0 END)
                        AS paid_before
             FROM latest
             WHERE \(field("ownership", postgres: postgres)) = 'PURCHASED' AND \(subscription(postgres: postgres))
               AND \(field("revocationDate", postgres: postgres)) IS NULL
-            GROUP BY customer, \(field("currency", postgres: postgres))
+            GROUP BY customer, \(field("subscriptionGroup", postgres: postgres)), \(field("currency", postgres: postgres))
             """
     }
 
