@@ -20,7 +20,7 @@
 #      libpq client, the same 10,000 customers (ANALYZE after each chunk of them, as autovacuum
 #      does in production), the server on it, the same POST run.
 #   5. A table: requests/s, p50, p99, the reference, the ratio, the target and PASS/MISS; then
-#      notes, among them Storekeeper's CPU time and storage writes per request in each of its runs.
+#      notes, among them Storekeeper's CPU time and file writes per request in each of its runs.
 #
 # Environment: BENCH_DURATION (per run, default 10s), BENCH_THREADS (default 2),
 # BENCH_CONNECTIONS (default 32), BENCH_NOTIFICATIONS (default: BENCH_POST_CEILING requests/s,
@@ -218,13 +218,16 @@ results=()
 references=()
 notes=()
 # cpu_ticks PID: the process's user and system CPU time so far, in clock ticks, and the bytes it
-# has caused to be written to storage ("USER SYSTEM WRITTEN"; fields 14 and 15 of /proc/PID/stat,
-# counted after the command name, which may hold spaces, and write_bytes of /proc/PID/io, "-"
-# where that cannot be read). SQLite's log and checkpoints are the server's own writes; a
-# PostgreSQL server's are the database's, not counted.
+# has written to files ("USER SYSTEM WRITTEN"; fields 14 and 15 of /proc/PID/stat, counted after
+# the command name, which may hold spaces, and wchar of /proc/PID/io, "-" where that cannot be
+# read). wchar counts the bytes write calls were given (answers go by sendmsg: not counted);
+# write_bytes counts whole page-cache folios dirtied, and gave 840 KiB for a POST whose write
+# calls carried 194 KiB.
+# SQLite's log and checkpoints are the server's own writes; a PostgreSQL server's are the
+# database's, not counted.
 cpu_ticks() {
     local written
-    written=$(awk '/^write_bytes:/ { print $2 }' "/proc/$1/io" 2>/dev/null) || true
+    written=$(awk '/^wchar:/ { print $2 }' "/proc/$1/io" 2>/dev/null) || true
     echo "$(sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }') ${written:--}"
 }
 # cpu_note LABEL BEFORE AFTER WRK_OUTPUT: Storekeeper's CPU time and writes per request during a run, and the
@@ -246,7 +249,7 @@ else:
     print(f"{label}: Storekeeper's CPU {per:.3f} ms a request (user {seconds(user):.3f},"
           f" system {seconds(system):.3f}); {cores} cores allow at most {int(cores) / per * 1000:.0f}/s"
           " at that cost (wrk's and a database server's shares not counted)"
-          + ("" if written is None else f"; it wrote {written / requests / 1024:.1f} KiB to storage a request"))
+          + ("" if written is None else f"; it wrote {written / requests / 1024:.1f} KiB to files a request"))
 EOF
 )")
 }
