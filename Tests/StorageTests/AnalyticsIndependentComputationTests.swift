@@ -306,10 +306,11 @@ struct IndependentSQL {
         postgres ? "(f::jsonb ->> '\(name)')::bigint" : "json_extract(f, '$.\(name)')"
     }
 
-    /// A subscription's price as MRR: the price for the catalog's products (every one here is
-    /// monthly), 0 for a product in no catalog (no duration to make its price monthly).
+    /// A subscription's price as MRR: the price for the catalog's subscriptions (every one here
+    /// is monthly), 0 for a product in no catalog (no duration to make its price monthly).
     static func monthlyPrice(postgres: Bool) -> String {
-        let catalog = IngestionFixture.catalog.products.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        let catalog = IngestionFixture.catalog.products.values.filter { $0.kind == .autoRenewable }
+            .map { "'\($0.productId)'" }.sorted().joined(separator: ", ")
         return """
             (CASE WHEN \(field("productId", postgres: postgres)) IN (\(catalog)) \
             THEN \(number("price", postgres: postgres)) ELSE 0 END)
