@@ -113,6 +113,30 @@ extension SQLStoreTransaction {
         appId: String, environment: AppStoreEnvironment, rules: SubscriptionPollRules, owner: String, now: Timestamp,
         leaseMilliseconds: Int64, limit: Int
     ) throws -> [SubscriptionPoll] {
+        try rows(
+            dialect == .postgres ? Self.subscriptionPollClaimPostgres : Self.subscriptionPollClaimSQLite,
+            .text(owner), SQLValue(now.adding(milliseconds: leaseMilliseconds)), .text(appId),
+            .text(environment.rawValue), SQLValue(now),
+            SQLValue(now.adding(milliseconds: -rules.expiryDelayMilliseconds)),
+            SQLValue(now.adding(milliseconds: -rules.billingRetryIntervalMilliseconds)),
+            SQLValue(now.adding(milliseconds: -rules.staleAfterMilliseconds)), SQLValue(limit)
+        ).map { row throws(StoreError) in
+            SubscriptionPoll(
+                appId: try row.text(0), environment: environment, originalTransactionId: try row.text(2),
+                expiresAt: try row.optionalTimestamp(3), billingRetry: try row.integer(4) != 0,
+                lastFactAt: try row.timestamp(5), lastPolledAt: try row.optionalTimestamp(6))
+        }.sorted { $0.originalTransactionId < $1.originalTransactionId }
+    }
+
+    static let subscriptionPollClaimSQLite = subscriptionPollClaim(lock: "")
+    static let subscriptionPollClaimPostgres = subscriptionPollClaim(lock: "FOR UPDATE SKIP LOCKED")
+
+    /// The claim: leases (`$1` owner, `$2` until) the first `$9` due subscriptions of app `$3`
+    /// in environment `$4` at `$5`, in expiry order (`subscription_watch_due` gives that order
+    /// within the app, so the walk stops at the batch). `$6`: the expiry before which one is
+    /// overdue; `$7`: the last billing-retry poll before which one is due again; `$8`: the last
+    /// word before which an active one is stale.
+    private static func subscriptionPollClaim(lock: String) -> String {
         // Due: in billing retry and nothing heard for an interval; past its expiry (plus the
         // delay) with no fact and no poll since the expiry; or active with nothing heard for
         // the stale time. The latest of the last fact and the last poll is "heard".
@@ -129,8 +153,7 @@ extension SQLStoreTransaction {
                     AND (CASE WHEN last_polled_at IS NULL OR last_fact_at > last_polled_at
                          THEN last_fact_at ELSE last_polled_at END) <= $8))
             """
-        let lock = dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
-        let sql = """
+        return """
             UPDATE subscription_watch SET lease_owner = $1, lease_expires_at = $2
             WHERE (app_id, environment, original_transaction_id) IN (
                 SELECT app_id, environment, original_transaction_id FROM subscription_watch
@@ -141,18 +164,6 @@ extension SQLStoreTransaction {
             RETURNING app_id, environment, original_transaction_id, expires_at, billing_retry, last_fact_at,
                       last_polled_at
             """
-        return try rows(
-            sql, .text(owner), SQLValue(now.adding(milliseconds: leaseMilliseconds)), .text(appId),
-            .text(environment.rawValue), SQLValue(now),
-            SQLValue(now.adding(milliseconds: -rules.expiryDelayMilliseconds)),
-            SQLValue(now.adding(milliseconds: -rules.billingRetryIntervalMilliseconds)),
-            SQLValue(now.adding(milliseconds: -rules.staleAfterMilliseconds)), SQLValue(limit)
-        ).map { row throws(StoreError) in
-            SubscriptionPoll(
-                appId: try row.text(0), environment: environment, originalTransactionId: try row.text(2),
-                expiresAt: try row.optionalTimestamp(3), billingRetry: try row.integer(4) != 0,
-                lastFactAt: try row.timestamp(5), lastPolledAt: try row.optionalTimestamp(6))
-        }.sorted { $0.originalTransactionId < $1.originalTransactionId }
     }
 
     func finishSubscriptionPoll(
