@@ -159,9 +159,12 @@ extension SQLStoreTransaction {
     }
 
     func customerIds(appId: String, after: Int64, limit: Int) throws -> [Int64] {
-        try rows(
-            "SELECT id FROM customers WHERE app_id = $1 AND id > $2 ORDER BY id LIMIT $3", .text(appId),
-            .integer(after), SQLValue(limit)
-        ).map { row throws(StoreError) in try row.integer(0) }
+        try rows(Self.customerIdsAfter, .text(appId), .integer(after), SQLValue(limit)).map {
+            row throws(StoreError) in try row.integer(0)
+        }
     }
+
+    /// A page of the app's customers (`$1`) after id `$2`, `$3` of them: a walk of
+    /// `customers_app` (migration 0034) from `$2`.
+    static let customerIdsAfter = "SELECT id FROM customers WHERE app_id = $1 AND id > $2 ORDER BY id LIMIT $3"
 }

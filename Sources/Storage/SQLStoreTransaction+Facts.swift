@@ -89,16 +89,8 @@ extension SQLStoreTransaction {
     func recentNotifications(appId: String, _ filter: NotificationFilter) throws -> [NotificationSummary] {
         // An absent filter is NULL: one statement, every value bound.
         try rows(
-            """
-            SELECT id, notification_uuid, notification_type, subtype, environment, original_transaction_id,
-                   signed_date, received_at, outcome
-            FROM notifications
-            WHERE app_id = $1 AND (CAST($2 AS TEXT) IS NULL OR outcome = $2)
-              AND (CAST($3 AS TEXT) IS NULL OR notification_type = $3)
-              AND (CAST($4 AS BIGINT) IS NULL OR id < $4)
-            ORDER BY id DESC LIMIT $5
-            """, .text(appId), SQLValue(filter.outcome), SQLValue(filter.type), SQLValue(filter.before),
-            .integer(Int64(filter.limit))
+            Self.recentNotificationsPage, .text(appId), SQLValue(filter.outcome), SQLValue(filter.type),
+            SQLValue(filter.before), .integer(Int64(filter.limit))
         ).map { row throws(StoreError) in
             NotificationSummary(
                 id: try row.integer(0), notificationUUID: try row.text(1), type: try row.text(2),
@@ -107,6 +99,19 @@ extension SQLStoreTransaction {
                 receivedAt: try row.timestamp(7), outcome: try row.optionalText(8))
         }
     }
+
+    /// A page of the app's (`$1`) notifications, newest first, before id `$4` (none: from the
+    /// newest), with outcome `$2` and type `$3` when given, `$5` of them: a walk of
+    /// `notifications_app` (migration 0034) down from `$4`, which stops at the page.
+    static let recentNotificationsPage = """
+        SELECT id, notification_uuid, notification_type, subtype, environment, original_transaction_id,
+               signed_date, received_at, outcome
+        FROM notifications
+        WHERE app_id = $1 AND (CAST($2 AS TEXT) IS NULL OR outcome = $2)
+          AND (CAST($3 AS TEXT) IS NULL OR notification_type = $3)
+          AND id < COALESCE(CAST($4 AS BIGINT), 9223372036854775807)
+        ORDER BY id DESC LIMIT $5
+        """
 
     func notificationCount(appId: String) throws -> Int {
         Int(try row("SELECT COUNT(*) FROM notifications WHERE app_id = $1", .text(appId))?.integer(0) ?? 0)

@@ -173,6 +173,22 @@ extension SQLStoreTransaction {
     func claimPlayRereads(
         appId: String, rules: PlayRereadRules, owner: String, now: Timestamp, leaseMilliseconds: Int64, limit: Int
     ) throws -> [PlaySubscriptionWatch] {
+        try rows(
+            dialect == .postgres ? Self.playRereadClaimPostgres : Self.playRereadClaimSQLite, .text(owner),
+            SQLValue(now.adding(milliseconds: leaseMilliseconds)), .text(appId), SQLValue(now),
+            SQLValue(now.adding(milliseconds: -rules.expiryDelayMilliseconds)),
+            SQLValue(now.adding(milliseconds: -rules.pendingIntervalMilliseconds)), SQLValue(limit)
+        ).map(Self.playWatch).sorted { $0.purchaseToken < $1.purchaseToken }
+    }
+
+    static let playRereadClaimSQLite = playRereadClaim(lock: "")
+    static let playRereadClaimPostgres = playRereadClaim(lock: "FOR UPDATE SKIP LOCKED")
+
+    /// The claim: leases (`$1` owner, `$2` until) the first `$7` due tokens of app `$3` at `$4`,
+    /// known expiries first, earliest first (the order `play_subscription_watch_due` holds, so the
+    /// walk stops at the batch). `$5`: the expiry before which one is overdue; `$6`: the last
+    /// read before which a pending one is due again.
+    private static func playRereadClaim(lock: String) -> String {
         // Due: read with access (active, canceled, in grace) but past its expiry plus the delay,
         // with no read and no re-read since the expiry; or read in grace, on hold or paused, or
         // still read with access past its expiry (a renewal Google has not charged yet), with
@@ -190,8 +206,7 @@ extension SQLStoreTransaction {
                     AND (CASE WHEN last_reread_at IS NULL OR last_read_at > last_reread_at
                          THEN last_read_at ELSE last_reread_at END) <= $6))
             """
-        let lock = dialect == .postgres ? "FOR UPDATE SKIP LOCKED" : ""
-        let sql = """
+        return """
             UPDATE play_subscription_watch SET lease_owner = $1, lease_expires_at = $2
             WHERE (app_id, purchase_token) IN (
                 SELECT app_id, purchase_token FROM play_subscription_watch
@@ -201,11 +216,6 @@ extension SQLStoreTransaction {
                 \(lock))
             RETURNING app_id, purchase_token, state, expires_at, last_read_at, last_reread_at
             """
-        return try rows(
-            sql, .text(owner), SQLValue(now.adding(milliseconds: leaseMilliseconds)), .text(appId), SQLValue(now),
-            SQLValue(now.adding(milliseconds: -rules.expiryDelayMilliseconds)),
-            SQLValue(now.adding(milliseconds: -rules.pendingIntervalMilliseconds)), SQLValue(limit)
-        ).map(Self.playWatch).sorted { $0.purchaseToken < $1.purchaseToken }
     }
 
     func finishPlayReread(

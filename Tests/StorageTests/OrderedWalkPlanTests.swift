@@ -1,0 +1,170 @@
+import AppStoreModels
+import Entitlements
+import StorekeeperTesting
+import Testing
+
+@testable import Storage
+
+/// Pages of one app's rows are read by walking an index in their order and stopping at the page
+/// (migration 0034), never by reading all of the app's rows and sorting them. Before, SQLite
+/// (which never analyzes a Storekeeper store) sorted every customer of the app for each analytics
+/// rebuild batch, every watched Play token for each re-read claim (both in the write
+/// transaction), and every notification of the app for each page of `GET …/notifications`.
+/// PostgreSQL, given statistics, may walk its primary key instead: any walk in order is fine
+/// there, a sort is not.
+@Suite struct OrderedWalkPlanTests {
+    typealias F = IngestionFixture
+    static let other = AppRecord(id: "app-2", bundleId: "com.example.other", environments: [.production])
+    static let rows = 3_000
+
+    /// The plan of `sql` with `arguments`, one line per step.
+    static func plan(_ sql: String, _ arguments: [SQLValue], backend: Backend, in reader: any StoreReader) throws
+        -> String
+    {
+        let connection = (reader as! SQLStoreTransaction).connection
+        switch backend {
+        case .sqlite:
+            return try connection.query("EXPLAIN QUERY PLAN " + sql, arguments).map { row throws(StoreError) in
+                try row.text(3)
+            }.joined(separator: "\n")
+        case .postgres:
+            return try connection.query("EXPLAIN (COSTS OFF) " + sql, arguments).map { row throws(StoreError) in
+                try row.text(0)
+            }.joined(separator: "\n")
+        }
+    }
+
+    /// SQLite walks `index` with no temporary B-tree; PostgreSQL sorts nothing.
+    static func expectOrderedWalk(_ plan: String, index: String, backend: Backend) {
+        if backend == .sqlite {
+            #expect(plan.contains(index), "\(plan)")
+            #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
+        }
+        #expect(!plan.contains("Sort"), "\(plan)")
+        #expect(!plan.contains("Seq Scan"), "\(plan)")
+    }
+
+    static func seed(_ store: any Store, _ body: @escaping @Sendable (any StoreTransaction, String, Int) throws -> Void)
+        async throws
+    {
+        try await F.setUp(store)
+        try await store.write { tx in
+            try tx.saveApp(Self.other, at: F.at(0))
+            for appId in [F.appId, Self.other.id] {
+                for n in 0..<Self.rows { try body(tx, appId, n) }
+            }
+            try tx.refreshPlannerStatistics()
+        }
+    }
+
+    @Test(arguments: Backend.enabled)
+    func rebuildBatchesWalkTheAppsCustomers(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.seed(store) { tx, appId, n in
+                _ = try tx.ensureCustomer(appId: appId, appUserId: "user-\(n)", at: F.at(0))
+            }
+            let (plan, page, all) = try await store.read { reader in
+                let all = try reader.sql("SELECT id FROM customers WHERE app_id = $1 ORDER BY id", .text(F.appId))
+                    .map { row throws(StoreError) in try row.integer(0) }
+                let after = all[999]
+                return (
+                    try Self.plan(
+                        SQLStoreTransaction.customerIdsAfter, [.text(F.appId), .integer(after), .integer(100)],
+                        backend: backend, in: reader),
+                    try (reader as! SQLStoreTransaction).customerIds(appId: F.appId, after: after, limit: 100), all
+                )
+            }
+            Self.expectOrderedWalk(plan, index: "customers_app", backend: backend)
+            #expect(all.count == Self.rows)
+            #expect(page == Array(all[1000..<1100]))
+        }
+    }
+
+    @Test(arguments: Backend.enabled)
+    func playRereadClaimsWalkTheAppsTokensInOrder(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            // Every tenth token has no known expiry (last in the claim's order); the others
+            // expire over 300 days, read at day 0 with access: all overdue at day 400.
+            try await Self.seed(store) { tx, appId, n in
+                _ = try tx.sql(
+                    """
+                    INSERT INTO play_subscription_watch (app_id, purchase_token, state, expires_at, last_read_at)
+                    VALUES ($1, $2, $3, $4, $5)
+                    """, .text(appId), .text("t\(n)"), .text(PlaySubscriptionState.active.rawValue),
+                    n % 10 == 0 ? .null : SQLValue(F.at(Int64(n % 300) + 1)), SQLValue(F.at(0)))
+            }
+            let now = F.at(400)
+            let rules = PlayRereadRules(expiryDelayMilliseconds: 3_600_000, pendingIntervalMilliseconds: 86_400_000)
+            let plan = try await store.read { reader in
+                try Self.plan(
+                    backend == .postgres
+                        ? SQLStoreTransaction.playRereadClaimPostgres : SQLStoreTransaction.playRereadClaimSQLite,
+                    [
+                        .text("owner"), SQLValue(now.adding(milliseconds: 60_000)), .text(F.appId), SQLValue(now),
+                        SQLValue(now.adding(milliseconds: -rules.expiryDelayMilliseconds)),
+                        SQLValue(now.adding(milliseconds: -rules.pendingIntervalMilliseconds)), .integer(45),
+                    ], backend: backend, in: reader)
+            }
+            Self.expectOrderedWalk(plan, index: "play_subscription_watch_due", backend: backend)
+            #expect(!plan.contains("play_subscription_watch_expires"), "\(plan)")
+
+            // The 45 earliest known expiries (nine tokens a day with one: days 1 to 5), ties by
+            // token; none without an expiry.
+            let claimed = try await store.write { tx in
+                try tx.claimPlayRereads(
+                    appId: F.appId, rules: rules, owner: "owner", now: now, leaseMilliseconds: 60_000, limit: 45)
+            }
+            var known: [(expires: Int64, token: String)] = []
+            for n in 0..<Self.rows where n % 10 != 0 { known.append((Int64(n % 300) + 1, "t\(n)")) }
+            known.sort { $0.expires != $1.expires ? $0.expires < $1.expires : $0.token < $1.token }
+            let expected = known.prefix(45)
+            #expect(claimed.map(\.purchaseToken) == expected.map(\.token).sorted())
+            #expect(Set(claimed.compactMap(\.expiresAt)) == Set(expected.map { F.at($0.expires) }))
+        }
+    }
+
+    @Test(arguments: Backend.enabled)
+    func notificationPagesWalkTheAppsNotifications(_ backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.seed(store) { tx, appId, n in
+                _ = try tx.sql(
+                    """
+                    INSERT INTO notifications (app_id, notification_uuid, notification_type, signed_date, received_at,
+                                               signed_payload)
+                    VALUES ($1, $2, $3, $4, $4, 'payload')
+                    """, .text(appId), .text("uuid-\(appId)-\(n)"), .text(n % 2 == 0 ? "DID_RENEW" : "EXPIRED"),
+                    SQLValue(F.at(Int64(n % 300))))
+            }
+            let newest: [SQLValue] = [.text(F.appId), .null, .null, .null, .integer(50)]
+            let older: [SQLValue] = [.text(F.appId), .null, .null, .integer(1_000), .integer(50)]
+            let (first, deeper, ids) = try await store.read { reader in
+                (
+                    try Self.plan(
+                        SQLStoreTransaction.recentNotificationsPage, newest, backend: backend, in: reader),
+                    try Self.plan(
+                        SQLStoreTransaction.recentNotificationsPage, older, backend: backend, in: reader),
+                    try reader.sql("SELECT id FROM notifications WHERE app_id = $1 ORDER BY id DESC", .text(F.appId))
+                        .map { row throws(StoreError) in try row.integer(0) }
+                )
+            }
+            Self.expectOrderedWalk(first, index: "notifications_app", backend: backend)
+            Self.expectOrderedWalk(deeper, index: "notifications_app", backend: backend)
+
+            // The newest page, then the one before an id, then the renewals of that page.
+            let before = ids[49]
+            let pages = try await store.read { reader in
+                (
+                    try reader.recentNotifications(appId: F.appId, NotificationFilter(limit: 50)).map(\.id),
+                    try reader.recentNotifications(appId: F.appId, NotificationFilter(before: before, limit: 50))
+                        .map(\.id),
+                    try reader.recentNotifications(
+                        appId: F.appId, NotificationFilter(type: "DID_RENEW", before: before, limit: 50)
+                    ).map(\.type)
+                )
+            }
+            #expect(pages.0 == Array(ids[0..<50]))
+            #expect(pages.1 == Array(ids[50..<100]))
+            #expect(pages.2 == Array(repeating: "DID_RENEW", count: 50))
+        }
+    }
+}
