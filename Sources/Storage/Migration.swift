@@ -24,7 +24,7 @@ public struct Migration: Sendable, Hashable {
         analyticsPeriodsCovering,
         analyticsRunEnds, inlineFactRows, factsBeforePayloads, stateDigests, factStamps,
         lazyFactStamps, jwsHeaders, notificationJWSHeaders, renewalJWSHeaders,
-        renewalHeaderReader, subscriptionWatchDue, orderedWalks,
+        renewalHeaderReader, subscriptionWatchDue, orderedWalks, webhookLeaseSweep,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.
