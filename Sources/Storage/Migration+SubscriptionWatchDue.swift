@@ -9,14 +9,12 @@ extension Migration {
     /// else reads.
     static let subscriptionWatchDue = Migration(
         identifier: "0033_subscription_watch_due",
-        sqlite: """
-            CREATE INDEX subscription_watch_due
-                ON subscription_watch (app_id, environment, expires_at, original_transaction_id);
-            DROP INDEX subscription_watch_expires;
-            """,
-        postgres: """
-            CREATE INDEX subscription_watch_due
-                ON subscription_watch (app_id, environment, expires_at, original_transaction_id);
-            DROP INDEX subscription_watch_expires;
-            """)
+        sqlite: subscriptionWatchDueSQL, postgres: subscriptionWatchDueSQL)
+
+    /// The same statements on both engines.
+    private static let subscriptionWatchDueSQL = """
+        CREATE INDEX subscription_watch_due
+            ON subscription_watch (app_id, environment, expires_at, original_transaction_id);
+        DROP INDEX subscription_watch_expires;
+        """
 }

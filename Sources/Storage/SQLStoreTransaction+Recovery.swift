@@ -132,16 +132,19 @@ extension SQLStoreTransaction {
     static let subscriptionPollClaimPostgres = subscriptionPollClaim(lock: "FOR UPDATE SKIP LOCKED")
 
     /// The claim: leases (`$1` owner, `$2` until) the first `$9` due subscriptions of app `$3`
-    /// in environment `$4` at `$5`, in expiry order (`subscription_watch_due` gives that order
-    /// within the app, so the walk stops at the batch). `$6`: the expiry before which one is
+    /// in environment `$4` at `$5`, in expiry order (`subscription_watch_pollable` gives that
+    /// order within the app's subscriptions that can be due, so the walk stops at the batch). `$6`: the expiry before which one is
     /// overdue; `$7`: the last billing-retry poll before which one is due again; `$8`: the last
     /// word before which an active one is stale.
     private static func subscriptionPollClaim(lock: String) -> String {
         // Due: in billing retry and nothing heard for an interval; past its expiry (plus the
         // delay) with no fact and no poll since the expiry; or active with nothing heard for
         // the stale time. The latest of the last fact and the last poll is "heard".
+        // The first condition is the index's (`subscription_watch_pollable`), word for word: every
+        // branch below implies it, and stating it lets the engines walk that index.
         let due = """
             app_id = $3 AND environment = $4
+              AND (billing_retry = 1 OR (last_fact_at < expires_at AND (last_polled_at IS NULL OR last_polled_at < expires_at)))
               AND (lease_expires_at IS NULL OR lease_expires_at <= $5)
               AND (
                 (billing_retry = 1

@@ -5,8 +5,9 @@ import Testing
 
 @testable import Storage
 
-/// The status-polling claim walks one app's watched subscriptions in expiry order and stops at
-/// its batch (migration 0033): it never sorts the app's whole watch list. Before, SQLite (no
+/// The status-polling claim walks one app's watched subscriptions that can be due in expiry order
+/// and stops at its batch (migrations 0033, 0036): it never sorts the app's whole watch list, nor
+/// walks the lapsed ones. Before, SQLite (no
 /// statistics) searched the primary key's app prefix and sorted every row of the app in a
 /// temporary B-tree under the write lock, and PostgreSQL walked an index of every app's expiries.
 @Suite struct SubscriptionPollClaimPlanTests {
@@ -19,8 +20,10 @@ import Testing
             try await F.setUp(store)
             let other = AppRecord(id: "app-2", bundleId: "com.example.other", environments: [.production])
             // 3,000 watched subscriptions in each of two apps, expiring over 300 days, none heard
-            // of since day 0: at day 400 every one is overdue, the claim's best case for an index
-            // in order (PostgreSQL's planner weighs it against a sort with statistics).
+            // of since day 0: at day 400 every one is overdue. Before them in expiry order, 3,000
+            // lapsed ones of each app, polled after their expiry: never due again, and never
+            // walked (`subscription_watch_pollable` leaves them out; found by review: a walk of
+            // all of them cost more than the sort it replaced).
             try await store.write { tx in
                 try tx.saveApp(other, at: F.at(0))
                 for appId in [F.appId, other.id] {
@@ -29,8 +32,15 @@ import Testing
                             SubscriptionWatchUpdate(
                                 appId: appId, environment: .production, originalTransactionId: "w\(n)",
                                 expiresAt: F.at(Int64(n % 300) + 1), factAt: F.at(0)))
+                        try tx.watchSubscription(
+                            SubscriptionWatchUpdate(
+                                appId: appId, environment: .production, originalTransactionId: "lapsed-\(n)",
+                                expiresAt: F.at(-Int64(n % 300) - 1), factAt: F.at(-400)))
                     }
                 }
+                _ = try tx.sql(
+                    "UPDATE subscription_watch SET last_polled_at = $1 WHERE original_transaction_id LIKE 'lapsed-%'",
+                    SQLValue(F.at(0)))
                 try tx.refreshPlannerStatistics()
             }
             let now = F.at(400)
@@ -58,7 +68,8 @@ import Testing
                 }
             }
             let text = plan.joined(separator: "\n")
-            #expect(text.contains("subscription_watch_due"), "\(text)")
+            #expect(text.contains("subscription_watch_pollable"), "\(text)")
+            #expect(!text.contains("subscription_watch_due"), "\(text)")
             #expect(!text.contains("subscription_watch_expires"), "\(text)")
             // No sort of the app's rows: SQLite's temporary B-tree, PostgreSQL's Sort or
             // Incremental Sort node.
