@@ -14,14 +14,11 @@ extension Migration {
     /// replaces `play_subscription_watch_expires`, which nothing else reads.
     static let orderedWalks = Migration(
         identifier: "0034_ordered_walks",
-        sqlite: orderedWalksSQL, postgres: orderedWalksSQL)
-
-    /// The same statements on both engines.
-    private static let orderedWalksSQL = """
-        CREATE INDEX customers_app ON customers (app_id, id);
-        CREATE INDEX play_subscription_watch_due ON play_subscription_watch (
-            app_id, (CASE WHEN expires_at IS NULL THEN 1 ELSE 0 END), expires_at, purchase_token);
-        DROP INDEX play_subscription_watch_expires;
-        CREATE INDEX notifications_app ON notifications (app_id, id);
-        """
+        sql: """
+            CREATE INDEX customers_app ON customers (app_id, id);
+            CREATE INDEX play_subscription_watch_due ON play_subscription_watch (
+                app_id, (CASE WHEN expires_at IS NULL THEN 1 ELSE 0 END), expires_at, purchase_token);
+            DROP INDEX play_subscription_watch_expires;
+            CREATE INDEX notifications_app ON notifications (app_id, id);
+            """)
 }

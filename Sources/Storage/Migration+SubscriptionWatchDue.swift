@@ -9,12 +9,9 @@ extension Migration {
     /// else reads.
     static let subscriptionWatchDue = Migration(
         identifier: "0033_subscription_watch_due",
-        sqlite: subscriptionWatchDueSQL, postgres: subscriptionWatchDueSQL)
-
-    /// The same statements on both engines.
-    private static let subscriptionWatchDueSQL = """
-        CREATE INDEX subscription_watch_due
-            ON subscription_watch (app_id, environment, expires_at, original_transaction_id);
-        DROP INDEX subscription_watch_expires;
-        """
+        sql: """
+            CREATE INDEX subscription_watch_due
+                ON subscription_watch (app_id, environment, expires_at, original_transaction_id);
+            DROP INDEX subscription_watch_expires;
+            """)
 }

@@ -11,13 +11,10 @@ extension Migration {
     /// claim never lacks both.
     static let subscriptionWatchPollable = Migration(
         identifier: "0036_subscription_watch_pollable",
-        sqlite: subscriptionWatchPollableSQL, postgres: subscriptionWatchPollableSQL)
-
-    /// The same statements on both engines.
-    private static let subscriptionWatchPollableSQL = """
-        CREATE INDEX subscription_watch_pollable
-            ON subscription_watch (app_id, environment, expires_at, original_transaction_id)
-            WHERE billing_retry = 1 OR (last_fact_at < expires_at AND (last_polled_at IS NULL OR last_polled_at < expires_at));
-        DROP INDEX subscription_watch_due;
-        """
+        sql: """
+            CREATE INDEX subscription_watch_pollable
+                ON subscription_watch (app_id, environment, expires_at, original_transaction_id)
+                WHERE billing_retry = 1 OR (last_fact_at < expires_at AND (last_polled_at IS NULL OR last_polled_at < expires_at));
+            DROP INDEX subscription_watch_due;
+            """)
 }

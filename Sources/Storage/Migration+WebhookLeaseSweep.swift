@@ -6,11 +6,8 @@ extension Migration {
     /// it is delivered or dead-lettered: the delivery path's writes, never ingestion's.
     static let webhookLeaseSweep = Migration(
         identifier: "0035_webhook_lease_sweep",
-        sqlite: webhookLeaseSweepSQL, postgres: webhookLeaseSweepSQL)
-
-    /// The same statements on both engines.
-    private static let webhookLeaseSweepSQL = """
-        CREATE INDEX webhook_outbox_lease ON webhook_outbox (lease_expires_at)
-            WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND lease_expires_at IS NOT NULL;
-        """
+        sql: """
+            CREATE INDEX webhook_outbox_lease ON webhook_outbox (lease_expires_at)
+                WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND lease_expires_at IS NOT NULL;
+            """)
 }

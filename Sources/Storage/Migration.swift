@@ -9,6 +9,17 @@ public struct Migration: Sendable, Hashable {
     let sqlite: String
     let postgres: String
 
+    /// A change whose statements are the same on both engines.
+    init(identifier: String, sql: String) {
+        self.init(identifier: identifier, sqlite: sql, postgres: sql)
+    }
+
+    init(identifier: String, sqlite: String, postgres: String) {
+        self.identifier = identifier
+        self.sqlite = sqlite
+        self.postgres = postgres
+    }
+
     func sql(for dialect: SQLDialect) -> String {
         switch dialect {
         case .sqlite: return sqlite

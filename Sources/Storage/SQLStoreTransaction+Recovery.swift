@@ -120,12 +120,8 @@ extension SQLStoreTransaction {
             SQLValue(now.adding(milliseconds: -rules.expiryDelayMilliseconds)),
             SQLValue(now.adding(milliseconds: -rules.billingRetryIntervalMilliseconds)),
             SQLValue(now.adding(milliseconds: -rules.staleAfterMilliseconds)), SQLValue(limit)
-        ).map { row throws(StoreError) in
-            SubscriptionPoll(
-                appId: try row.text(0), environment: environment, originalTransactionId: try row.text(2),
-                expiresAt: try row.optionalTimestamp(3), billingRetry: try row.integer(4) != 0,
-                lastFactAt: try row.timestamp(5), lastPolledAt: try row.optionalTimestamp(6))
-        }.sorted { $0.originalTransactionId < $1.originalTransactionId }
+        ).map { row throws(StoreError) in try Self.subscriptionPoll(row, environment: environment) }
+            .sorted { $0.originalTransactionId < $1.originalTransactionId }
     }
 
     static let subscriptionPollClaimSQLite = subscriptionPollClaim(lock: "")
@@ -133,9 +129,9 @@ extension SQLStoreTransaction {
 
     /// The claim: leases (`$1` owner, `$2` until) the first `$9` due subscriptions of app `$3`
     /// in environment `$4` at `$5`, in expiry order (`subscription_watch_pollable` gives that
-    /// order within the app's subscriptions that can be due, so the walk stops at the batch). `$6`: the expiry before which one is
-    /// overdue; `$7`: the last billing-retry poll before which one is due again; `$8`: the last
-    /// word before which an active one is stale.
+    /// order within the app's subscriptions that can be due, so the walk stops at the batch).
+    /// `$6`: the expiry before which one is overdue; `$7`: the last billing-retry poll before
+    /// which one is due again; `$8`: the last word before which an active one is stale.
     private static func subscriptionPollClaim(lock: String) -> String {
         // Due: in billing retry and nothing heard for an interval; past its expiry (plus the
         // delay) with no fact and no poll since the expiry; or active with nothing heard for
@@ -198,11 +194,17 @@ extension SQLStoreTransaction {
             SELECT app_id, environment, original_transaction_id, expires_at, billing_retry, last_fact_at, last_polled_at
             FROM subscription_watch WHERE app_id = $1 AND environment = $2 AND original_transaction_id = $3
             """, .text(appId), .text(environment.rawValue), .text(originalTransactionId)
-        ).map { row throws(StoreError) in
-            SubscriptionPoll(
-                appId: try row.text(0), environment: environment, originalTransactionId: try row.text(2),
-                expiresAt: try row.optionalTimestamp(3), billingRetry: try row.integer(4) != 0,
-                lastFactAt: try row.timestamp(5), lastPolledAt: try row.optionalTimestamp(6))
-        }
+        ).map { row throws(StoreError) in try Self.subscriptionPoll(row, environment: environment) }
+    }
+
+    /// A watched subscription read as (app, environment, original transaction, expiry, billing
+    /// retry, last fact, last poll), the columns the claim returns and `subscriptionWatch` reads.
+    private static func subscriptionPoll(_ row: SQLRow, environment: AppStoreEnvironment) throws(StoreError)
+        -> SubscriptionPoll
+    {
+        SubscriptionPoll(
+            appId: try row.text(0), environment: environment, originalTransactionId: try row.text(2),
+            expiresAt: try row.optionalTimestamp(3), billingRetry: try row.integer(4) != 0,
+            lastFactAt: try row.timestamp(5), lastPolledAt: try row.optionalTimestamp(6))
     }
 }

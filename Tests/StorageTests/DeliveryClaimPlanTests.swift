@@ -12,11 +12,7 @@ import Testing
     static func plan(_ sql: String, _ arguments: [SQLValue]) async throws -> String {
         var text = ""
         try await withStore(.sqlite) { store, _ in
-            text = try await store.read { reader in
-                try (reader as! SQLStoreTransaction).connection.query("EXPLAIN QUERY PLAN " + sql, arguments).map {
-                    row throws(StoreError) in try row.text(3)
-                }.joined(separator: "\n")
-            }
+            text = try await store.read { reader in try reader.queryPlan(sql, arguments) }
         }
         return text
     }

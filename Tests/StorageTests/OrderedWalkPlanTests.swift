@@ -17,23 +17,6 @@ import Testing
     static let other = AppRecord(id: "app-2", bundleId: "com.example.other", environments: [.production])
     static let rows = 3_000
 
-    /// The plan of `sql` with `arguments`, one line per step.
-    static func plan(_ sql: String, _ arguments: [SQLValue], backend: Backend, in reader: any StoreReader) throws
-        -> String
-    {
-        let connection = (reader as! SQLStoreTransaction).connection
-        switch backend {
-        case .sqlite:
-            return try connection.query("EXPLAIN QUERY PLAN " + sql, arguments).map { row throws(StoreError) in
-                try row.text(3)
-            }.joined(separator: "\n")
-        case .postgres:
-            return try connection.query("EXPLAIN (COSTS OFF) " + sql, arguments).map { row throws(StoreError) in
-                try row.text(0)
-            }.joined(separator: "\n")
-        }
-    }
-
     /// SQLite walks `index` with no temporary B-tree; PostgreSQL sorts nothing, and for a page
     /// (`scans: false`) reads no table whole. A claim's outer update may join back to its table
     /// as PostgreSQL's costs choose, so only its order is asserted there.
@@ -70,9 +53,8 @@ import Testing
                     .map { row throws(StoreError) in try row.integer(0) }
                 let after = all[999]
                 return (
-                    try Self.plan(
-                        SQLStoreTransaction.customerIdsAfter, [.text(F.appId), .integer(after), .integer(100)],
-                        backend: backend, in: reader),
+                    try reader.queryPlan(
+                        SQLStoreTransaction.customerIdsAfter, [.text(F.appId), .integer(after), .integer(100)]),
                     try (reader as! SQLStoreTransaction).customerIds(appId: F.appId, after: after, limit: 100), all
                 )
             }
@@ -103,14 +85,14 @@ import Testing
             let now = F.at(400)
             let rules = PlayRereadRules(expiryDelayMilliseconds: 3_600_000, pendingIntervalMilliseconds: 86_400_000)
             let plan = try await store.read { reader in
-                try Self.plan(
+                try reader.queryPlan(
                     backend == .postgres
                         ? SQLStoreTransaction.playRereadClaimPostgres : SQLStoreTransaction.playRereadClaimSQLite,
                     [
                         .text("owner"), SQLValue(now.adding(milliseconds: 60_000)), .text(F.appId), SQLValue(now),
                         SQLValue(now.adding(milliseconds: -rules.expiryDelayMilliseconds)),
                         SQLValue(now.adding(milliseconds: -rules.pendingIntervalMilliseconds)), .integer(45),
-                    ], backend: backend, in: reader)
+                    ])
             }
             Self.expectOrderedWalk(plan, index: "play_subscription_watch_due", backend: backend, scans: true)
             #expect(!plan.contains("play_subscription_watch_expires"), "\(plan)")
@@ -150,10 +132,8 @@ import Testing
             }
             let (first, deeper, ids) = try await store.read { reader in
                 (
-                    try Self.plan(
-                        SQLStoreTransaction.recentNotificationsPage, newest, backend: backend, in: reader),
-                    try Self.plan(
-                        SQLStoreTransaction.recentNotificationsPage, older, backend: backend, in: reader),
+                    try reader.queryPlan(SQLStoreTransaction.recentNotificationsPage, newest),
+                    try reader.queryPlan(SQLStoreTransaction.recentNotificationsPage, older),
                     try reader.sql("SELECT id FROM notifications WHERE app_id = $1 ORDER BY id DESC", .text(F.appId))
                         .map { row throws(StoreError) in try row.integer(0) }
                 )

@@ -54,20 +54,13 @@ import Testing
                 SQLValue(now.adding(milliseconds: -rules.billingRetryIntervalMilliseconds)),
                 SQLValue(now.adding(milliseconds: -rules.staleAfterMilliseconds)), .integer(45),
             ]
-            let plan = try await store.read { reader -> [String] in
-                let transaction = reader as! SQLStoreTransaction
-                switch backend {
-                case .sqlite:
-                    return try transaction.connection.query(
-                        "EXPLAIN QUERY PLAN " + SQLStoreTransaction.subscriptionPollClaimSQLite, arguments
-                    ).map { row throws(StoreError) in try row.text(3) }
-                case .postgres:
-                    return try transaction.connection.query(
-                        "EXPLAIN (COSTS OFF) " + SQLStoreTransaction.subscriptionPollClaimPostgres, arguments
-                    ).map { row throws(StoreError) in try row.text(0) }
-                }
+            let text = try await store.read { reader in
+                try reader.queryPlan(
+                    backend == .postgres
+                        ? SQLStoreTransaction.subscriptionPollClaimPostgres
+                        : SQLStoreTransaction.subscriptionPollClaimSQLite,
+                    arguments)
             }
-            let text = plan.joined(separator: "\n")
             #expect(text.contains("subscription_watch_pollable"), "\(text)")
             #expect(!text.contains("subscription_watch_due"), "\(text)")
             #expect(!text.contains("subscription_watch_expires"), "\(text)")

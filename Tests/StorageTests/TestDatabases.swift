@@ -118,6 +118,22 @@ extension StoreReader {
         try (self as! SQLStoreTransaction).connection.query(text, arguments)
     }
 
+    /// How the engine would run `text` with `arguments`, a line per step: SQLite's `EXPLAIN
+    /// QUERY PLAN` details, PostgreSQL's `EXPLAIN (COSTS OFF)` lines.
+    func queryPlan(_ text: String, _ arguments: [SQLValue]) throws -> String {
+        let connection = (self as! SQLStoreTransaction).connection
+        switch connection.dialect {
+        case .sqlite:
+            return try connection.query("EXPLAIN QUERY PLAN " + text, arguments).map { row throws(StoreError) in
+                try row.text(3)
+            }.joined(separator: "\n")
+        case .postgres:
+            return try connection.query("EXPLAIN (COSTS OFF) " + text, arguments).map { row throws(StoreError) in
+                try row.text(0)
+            }.joined(separator: "\n")
+        }
+    }
+
     func count(_ table: String) throws -> Int64 {
         try sql("SELECT COUNT(*) FROM \(table)")[0].integer(0)
     }
