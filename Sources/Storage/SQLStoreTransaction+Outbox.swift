@@ -5,40 +5,52 @@ import AppStoreModels
 extension SQLStoreTransaction {
     func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int {
         var added = 0
+        var customersWithNewRows = Set<Int64>()
         for event in events {
-            added += try execute(
+            let rows = try execute(
                 """
                 INSERT INTO webhook_outbox (event_row_id, endpoint_id, customer_id, attempts, next_attempt_at,
                                             created_at)
                 SELECT $1, id, $4, 0, $2, $2 FROM webhook_endpoints WHERE app_id = $3 AND enabled = 1
                 ON CONFLICT (event_row_id, endpoint_id) DO NOTHING
                 """, .integer(event.sequence), SQLValue(at), .text(appId), .integer(event.customerId))
+            if rows > 0 { customersWithNewRows.insert(event.customerId) }
+            added += rows
         }
-        // A queue that exists keeps its schedule: an event behind a failed one waits for its retry.
-        for customerId in Set(events.map(\.customerId)).sorted() {
-            try execute(
-                """
-                INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
-                SELECT $1, id, $2 FROM webhook_endpoints WHERE app_id = $3 AND enabled = 1
-                ON CONFLICT (customer_id, endpoint_id) DO NOTHING
-                """, .integer(customerId), SQLValue(at), .text(appId))
+        // A queue that exists keeps its schedule (an event behind a failed one waits for its
+        // retry); a drained one is due again.
+        for customerId in customersWithNewRows.sorted() {
+            try execute(Self.queueReopen, .integer(customerId), SQLValue(at), .text(appId))
         }
         return added
     }
 
+    /// The queues of customer `$1` to the enabled endpoints of app `$3`, due at `$2` when new or
+    /// drained (`next_attempt_at` NULL, migration 0037). The upsert locks a queue it finds, even
+    /// when it changes nothing (PostgreSQL), so a drain cannot read the queue empty while a
+    /// delivery enqueued beside this is uncommitted and then mark it drained after (see
+    /// `drainIfEmpty`).
+    static let queueReopen = """
+        INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
+        SELECT $1, id, $2 FROM webhook_endpoints WHERE app_id = $3 AND enabled = 1
+        ON CONFLICT (customer_id, endpoint_id) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
+        WHERE webhook_queues.next_attempt_at IS NULL
+        """
+
     /// The condition on queue `q` of being claimable at the parameter `now`: due, not leased, and
-    /// holding a pending delivery; of the endpoint parameter `endpoint` when given. The endpoint is
-    /// named inside the pending rows' subquery too, which then reads that endpoint's rows through
-    /// `webhook_outbox_queue`: without it SQLite listed every pending row of every endpoint for
-    /// each claim (58 ms with 100,000 rows pending for a dead endpoint, in the write transaction).
+    /// holding a pending delivery; of the endpoint `endpoint` when given. A drained queue's
+    /// `next_attempt_at` is NULL, so only queues with work are in the due range of
+    /// `webhook_queues_due` (migration 0037); the pending delivery is then one probe of
+    /// `webhook_outbox_queue` per queue. (An `IN` list of every pending delivery cost a claim of
+    /// a dead endpoint with 100,000 of them 86 ms, in the write transaction.)
     static func claimableQueue(now: String, endpoint: String? = nil) -> String {
         let ofEndpoint = endpoint.map { " AND q.endpoint_id = \($0)" } ?? ""
-        let pendingOfEndpoint = endpoint.map { " AND o.endpoint_id = \($0)" } ?? ""
         return """
             q.next_attempt_at <= \(now) AND (q.lease_expires_at IS NULL OR q.lease_expires_at <= \(now))\(ofEndpoint)
-              AND (q.customer_id, q.endpoint_id) IN (
-                  SELECT o.customer_id, o.endpoint_id FROM webhook_outbox o
-                  WHERE o.delivered_at IS NULL AND o.dead_lettered_at IS NULL\(pendingOfEndpoint))
+              AND EXISTS (
+                  SELECT 1 FROM webhook_outbox o
+                  WHERE o.endpoint_id = q.endpoint_id AND o.customer_id = q.customer_id
+                    AND o.delivered_at IS NULL AND o.dead_lettered_at IS NULL)
             """
     }
 
@@ -52,7 +64,35 @@ extension SQLStoreTransaction {
             last_error = COALESCE(last_error, 'lease_expired')
         WHERE delivered_at IS NULL AND dead_lettered_at IS NULL AND attempts >= $2
           AND lease_expires_at IS NOT NULL AND lease_expires_at <= $1
+        RETURNING customer_id, endpoint_id
         """
+
+    /// Marks queue (`customerId`, `endpointId`) drained (migration 0037) when it holds no pending
+    /// delivery. On PostgreSQL the queue's row is locked before the emptiness is read, by the
+    /// caller (`holds`) or here: an enqueue holds that lock from its upsert to its commit
+    /// (`queueReopen`), so the read, a statement that starts after the lock is granted, sees
+    /// the enqueued delivery, or the enqueue waits and then finds the queue drained and reopens
+    /// it. Unlocked, the read could miss a delivery committed before the update, and the queue
+    /// would never be claimed again. A queue another transaction holds is left as it is (`SKIP
+    /// LOCKED`): one that stays due while empty costs a probe a round, nothing more.
+    private func drainIfEmpty(customerId: Int64, endpointId: String, locked: Bool) throws {
+        if dialect == .postgres, !locked {
+            let lock = try row(
+                """
+                SELECT 1 FROM webhook_queues WHERE customer_id = $1 AND endpoint_id = $2 FOR UPDATE SKIP LOCKED
+                """, .integer(customerId), .text(endpointId))
+            guard lock != nil else { return }
+        }
+        try execute(
+            """
+            UPDATE webhook_queues SET next_attempt_at = NULL
+            WHERE customer_id = $1 AND endpoint_id = $2 AND next_attempt_at IS NOT NULL
+              AND NOT EXISTS (
+                  SELECT 1 FROM webhook_outbox o
+                  WHERE o.endpoint_id = $2 AND o.customer_id = $1 AND o.delivered_at IS NULL
+                    AND o.dead_lettered_at IS NULL)
+            """, .integer(customerId), .text(endpointId))
+    }
 
     /// The claimable queues (`$1` now), `$2` of them, of endpoint `$3` when `endpoint`, oldest due
     /// first; PostgreSQL locks them (`lock`).
@@ -67,22 +107,35 @@ extension SQLStoreTransaction {
     }
 
     func dueDeliveryEndpoints(now: Timestamp, limit: Int) throws -> [String] {
-        try rows(
-            """
-            SELECT q.endpoint_id FROM webhook_queues q
-            WHERE \(Self.claimableQueue(now: "$1"))
-            GROUP BY q.endpoint_id
-            ORDER BY MIN(q.next_attempt_at), q.endpoint_id
-            LIMIT $2
-            """, SQLValue(now), SQLValue(limit)
-        ).map { row throws(StoreError) in try row.text(0) }
+        try rows(Self.dueEndpoints, SQLValue(now), SQLValue(limit)).map { row throws(StoreError) in try row.text(0) }
     }
+
+    /// The endpoints with a claimable queue at `$1`, `$2` of them, by their earliest due queue:
+    /// each endpoint's first claimable queue is found by walking `webhook_queues_due` in order,
+    /// so a round reads a few entries per endpoint, not every queue.
+    static let dueEndpoints = """
+        SELECT d.id FROM (
+            SELECT p.id, (
+                SELECT q.next_attempt_at FROM webhook_queues q
+                WHERE \(claimableQueue(now: "$1", endpoint: "p.id"))
+                ORDER BY q.next_attempt_at
+                LIMIT 1) AS due
+            FROM webhook_endpoints p) d
+        WHERE d.due IS NOT NULL
+        ORDER BY d.due, d.id
+        LIMIT $2
+        """
 
     func claimDeliveries(
         endpointId: String?, owner: String, now: Timestamp, leaseMilliseconds: Int64, queues: Int, batchSize: Int,
         maxAttempts: Int
     ) throws -> [OutboxDelivery] {
-        try execute(Self.expiredLeaseSweep, SQLValue(now), SQLValue(maxAttempts))
+        let swept = try rows(Self.expiredLeaseSweep, SQLValue(now), SQLValue(maxAttempts)).map {
+            row throws(StoreError) in QueueKey(customerId: try row.integer(0), endpointId: try row.text(1))
+        }
+        for queue in Set(swept).sorted() {
+            try drainIfEmpty(customerId: queue.customerId, endpointId: queue.endpointId, locked: false)
+        }
         guard queues > 0, batchSize > 0 else { return [] }
         // PostgreSQL: the queue row is the lock. Its lease columns are re-read once locked (READ
         // COMMITTED rechecks a locked row's conditions), so two claimers never both take a
@@ -204,12 +257,15 @@ extension SQLStoreTransaction {
 
     func markDelivered(id: Int64, lease: DeliveryLease, at: Timestamp) throws -> Bool {
         guard try holds(lease) else { return false }
-        return try execute(
-            """
-            UPDATE webhook_outbox SET delivered_at = $4, lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = $1 AND customer_id = $2 AND endpoint_id = $3 AND delivered_at IS NULL
-              AND dead_lettered_at IS NULL
-            """, .integer(id), .integer(lease.customerId), .text(lease.endpointId), SQLValue(at)) == 1
+        let marked =
+            try execute(
+                """
+                UPDATE webhook_outbox SET delivered_at = $4, lease_owner = NULL, lease_expires_at = NULL
+                WHERE id = $1 AND customer_id = $2 AND endpoint_id = $3 AND delivered_at IS NULL
+                  AND dead_lettered_at IS NULL
+                """, .integer(id), .integer(lease.customerId), .text(lease.endpointId), SQLValue(at)) == 1
+        if marked { try drainIfEmpty(customerId: lease.customerId, endpointId: lease.endpointId, locked: true) }
+        return marked
     }
 
     func markFailed(id: Int64, lease: DeliveryLease, error: String, retryAt: Timestamp?, at: Timestamp) throws
@@ -223,12 +279,15 @@ extension SQLStoreTransaction {
             """
         guard let retryAt else {
             // Dead-lettered: it no longer holds the rest of the queue back.
-            return try execute(
-                """
-                UPDATE webhook_outbox SET dead_lettered_at = $5, last_error = $4, lease_owner = NULL,
-                                          lease_expires_at = NULL
-                """ + pending, .integer(id), .integer(lease.customerId), .text(lease.endpointId), .text(error),
-                SQLValue(at)) == 1
+            let marked =
+                try execute(
+                    """
+                    UPDATE webhook_outbox SET dead_lettered_at = $5, last_error = $4, lease_owner = NULL,
+                                              lease_expires_at = NULL
+                    """ + pending, .integer(id), .integer(lease.customerId), .text(lease.endpointId), .text(error),
+                    SQLValue(at)) == 1
+            if marked { try drainIfEmpty(customerId: lease.customerId, endpointId: lease.endpointId, locked: true) }
+            return marked
         }
         let marked =
             try execute(
@@ -256,16 +315,31 @@ extension SQLStoreTransaction {
     }
 
     func failedDeliveries(appId: String, after: Int64?, limit: Int) throws -> [OutboxEntry] {
-        try rows(
-            Self.outboxSelect + """
-                 WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE app_id = $1)
-                  AND delivered_at IS NULL AND (dead_lettered_at IS NOT NULL OR last_error IS NOT NULL)
-                  AND id > $2
-                ORDER BY id
-                LIMIT $3
-                """, .text(appId), .integer(after ?? 0), SQLValue(limit)
-        ).map(Self.outboxEntry)
+        // A page per endpoint, each walked in id order through `webhook_outbox_failed` (migration
+        // 0038), then merged: the page reads at most `limit` rows per endpoint of the app,
+        // whatever the outbox holds besides.
+        let endpoints = try rows(
+            "SELECT id FROM webhook_endpoints WHERE app_id = $1 ORDER BY id", .text(appId)
+        ).map { row throws(StoreError) in try row.text(0) }
+        var entries: [OutboxEntry] = []
+        for endpointId in endpoints {
+            entries += try rows(
+                Self.failedDeliveriesOfEndpoint, .text(endpointId), .integer(after ?? 0), SQLValue(limit)
+            ).map(Self.outboxEntry)
+        }
+        return Array(entries.sorted { $0.id < $1.id }.prefix(max(0, limit)))
     }
+
+    /// Endpoint `$1`'s deliveries that failed and are not delivered, after id `$2`, `$3` of them
+    /// in id order.
+    static let failedDeliveriesOfEndpoint =
+        outboxSelect + """
+             WHERE endpoint_id = $1 AND delivered_at IS NULL
+              AND (dead_lettered_at IS NOT NULL OR last_error IS NOT NULL)
+              AND id > $2
+            ORDER BY id
+            LIMIT $3
+            """
 
     func outboxBacklog() throws -> OutboxBacklog {
         let row = try row(
@@ -287,13 +361,15 @@ extension SQLStoreTransaction {
                 WHERE id = $1 AND dead_lettered_at IS NOT NULL AND delivered_at IS NULL
                   AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE app_id = $2)
                 """, .integer(id), .text(appId), SQLValue(at)) == 1
-        // Back in its queue (which keeps its schedule), by event order.
+        // Back in its queue (which keeps its schedule, or is due now if it was drained), by event
+        // order. The upsert locks the queue as `queueReopen` does.
         if replayed {
             try execute(
                 """
                 INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
                 SELECT customer_id, endpoint_id, $2 FROM webhook_outbox WHERE id = $1
-                ON CONFLICT (customer_id, endpoint_id) DO NOTHING
+                ON CONFLICT (customer_id, endpoint_id) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
+                WHERE webhook_queues.next_attempt_at IS NULL
                 """, .integer(id), SQLValue(at))
         }
         return replayed
@@ -311,5 +387,16 @@ extension SQLStoreTransaction {
             attempts: Int(try row.integer(3)), nextAttemptAt: try row.timestamp(4), leaseOwner: try row.optionalText(5),
             leaseExpiresAt: try row.optionalTimestamp(6), lastError: try row.optionalText(7),
             deliveredAt: try row.optionalTimestamp(8), deadLetteredAt: try row.optionalTimestamp(9))
+    }
+}
+
+/// One webhook queue: a customer's deliveries to one endpoint. Ordered, so that a transaction
+/// locks several in one order.
+private struct QueueKey: Hashable, Comparable {
+    var customerId: Int64
+    var endpointId: String
+
+    static func < (lhs: QueueKey, rhs: QueueKey) -> Bool {
+        (lhs.customerId, lhs.endpointId) < (rhs.customerId, rhs.endpointId)
     }
 }

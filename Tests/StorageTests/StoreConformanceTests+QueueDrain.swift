@@ -1,0 +1,176 @@
+import AppStoreModels
+import Foundation
+import StorekeeperTesting
+import Synchronization
+import Testing
+
+@testable import Storage
+
+private typealias F = IngestionFixture
+
+/// A webhook queue with nothing pending leaves the due range (`next_attempt_at` NULL, migration
+/// 0037) and comes back with its next delivery, so the worker's rounds read only queues with
+/// work. A drained queue that missed a delivery would never be claimed again: every path that
+/// ends a queue's last delivery drains it, every path that adds one reopens it, and on
+/// PostgreSQL the two cannot interleave so that the delivery is missed.
+extension StoreConformanceTests {
+    /// When queue (`customerId`, `endpoint`) is due: nil when drained.
+    static func queueDue(_ store: any Store, _ customerId: Int64, _ endpoint: String) async throws -> Timestamp? {
+        let rows = try await store.read { reader in
+            try reader.sql(
+                "SELECT next_attempt_at FROM webhook_queues WHERE customer_id = $1 AND endpoint_id = $2",
+                .integer(customerId), .text(endpoint))
+        }
+        return try #require(rows.first).optionalTimestamp(0)
+    }
+
+    static func hook(_ store: any Store) async throws {
+        try await F.setUp(
+            store, endpoints: [WebhookEndpoint(id: "hook", appId: F.appId, url: "https://hook.example", secret: "s")])
+    }
+
+    @Test("outbox: a drained queue leaves the due range, and its next delivery reopens it", arguments: Backend.enabled)
+    func outboxQueueDrain(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.hook(store)
+            let (t0, t1, t2, t3) = (F.at(1), F.at(2), F.at(3), F.at(4))
+            func claim(at now: Timestamp, lease: Int64 = 60_000) async throws -> [OutboxDelivery] {
+                try await Self.claim(store, "hook", "w", at: now, lease: lease)
+            }
+            func due(at now: Timestamp) async throws -> [String] {
+                try await store.read { try $0.dueDeliveryEndpoints(now: now, limit: 10) }
+            }
+            let first = try await WebhookEvents.commit("e1", appUserId: "ann", appId: F.appId, into: store, at: t0)
+            let ann = first.customerId
+            #expect(try await Self.queueDue(store, ann, "hook") == t0)
+
+            // Delivered: the queue is drained, and no round or claim finds it.
+            let one = try #require(try await claim(at: t0).first)
+            #expect(one.event.sequence == first.sequence)
+            #expect(try await store.write { try $0.markDelivered(id: one.id, lease: one.lease, at: t0) })
+            #expect(try await Self.queueDue(store, ann, "hook") == nil)
+            #expect(try await store.write { try $0.releaseDeliveries(one.lease) })
+            #expect(try await due(at: t3) == [])
+            #expect(try await claim(at: t3).isEmpty)
+
+            // A new event reopens it, due when enqueued; a retry keeps it open; dead-lettering
+            // its last delivery drains it.
+            let second = try await WebhookEvents.commit("e2", appUserId: "ann", appId: F.appId, into: store, at: t1)
+            #expect(try await Self.queueDue(store, ann, "hook") == t1)
+            #expect(try await due(at: t1) == ["hook"])
+            let two = try #require(try await claim(at: t1).first)
+            #expect(two.event.sequence == second.sequence)
+            #expect(
+                try await store.write {
+                    try $0.markFailed(id: two.id, lease: two.lease, error: "timeout", retryAt: t2, at: t1)
+                })
+            #expect(try await Self.queueDue(store, ann, "hook") == t2)
+            #expect(try await store.write { try $0.releaseDeliveries(two.lease) })
+            let retried = try #require(try await claim(at: t2).first)
+            #expect(retried.id == two.id)
+            #expect(
+                try await store.write {
+                    try $0.markFailed(id: two.id, lease: retried.lease, error: "timeout", retryAt: nil, at: t2)
+                })
+            #expect(try await Self.queueDue(store, ann, "hook") == nil)
+            #expect(try await store.write { try $0.releaseDeliveries(retried.lease) })
+
+            // A replayed dead letter reopens it, due at the replay.
+            #expect(try await store.write { try $0.replayDelivery(id: two.id, appId: F.appId, at: t3) })
+            #expect(try await Self.queueDue(store, ann, "hook") == t3)
+            let replayed = try await claim(at: t3, lease: 1_000)
+            #expect(replayed.map(\.id) == [two.id])
+
+            // The worker dies during the last allowed attempt: the sweep dead-letters the
+            // delivery when its lease has expired, and drains the queue.
+            let swept = try await store.write { tx in
+                try tx.claimDeliveries(
+                    endpointId: "hook", owner: "w2", now: t3.adding(milliseconds: 2_000), leaseMilliseconds: 60_000,
+                    queues: 10, batchSize: 10, maxAttempts: 1)
+            }
+            #expect(swept.isEmpty)
+            let entry = try #require(try await store.read { try $0.outboxEntry(id: two.id) })
+            #expect(entry.deadLetteredAt == t3.adding(milliseconds: 2_000) && entry.lastError == "timeout")
+            #expect(try await Self.queueDue(store, ann, "hook") == nil)
+
+            // An event whose deliveries were already enqueued does not reopen the queue.
+            let bob = try await WebhookEvents.commit("b1", appUserId: "bob", appId: F.appId, into: store, at: t3)
+            #expect(try await store.write { try $0.enqueueDeliveries(of: [first], appId: F.appId, at: t3) } == 0)
+            #expect(try await Self.queueDue(store, ann, "hook") == nil)
+            #expect(try await claim(at: t3).map(\.event.sequence) == [bob.sequence])
+        }
+    }
+
+    /// PostgreSQL, two writers: one marks a queue's last delivery delivered, the other enqueues a
+    /// delivery to that queue. `enqueueFirst`: the enqueue holds its transaction open after its
+    /// writes until the mark waits for it; else the mark (and its drain) holds its transaction
+    /// open until the enqueue waits. Either way the new delivery is claimed afterwards.
+    @Test(
+        "PostgreSQL: a delivery enqueued while its queue's last one is marked delivered is claimed",
+        .enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage), arguments: [true, false])
+    func outboxDrainRace(enqueueFirst: Bool) async throws {
+        try await withStore(.postgres) { store, database in
+            try await Self.hook(store)
+            let t0 = F.at(1)
+            let first = try await WebhookEvents.commit("e1", appUserId: "ann", appId: F.appId, into: store, at: t0)
+            let claimed = try await Self.claim(store, "hook", "w", at: t0)
+            let delivery = try #require(claimed.first)
+
+            let holding = Mutex(false)
+            let otherWaits = Mutex(false)
+            let hold: @Sendable () -> Void = {
+                holding.withLock { $0 = true }
+                let deadline = Date().addingTimeInterval(20)
+                while !otherWaits.withLock({ $0 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            }
+            func enqueue() async throws -> StoredEvent {
+                try await store.write { tx in
+                    let stored = try tx.appendEvents(
+                        [WebhookEvents.event(id: "e2", appUserId: "ann", at: t0)], customerId: first.customerId,
+                        at: t0)
+                    try tx.enqueueDeliveries(of: stored, appId: F.appId, at: t0)
+                    if enqueueFirst { hold() }
+                    return try #require(stored.first)
+                }
+            }
+            func mark() async throws -> Bool {
+                try await store.write { tx in
+                    let marked = try tx.markDelivered(id: delivery.id, lease: delivery.lease, at: t0)
+                    if !enqueueFirst { hold() }
+                    return marked
+                }
+            }
+            func waiting(_ statement: String) throws -> Bool {
+                try PostgresAdmin.query(
+                    database.url,
+                    """
+                    SELECT COUNT(*) FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '\(statement)%'
+                    """
+                ).first?.integer(0) == 1
+            }
+            let second: StoredEvent
+            if enqueueFirst {
+                let enqueued = Task { try await enqueue() }
+                try await JWSHeaderStorageTests.until { holding.withLock { $0 } }
+                let marked = Task { try await mark() }
+                try await JWSHeaderStorageTests.until { try waiting("SELECT lease_generation FROM webhook_queues") }
+                otherWaits.withLock { $0 = true }
+                second = try await enqueued.value
+                #expect(try await marked.value)
+            } else {
+                let marked = Task { try await mark() }
+                try await JWSHeaderStorageTests.until { holding.withLock { $0 } }
+                let enqueued = Task { try await enqueue() }
+                try await JWSHeaderStorageTests.until { try waiting("INSERT INTO webhook_queues") }
+                otherWaits.withLock { $0 = true }
+                #expect(try await marked.value)
+                second = try await enqueued.value
+            }
+            #expect(try await Self.queueDue(store, first.customerId, "hook") == t0)
+            #expect(try await store.write { try $0.releaseDeliveries(delivery.lease) })
+            let next = try await Self.claim(store, "hook", "w", at: t0)
+            #expect(next.map(\.event.sequence) == [second.sequence])
+        }
+    }
+}
