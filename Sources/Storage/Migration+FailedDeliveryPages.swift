@@ -1,6 +1,6 @@
 extension Migration {
     /// The deliveries that failed and are not delivered, per endpoint in id order: what a page of
-    /// `GET …/webhooks/failed` and the dashboard's operations page read (`failedDeliveries`).
+    /// `GET …/webhooks/deliveries/failed` and the dashboard's operations page read (`failedDeliveries`).
     /// Those pages walked the whole outbox in id order from the cursor, delivered rows included,
     /// which are kept forever: 25 ms a page with 600,000 rows, growing with an app's history and
     /// with every other app's. A row enters the index at its first failure and leaves when it is

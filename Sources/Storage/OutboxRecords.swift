@@ -16,6 +16,20 @@ public struct OutboxEntry: Sendable, Hashable {
     public var deadLetteredAt: Timestamp?
 }
 
+/// What `repairDeliveryQueues` mended.
+/// - Note: Immutable value; `Sendable`.
+public struct DeliveryQueueRepair: Sendable, Hashable {
+    /// Queues with a pending delivery that were drained or missing, now due.
+    public var reopened: Int
+    /// Queues due with nothing pending, now drained.
+    public var drained: Int
+
+    public init(reopened: Int, drained: Int) {
+        self.reopened = reopened
+        self.drained = drained
+    }
+}
+
 /// How far behind webhook delivery is: what is waiting and since when.
 /// - Note: Immutable value; `Sendable`.
 public struct OutboxBacklog: Sendable, Hashable {

@@ -185,7 +185,7 @@ extension SQLStoreTransaction {
     static let playRereadClaimPostgres = playRereadClaim(lock: "FOR UPDATE SKIP LOCKED")
 
     /// The claim: leases (`$1` owner, `$2` until) the first `$7` due tokens of app `$3` at `$4`,
-    /// known expiries first, earliest first (the order `play_subscription_watch_due` holds, so the
+    /// known expiries first, earliest first (the order `play_subscription_watch_claimable` holds, so the
     /// walk stops at the batch). `$5`: the expiry before which one is overdue; `$6`: the last
     /// read before which a pending one is due again.
     private static func playRereadClaim(lock: String) -> String {
@@ -195,8 +195,11 @@ extension SQLStoreTransaction {
         // nothing read or re-read for the interval. "Heard" is the later of the two.
         let withAccess = PlayRereadStates.withAccess.map { "'\($0)'" }.joined(separator: ", ")
         let pending = PlayRereadStates.pending.map { "'\($0)'" }.joined(separator: ", ")
+        // Implied by the rest; stated so that both engines walk `play_subscription_watch_claimable`
+        // (migration 0039), whose condition it is word for word.
+        let claimable = PlayRereadStates.claimable.map { "'\($0)'" }.joined(separator: ", ")
         let due = """
-            app_id = $3
+            app_id = $3 AND state IN (\(claimable))
               AND (lease_expires_at IS NULL OR lease_expires_at <= $4)
               AND (
                 (state IN (\(withAccess)) AND expires_at IS NOT NULL AND expires_at <= $5
@@ -261,4 +264,8 @@ enum PlayRereadStates {
     ].map(\.rawValue)
     /// States waiting on Google: a recovery, a hold's end, a resume.
     static let pending = [PlaySubscriptionState.inGracePeriod, .onHold, .paused].map(\.rawValue)
+    /// Either, in the order migration `0039_play_watch_claimable` writes them.
+    static let claimable = [
+        PlaySubscriptionState.active, .canceled, .inGracePeriod, .onHold, .paused,
+    ].map(\.rawValue)
 }

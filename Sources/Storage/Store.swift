@@ -464,6 +464,12 @@ public protocol StoreTransaction: StoreReader {
         endpointId: String?, owner: String, now: Timestamp, leaseMilliseconds: Int64, queues: Int, batchSize: Int,
         maxAttempts: Int
     ) throws -> [OutboxDelivery]
+    /// Mends the queues' due state where it disagrees with the outbox (migration 0037): a queue
+    /// with a pending delivery that is drained or missing becomes due at `now`; a due queue with
+    /// nothing pending is drained. Nothing this binary writes leaves either; an instance of an
+    /// earlier version running beside it can, and a drain skipped for a lock leaves the second.
+    /// Reads every pending delivery and every due queue: run when a worker starts.
+    func repairDeliveryQueues(now: Timestamp) throws -> DeliveryQueueRepair
     /// Extends `lease` to `now + leaseMilliseconds` (the heartbeat of a worker still sending);
     /// `nil` when the lease was lost (another claim took the queue).
     func renewDeliveryLease(_ lease: DeliveryLease, now: Timestamp, leaseMilliseconds: Int64) throws

@@ -155,6 +155,7 @@ public final class WebhookDeliverer: BackgroundWorker {
     /// `pollInterval` passed, never waiting for one endpoint before serving another. On
     /// cancellation, deliveries not yet answered are given back to the outbox uncounted.
     public func run() async {
+        await repairQueues()
         // A child task's result says whether it was a lane (true) or the poll timer (false).
         await withTaskGroup(of: Bool.self) { group in
             var timerRunning = false
@@ -180,6 +181,24 @@ public final class WebhookDeliverer: BackgroundWorker {
                 if !laneFinished { timerRunning = false }
             }
             group.cancelAll()
+        }
+    }
+
+    /// Mends queues an earlier version left drained with deliveries pending (or due while
+    /// empty) before the first round; a failure is counted and the rounds go on.
+    func repairQueues() async {
+        let now = clock.now()
+        do {
+            let repair = try await store.write(retries: 5) { try $0.repairDeliveryQueues(now: now) }
+            if repair.reopened > 0 || repair.drained > 0 {
+                ServerLog.event([
+                    "event": "webhook.queuesRepaired", "reopened": String(repair.reopened),
+                    "drained": String(repair.drained),
+                ])
+            }
+        } catch {
+            metrics.recordWebhookDelivery(outcome: "store_error")
+            ServerLog.event(["event": "webhook.queueRepairFailed"])
         }
     }
 

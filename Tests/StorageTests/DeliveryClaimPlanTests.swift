@@ -22,9 +22,10 @@ import Testing
     /// When the dead endpoint's queues are due again.
     static let deadRetry = F.at(10)
 
-    /// Per customer, in the app: an event delivered to `live` (its queue drained) and failing at
-    /// `dead` (its queue backing off until `deadRetry`; every hundredth dead-lettered, its
-    /// queue then drained); the first `dueCustomers` also a second event, pending at `live`. The
+    /// Per customer, in the app: an event delivered to `live` (its queue drained; every seventh
+    /// dead-lettered there instead) and failing at `dead` (its queue backing off until
+    /// `deadRetry`; every hundredth dead-lettered, its queue then drained); the first
+    /// `dueCustomers` also a second event, pending at `live`. The
     /// other app has the same at its endpoint `other`, all failing: rows a page of the app must
     /// not walk.
     static func seed(_ store: any Store) async throws {
@@ -45,7 +46,8 @@ import Testing
                     let customer = try tx.ensureCustomer(appId: appId, appUserId: "user-\(n)", at: F.at(0)).id
                     func event(_ index: Int) throws -> Int64 {
                         let event = WebhookEvents.event(id: "e\(index)", appUserId: "user-\(n)", at: F.at(0))
-                        return try tx.appendEvents([event], customerId: customer, at: F.at(0))[0].sequence
+                        return try #require(try tx.appendEvents([event], customerId: customer, at: F.at(0)).first)
+                            .sequence
                     }
                     func outbox(_ event: Int64, _ endpoint: String, failed: Bool, delivered: Bool, dead: Bool) throws {
                         _ = try tx.sql(
@@ -66,7 +68,10 @@ import Testing
                     let first = try event(0)
                     let deadLettered = n % 100 == 0
                     if appId == F.appId {
-                        try outbox(first, "live", failed: false, delivered: true, dead: false)
+                        // Every seventh of the others failed at `live` too, and was dead-lettered
+                        // there: the app's failed deliveries interleave two endpoints.
+                        let liveFailed = n >= Self.dueCustomers && n % 7 == 3
+                        try outbox(first, "live", failed: liveFailed, delivered: !liveFailed, dead: liveFailed)
                         try outbox(first, "dead", failed: true, delivered: false, dead: deadLettered)
                         try queue("dead", due: deadLettered ? nil : Self.deadRetry)
                         if n < Self.dueCustomers {
@@ -97,10 +102,14 @@ import Testing
         try await StoreConformanceTests.claim(store, endpoint, "w", at: now, queues: 10, batch: 10)
     }
 
-    /// PostgreSQL: neither the queues nor the outbox read whole (the endpoints may be).
-    static func expectNoTableScan(_ plan: String) {
+    /// PostgreSQL: `index` walked, and neither the queues nor the outbox read whole, by a scan
+    /// or by their primary keys (the endpoints may be).
+    static func expectIndexWalk(_ plan: String, index: String) {
+        #expect(plan.contains(index), "\(plan)")
         #expect(!plan.contains("Seq Scan on webhook_queues"), "\(plan)")
         #expect(!plan.contains("Seq Scan on webhook_outbox"), "\(plan)")
+        #expect(!plan.contains("webhook_queues_pkey"), "\(plan)")
+        #expect(!plan.contains("webhook_outbox_pkey"), "\(plan)")
     }
 
     @Test(arguments: Backend.enabled)
@@ -116,7 +125,7 @@ import Testing
                 #expect(!plan.contains("SCAN q"), "\(plan)")
                 #expect(!plan.contains("LIST SUBQUERY"), "\(plan)")
             } else {
-                Self.expectNoTableScan(plan)
+                Self.expectIndexWalk(plan, index: "webhook_queues_due")
             }
             func due(at now: Timestamp, limit: Int = 1_000) async throws -> [String] {
                 try await store.read { try $0.dueDeliveryEndpoints(now: now, limit: limit) }
@@ -143,9 +152,10 @@ import Testing
                 #expect(plan.contains("SEARCH o USING INDEX webhook_outbox_queue (endpoint_id=? AND customer_id=?)"))
                 #expect(!plan.contains("LIST SUBQUERY"), "\(plan)")
             } else {
-                Self.expectNoTableScan(plan)
+                Self.expectIndexWalk(plan, index: "webhook_queues_due")
             }
             let ids = try await Self.customerIds(store)
+            try #require(ids.count == Self.customers)
             // `live`: the due queues by due time (the last customer first), each with its one pending row.
             let live = try await Self.claim(store, "live", at: F.at(5))
             #expect(live.map(\.lease.customerId) == Array(ids[Self.dueCustomers - 10..<Self.dueCustomers].reversed()))
@@ -162,33 +172,44 @@ import Testing
     func failedDeliveryPagesWalkEachEndpointsFailures(_ backend: Backend) async throws {
         try await withStore(backend) { store, _ in
             try await Self.seed(store)
-            let plan = try await store.read { reader in
-                try reader.queryPlan(
-                    SQLStoreTransaction.failedDeliveriesOfEndpoint, [.text("dead"), .integer(0), .integer(50)])
+            // Each endpoint's page walks its failures, whether it has many (`dead`) or few (`live`).
+            for endpoint in ["dead", "live"] {
+                let plan = try await store.read { reader in
+                    try reader.queryPlan(
+                        backend == .postgres
+                            ? SQLStoreTransaction.failedDeliveriesOfEndpointPostgres
+                            : SQLStoreTransaction.failedDeliveriesOfEndpointSQLite,
+                        [.text(endpoint), .integer(0), .integer(50)])
+                }
+                OrderedWalkPlanTests.expectOrderedWalk(plan, index: "webhook_outbox_failed", backend: backend)
+                if backend == .postgres { Self.expectIndexWalk(plan, index: "webhook_outbox_failed") }
             }
-            OrderedWalkPlanTests.expectOrderedWalk(plan, index: "webhook_outbox_failed", backend: backend)
-            if backend == .postgres { Self.expectNoTableScan(plan) }
-            // The app's failures are its `dead` rows, one per customer, in id order; the other
-            // app's are not in its pages.
+            // The app's failures: its `dead` rows, one per customer, and every seventh customer's
+            // `live` row, interleaved in id order; the other app's are not in its pages.
             let failed = try await store.read { reader in
                 try reader.sql(
                     """
-                    SELECT id FROM webhook_outbox
-                    WHERE endpoint_id = 'dead' AND delivered_at IS NULL
+                    SELECT id, endpoint_id FROM webhook_outbox
+                    WHERE endpoint_id IN ('dead', 'live') AND delivered_at IS NULL
                       AND (dead_lettered_at IS NOT NULL OR last_error IS NOT NULL)
                     ORDER BY id
                     """
-                ).map { row throws(StoreError) in try row.integer(0) }
+                ).map { row throws(StoreError) in (id: try row.integer(0), endpoint: try row.text(1)) }
             }
-            #expect(failed.count == Self.customers)
+            let liveFailures = (Self.dueCustomers..<Self.customers).filter { $0 % 7 == 3 }.count
+            try #require(failed.count == Self.customers + liveFailures)
             func page(after: Int64?, limit: Int) async throws -> [OutboxEntry] {
                 try await store.read { try $0.failedDeliveries(appId: F.appId, after: after, limit: limit) }
             }
             let first = try await page(after: nil, limit: 50)
-            #expect(first.map(\.id) == Array(failed.prefix(50)))
-            #expect(first.map(\.endpointId) == Array(repeating: "dead", count: 50))
-            #expect(try await page(after: failed[1_499], limit: 50).map(\.id) == Array(failed[1_500..<1_550]))
-            #expect(try await page(after: failed.last, limit: 50).isEmpty)
+            #expect(first.map(\.id) == failed.prefix(50).map(\.id))
+            #expect(first.map(\.endpointId) == failed.prefix(50).map(\.endpoint))
+            #expect(Set(first.map(\.endpointId)) == ["dead", "live"])
+            let middle = try await page(after: failed[1_499].id, limit: 50)
+            #expect(middle.map(\.id) == failed[1_500..<1_550].map(\.id))
+            #expect(
+                try await page(after: failed[failed.count - 3].id, limit: 50).map(\.id) == failed.suffix(2).map(\.id))
+            #expect(try await page(after: failed.last?.id, limit: 50).isEmpty)
             #expect(try await page(after: nil, limit: 0).isEmpty)
         }
     }

@@ -70,17 +70,22 @@ import Testing
             // Every tenth token is on hold with no known expiry, read at day 0: due at day 400,
             // and last in the claim's order. The others expire over 300 days, with access; the 40
             // below 45 were read at day 0 (overdue at day 400), the rest read since their expiry
-            // (not due).
+            // (not due). Each also has an expired purchase beside it, which expired before any of
+            // them and is never due: the claim must not walk those (migration 0039).
             try await Self.seed(store) { tx, appId, n in
                 let unknown = n % 10 == 0
-                _ = try tx.sql(
-                    """
+                let insert = """
                     INSERT INTO play_subscription_watch (app_id, purchase_token, state, expires_at, last_read_at)
                     VALUES ($1, $2, $3, $4, $5)
-                    """, .text(appId), .text("t\(n)"),
+                    """
+                _ = try tx.sql(
+                    insert, .text(appId), .text("t\(n)"),
                     .text((unknown ? PlaySubscriptionState.onHold : .active).rawValue),
                     unknown ? .null : SQLValue(F.at(Int64(n % 300) + 1)),
                     SQLValue(unknown || n < 45 ? F.at(0) : F.at(399).adding(milliseconds: 43_200_000)))
+                _ = try tx.sql(
+                    insert, .text(appId), .text("x\(n)"), .text(PlaySubscriptionState.expired.rawValue),
+                    SQLValue(F.at(0).adding(milliseconds: Int64(n))), SQLValue(F.at(0)))
             }
             let now = F.at(400)
             let rules = PlayRereadRules(expiryDelayMilliseconds: 3_600_000, pendingIntervalMilliseconds: 86_400_000)
@@ -94,8 +99,12 @@ import Testing
                         SQLValue(now.adding(milliseconds: -rules.pendingIntervalMilliseconds)), .integer(45),
                     ])
             }
-            Self.expectOrderedWalk(plan, index: "play_subscription_watch_due", backend: backend, scans: true)
+            Self.expectOrderedWalk(plan, index: "play_subscription_watch_claimable", backend: backend, scans: true)
             #expect(!plan.contains("play_subscription_watch_expires"), "\(plan)")
+            #expect(!plan.contains("play_subscription_watch_due"), "\(plan)")
+            // The claimable states are those of the two kinds of due token, nothing else.
+            #expect(Set(PlayRereadStates.claimable) == Set(PlayRereadStates.withAccess + PlayRereadStates.pending))
+            #expect(PlayRereadStates.claimable.count == 5)
 
             // The 40 due with a known expiry, then the first five without one, by token.
             let claimed = try await store.write { tx in

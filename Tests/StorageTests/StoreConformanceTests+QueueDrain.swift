@@ -174,3 +174,54 @@ extension StoreConformanceTests {
         }
     }
 }
+
+extension StoreConformanceTests {
+    /// What an earlier version (or a drain skipped for a lock) can leave: a queue drained, or
+    /// missing, with a delivery pending; a queue due with nothing pending. The repair makes each
+    /// agree with the outbox and touches nothing else.
+    @Test("outbox: the queue repair reopens stranded queues and drains empty due ones", arguments: Backend.enabled)
+    func outboxQueueRepair(backend: Backend) async throws {
+        try await withStore(backend) { store, _ in
+            try await Self.hook(store)
+            let (t0, t1, now) = (F.at(1), F.at(2), F.at(3))
+            var customers: [String: Int64] = [:]
+            var pending: [String: Int64] = [:]
+            for user in ["ann", "bob", "cy", "dee", "eve"] {
+                let event = try await WebhookEvents.commit(
+                    "\(user)-1", appUserId: user, appId: F.appId, into: store, at: t0)
+                customers[user] = event.customerId
+                pending[user] = event.sequence
+            }
+            let (ann, bob, cy, dee, eve) = (
+                customers["ann"]!, customers["bob"]!, customers["cy"]!, customers["dee"]!, customers["eve"]!
+            )
+            try await store.write { tx in
+                // ann: drained with its delivery pending; bob: no queue at all; cy: due at t1
+                // with its delivery delivered; dee: due with its delivery pending (as it
+                // should be); eve: delivered and drained (as it should be).
+                _ = try tx.sql("UPDATE webhook_queues SET next_attempt_at = NULL WHERE customer_id = $1", .integer(ann))
+                _ = try tx.sql("DELETE FROM webhook_queues WHERE customer_id = $1", .integer(bob))
+                _ = try tx.sql(
+                    "UPDATE webhook_outbox SET delivered_at = $1 WHERE customer_id IN ($2, $3)", SQLValue(t1),
+                    .integer(cy), .integer(eve))
+                _ = try tx.sql(
+                    "UPDATE webhook_queues SET next_attempt_at = $2 WHERE customer_id = $1", .integer(cy), SQLValue(t1))
+                _ = try tx.sql("UPDATE webhook_queues SET next_attempt_at = NULL WHERE customer_id = $1", .integer(eve))
+            }
+            #expect(
+                try await store.write { try $0.repairDeliveryQueues(now: now) }
+                    == DeliveryQueueRepair(reopened: 2, drained: 1))
+            #expect(try await Self.queueDue(store, ann, "hook") == now)
+            #expect(try await Self.queueDue(store, bob, "hook") == now)
+            #expect(try await Self.queueDue(store, cy, "hook") == nil)
+            #expect(try await Self.queueDue(store, dee, "hook") == t0)
+            #expect(try await Self.queueDue(store, eve, "hook") == nil)
+            #expect(
+                try await store.write { try $0.repairDeliveryQueues(now: now) }
+                    == DeliveryQueueRepair(reopened: 0, drained: 0))
+            let claimed = try await Self.claim(store, "hook", "w", at: now)
+            // dee was due first; then ann and bob, by customer.
+            #expect(claimed.map(\.event.sequence) == [pending["dee"]!, pending["ann"]!, pending["bob"]!])
+        }
+    }
+}
