@@ -16,6 +16,39 @@ public struct OutboxEntry: Sendable, Hashable {
     public var deadLetteredAt: Timestamp?
 }
 
+/// One webhook queue: a customer's deliveries to one endpoint. Ordered, so that a transaction
+/// locks several in one order.
+/// - Note: Immutable value; `Sendable`.
+public struct DeliveryQueueKey: Sendable, Hashable, Comparable {
+    public var customerId: Int64
+    public var endpointId: String
+
+    public init(customerId: Int64, endpointId: String) {
+        self.customerId = customerId
+        self.endpointId = endpointId
+    }
+
+    public static func < (lhs: DeliveryQueueKey, rhs: DeliveryQueueKey) -> Bool {
+        (lhs.customerId, lhs.endpointId) < (rhs.customerId, rhs.endpointId)
+    }
+}
+
+/// Queues whose due state disagrees with the outbox (`deliveryQueueMismatches`).
+/// - Note: Immutable value; `Sendable`.
+public struct DeliveryQueueMismatches: Sendable, Hashable {
+    /// A delivery pending, the queue drained or missing.
+    public var stranded: [DeliveryQueueKey]
+    /// Due with nothing pending.
+    public var emptyDue: [DeliveryQueueKey]
+
+    public init(stranded: [DeliveryQueueKey], emptyDue: [DeliveryQueueKey]) {
+        self.stranded = stranded
+        self.emptyDue = emptyDue
+    }
+
+    public var isEmpty: Bool { stranded.isEmpty && emptyDue.isEmpty }
+}
+
 /// What `repairDeliveryQueues` mended.
 /// - Note: Immutable value; `Sendable`.
 public struct DeliveryQueueRepair: Sendable, Hashable {

@@ -5,7 +5,7 @@ import AppStoreModels
 extension SQLStoreTransaction {
     func enqueueDeliveries(of events: [StoredEvent], appId: String, at: Timestamp) throws -> Int {
         var added = 0
-        var queues = Set<QueueKey>()
+        var queues = Set<DeliveryQueueKey>()
         for event in events {
             // The endpoints given a row, as inserted: reading the enabled endpoints again for
             // the queues could see one disabled or enabled since (READ COMMITTED), and leave a
@@ -20,7 +20,7 @@ extension SQLStoreTransaction {
                 """, .integer(event.sequence), SQLValue(at), .text(appId), .integer(event.customerId)
             ).map { row throws(StoreError) in try row.text(0) }
             for endpointId in endpoints {
-                queues.insert(QueueKey(customerId: event.customerId, endpointId: endpointId))
+                queues.insert(DeliveryQueueKey(customerId: event.customerId, endpointId: endpointId))
             }
             added += endpoints.count
         }
@@ -135,33 +135,58 @@ extension SQLStoreTransaction {
         LIMIT $2
         """
 
-    func repairDeliveryQueues(now: Timestamp) throws -> DeliveryQueueRepair {
-        // Reopened or created: one statement, queues in key order (the order other writers lock
-        // them in, apart from ingestion's own customer order).
-        let reopened = try execute(
-            """
-            INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
-            SELECT DISTINCT o.customer_id, o.endpoint_id, $1 FROM webhook_outbox o
-            WHERE o.delivered_at IS NULL AND o.dead_lettered_at IS NULL AND o.customer_id IS NOT NULL
-            ORDER BY o.customer_id, o.endpoint_id
-            ON CONFLICT (customer_id, endpoint_id) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
-            WHERE webhook_queues.next_attempt_at IS NULL
-            """, SQLValue(now))
-        // Drained, each as `drainIfEmpty` does (under its lock on PostgreSQL, read after it).
-        let empty = try rows(
-            """
-            SELECT q.customer_id, q.endpoint_id FROM webhook_queues q
-            WHERE q.next_attempt_at IS NOT NULL
-              AND NOT EXISTS (
-                  SELECT 1 FROM webhook_outbox o
-                  WHERE o.endpoint_id = q.endpoint_id AND o.customer_id = q.customer_id
-                    AND o.delivered_at IS NULL AND o.dead_lettered_at IS NULL)
-            ORDER BY q.customer_id, q.endpoint_id
-            """ + (dialect == .postgres ? "\nFOR UPDATE OF q SKIP LOCKED" : "")
-        ).map { row throws(StoreError) in QueueKey(customerId: try row.integer(0), endpointId: try row.text(1)) }
+    func deliveryQueueMismatches(limit: Int) throws -> DeliveryQueueMismatches {
+        func queues(_ sql: String) throws -> [DeliveryQueueKey] {
+            try rows(sql, SQLValue(limit)).map { row throws(StoreError) in
+                DeliveryQueueKey(customerId: try row.integer(0), endpointId: try row.text(1))
+            }
+        }
+        // From the pending deliveries (`webhook_outbox_queue`) and the due queues
+        // (`webhook_queues_due`): what has work, never every queue that ever existed.
+        return DeliveryQueueMismatches(
+            stranded: try queues(
+                """
+                SELECT DISTINCT o.customer_id, o.endpoint_id FROM webhook_outbox o
+                WHERE o.delivered_at IS NULL AND o.dead_lettered_at IS NULL AND o.customer_id IS NOT NULL
+                  AND NOT EXISTS (
+                      SELECT 1 FROM webhook_queues q
+                      WHERE q.customer_id = o.customer_id AND q.endpoint_id = o.endpoint_id
+                        AND q.next_attempt_at IS NOT NULL)
+                ORDER BY o.customer_id, o.endpoint_id
+                LIMIT $1
+                """),
+            emptyDue: try queues(
+                """
+                SELECT q.customer_id, q.endpoint_id FROM webhook_queues q
+                WHERE q.next_attempt_at IS NOT NULL
+                  AND NOT EXISTS (
+                      SELECT 1 FROM webhook_outbox o
+                      WHERE o.endpoint_id = q.endpoint_id AND o.customer_id = q.customer_id
+                        AND o.delivered_at IS NULL AND o.dead_lettered_at IS NULL)
+                ORDER BY q.customer_id, q.endpoint_id
+                LIMIT $1
+                """))
+    }
+
+    func repairDeliveryQueues(_ mismatches: DeliveryQueueMismatches, now: Timestamp) throws -> DeliveryQueueRepair {
+        // Each checked again here, as things may have moved since the read: a queue is reopened
+        // only while a delivery is pending in it, and drained as `drainIfEmpty` does.
+        var reopened = 0
+        for queue in mismatches.stranded.sorted() {
+            reopened += try execute(
+                """
+                INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
+                SELECT $1, $2, $3 WHERE EXISTS (
+                    SELECT 1 FROM webhook_outbox o
+                    WHERE o.endpoint_id = $2 AND o.customer_id = $1 AND o.delivered_at IS NULL
+                      AND o.dead_lettered_at IS NULL)
+                ON CONFLICT (customer_id, endpoint_id) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
+                WHERE webhook_queues.next_attempt_at IS NULL
+                """, .integer(queue.customerId), .text(queue.endpointId), SQLValue(now))
+        }
         var drained = 0
-        for queue in empty {
-            drained += try drainIfEmpty(customerId: queue.customerId, endpointId: queue.endpointId, locked: true)
+        for queue in mismatches.emptyDue.sorted() {
+            drained += try drainIfEmpty(customerId: queue.customerId, endpointId: queue.endpointId, locked: false)
         }
         return DeliveryQueueRepair(reopened: reopened, drained: drained)
     }
@@ -171,7 +196,7 @@ extension SQLStoreTransaction {
         maxAttempts: Int
     ) throws -> [OutboxDelivery] {
         let swept = try rows(Self.expiredLeaseSweep, SQLValue(now), SQLValue(maxAttempts)).map {
-            row throws(StoreError) in QueueKey(customerId: try row.integer(0), endpointId: try row.text(1))
+            row throws(StoreError) in DeliveryQueueKey(customerId: try row.integer(0), endpointId: try row.text(1))
         }
         for queue in Set(swept).sorted() {
             try drainIfEmpty(customerId: queue.customerId, endpointId: queue.endpointId, locked: false)
@@ -438,16 +463,5 @@ extension SQLStoreTransaction {
             attempts: Int(try row.integer(3)), nextAttemptAt: try row.timestamp(4), leaseOwner: try row.optionalText(5),
             leaseExpiresAt: try row.optionalTimestamp(6), lastError: try row.optionalText(7),
             deliveredAt: try row.optionalTimestamp(8), deadLetteredAt: try row.optionalTimestamp(9))
-    }
-}
-
-/// One webhook queue: a customer's deliveries to one endpoint. Ordered, so that a transaction
-/// locks several in one order.
-private struct QueueKey: Hashable, Comparable {
-    var customerId: Int64
-    var endpointId: String
-
-    static func < (lhs: QueueKey, rhs: QueueKey) -> Bool {
-        (lhs.customerId, lhs.endpointId) < (rhs.customerId, rhs.endpointId)
     }
 }

@@ -136,6 +136,12 @@ public protocol StoreReader {
     func failedDeliveries(appId: String, after: Int64?, limit: Int) throws -> [OutboxEntry]
     /// Deliveries not yet delivered nor dead-lettered, and when the oldest of them was enqueued.
     func outboxBacklog() throws -> OutboxBacklog
+    /// Up to `limit` queues of each kind whose due state disagrees with the outbox (migration
+    /// 0037): a delivery pending in a queue drained or missing, or a queue due with nothing
+    /// pending. Nothing this binary writes leaves the first; an instance of an earlier version
+    /// running beside it can, and a drain skipped for a lock leaves the second. Reads every
+    /// pending delivery and every due queue, and locks nothing: a worker runs it when it starts.
+    func deliveryQueueMismatches(limit: Int) throws -> DeliveryQueueMismatches
     /// Endpoints with claimable queues at `now` (see `claimDeliveries`), the longest-waiting
     /// first: where a worker looks for work, endpoint by endpoint, so that one endpoint's backlog
     /// cannot fill every claim.
@@ -464,12 +470,10 @@ public protocol StoreTransaction: StoreReader {
         endpointId: String?, owner: String, now: Timestamp, leaseMilliseconds: Int64, queues: Int, batchSize: Int,
         maxAttempts: Int
     ) throws -> [OutboxDelivery]
-    /// Mends the queues' due state where it disagrees with the outbox (migration 0037): a queue
-    /// with a pending delivery that is drained or missing becomes due at `now`; a due queue with
-    /// nothing pending is drained. Nothing this binary writes leaves either; an instance of an
-    /// earlier version running beside it can, and a drain skipped for a lock leaves the second.
-    /// Reads every pending delivery and every due queue: run when a worker starts.
-    func repairDeliveryQueues(now: Timestamp) throws -> DeliveryQueueRepair
+    /// Mends `mismatches` (`deliveryQueueMismatches`), each checked again: a queue with a
+    /// pending delivery that is drained or missing becomes due at `now`; a due queue with nothing
+    /// pending is drained.
+    func repairDeliveryQueues(_ mismatches: DeliveryQueueMismatches, now: Timestamp) throws -> DeliveryQueueRepair
     /// Extends `lease` to `now + leaseMilliseconds` (the heartbeat of a worker still sending);
     /// `nil` when the lease was lost (another claim took the queue).
     func renewDeliveryLease(_ lease: DeliveryLease, now: Timestamp, leaseMilliseconds: Int64) throws

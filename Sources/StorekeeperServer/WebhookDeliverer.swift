@@ -185,22 +185,36 @@ public final class WebhookDeliverer: BackgroundWorker {
     }
 
     /// Mends queues an earlier version left drained with deliveries pending (or due while
-    /// empty) before the first round; a failure is counted and the rounds go on.
+    /// empty) before the first round, in passes of `repairBatch` of each kind: a read that locks
+    /// nothing, then a write only where something disagrees. A failure is counted and the rounds
+    /// go on.
     func repairQueues() async {
-        let now = clock.now()
+        var repaired = DeliveryQueueRepair(reopened: 0, drained: 0)
         do {
-            let repair = try await store.write(retries: 5) { try $0.repairDeliveryQueues(now: now) }
-            if repair.reopened > 0 || repair.drained > 0 {
-                ServerLog.event([
-                    "event": "webhook.queuesRepaired", "reopened": String(repair.reopened),
-                    "drained": String(repair.drained),
-                ])
+            while true {
+                let batch = Self.repairBatch
+                let mismatches = try await store.read { try $0.deliveryQueueMismatches(limit: batch) }
+                if mismatches.isEmpty { break }
+                let now = clock.now()
+                let pass = try await store.write(retries: 5) { try $0.repairDeliveryQueues(mismatches, now: now) }
+                repaired.reopened += pass.reopened
+                repaired.drained += pass.drained
+                if mismatches.stranded.count < batch && mismatches.emptyDue.count < batch { break }
             }
         } catch {
             metrics.recordWebhookDelivery(outcome: "store_error")
             ServerLog.event(["event": "webhook.queueRepairFailed"])
         }
+        if repaired.reopened > 0 || repaired.drained > 0 {
+            ServerLog.event([
+                "event": "webhook.queuesRepaired", "reopened": String(repaired.reopened),
+                "drained": String(repaired.drained),
+            ])
+        }
     }
+
+    /// Queues of each kind one repair pass reads and mends.
+    static let repairBatch = 10_000
 
     /// One round: claim what is due (within the in-flight bounds), deliver it, record the
     /// outcomes. Returns the number of deliveries claimed (0 when nothing was due, another

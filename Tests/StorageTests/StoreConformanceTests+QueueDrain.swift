@@ -208,16 +208,27 @@ extension StoreConformanceTests {
                     "UPDATE webhook_queues SET next_attempt_at = $2 WHERE customer_id = $1", .integer(cy), SQLValue(t1))
                 _ = try tx.sql("UPDATE webhook_queues SET next_attempt_at = NULL WHERE customer_id = $1", .integer(eve))
             }
+            let found = try await store.read { try $0.deliveryQueueMismatches(limit: 10) }
+            let key = { (customer: Int64) in DeliveryQueueKey(customerId: customer, endpointId: "hook") }
+            #expect(found == DeliveryQueueMismatches(stranded: [key(ann), key(bob)], emptyDue: [key(cy)]))
             #expect(
-                try await store.write { try $0.repairDeliveryQueues(now: now) }
+                try await store.read { try $0.deliveryQueueMismatches(limit: 1) }
+                    == DeliveryQueueMismatches(stranded: [key(ann)], emptyDue: [key(cy)]))
+            // Each is checked again when mended: dee's queue, named as stranded, is open and stays
+            // as it is; eve's, named as empty, is drained already.
+            let named = DeliveryQueueMismatches(
+                stranded: found.stranded + [key(dee)], emptyDue: found.emptyDue + [key(eve)])
+            #expect(
+                try await store.write { try $0.repairDeliveryQueues(named, now: now) }
                     == DeliveryQueueRepair(reopened: 2, drained: 1))
             #expect(try await Self.queueDue(store, ann, "hook") == now)
             #expect(try await Self.queueDue(store, bob, "hook") == now)
             #expect(try await Self.queueDue(store, cy, "hook") == nil)
             #expect(try await Self.queueDue(store, dee, "hook") == t0)
             #expect(try await Self.queueDue(store, eve, "hook") == nil)
+            #expect(try await store.read { try $0.deliveryQueueMismatches(limit: 10) }.isEmpty)
             #expect(
-                try await store.write { try $0.repairDeliveryQueues(now: now) }
+                try await store.write { try $0.repairDeliveryQueues(named, now: now) }
                     == DeliveryQueueRepair(reopened: 0, drained: 0))
             let claimed = try await Self.claim(store, "hook", "w", at: now)
             // dee was due first; then ann and bob, by customer.
