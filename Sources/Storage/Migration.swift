@@ -36,7 +36,7 @@ public struct Migration: Sendable, Hashable {
         analyticsRunEnds, inlineFactRows, factsBeforePayloads, stateDigests, factStamps,
         lazyFactStamps, jwsHeaders, notificationJWSHeaders, renewalJWSHeaders,
         renewalHeaderReader, subscriptionWatchDue, orderedWalks, webhookLeaseSweep,
-        subscriptionWatchPollable, webhookQueueDrain, failedDeliveryPages, playWatchClaimable,
+        subscriptionWatchPollable, webhookQueueDrain, failedDeliveryPages, playWatchClaimable, dashboardWindows,
     ]
 
     /// The bookkeeping table, created (if missing) before anything else.

@@ -20,37 +20,44 @@ extension SQLStoreTransaction {
     }
 
     func notificationIntake(appId: String, since: Timestamp) throws -> [NotificationIntakeCount] {
-        try rows(
-            """
-            SELECT notification_type, subtype, outcome, COUNT(*), MAX(received_at) FROM notifications
-            WHERE app_id = $1 AND received_at >= $2
-            GROUP BY notification_type, subtype, outcome
-            ORDER BY notification_type, subtype, outcome
-            """, .text(appId), SQLValue(since)
-        ).map { row throws(StoreError) in
+        try rows(Self.notificationIntakeSince, .text(appId), SQLValue(since)).map { row throws(StoreError) in
             NotificationIntakeCount(
                 notificationType: try row.text(0), subtype: try row.optionalText(1), outcome: try row.optionalText(2),
                 count: Int(try row.integer(3)), lastReceivedAt: try row.timestamp(4))
         }
     }
 
+    /// App `$1`'s notifications received since `$2`, by type, subtype and outcome: the window
+    /// read through `notifications_received` (migration 0040).
+    static let notificationIntakeSince = """
+        SELECT notification_type, subtype, outcome, COUNT(*), MAX(received_at) FROM notifications
+        WHERE app_id = $1 AND received_at >= $2
+        GROUP BY notification_type, subtype, outcome
+        ORDER BY notification_type, subtype, outcome
+        """
+
     func verificationFailures(appId: String, since: Timestamp) throws -> [VerificationFailureCount] {
-        // The rule sits in the entry's JSON detail; each engine reads it with its own function.
-        let rule: String
-        switch dialect {
-        case .sqlite: rule = "json_extract(detail_json, '$.rule')"
-        case .postgres: rule = "(detail_json::jsonb ->> 'rule')"
-        }
-        return try rows(
-            """
-            SELECT COALESCE(\(rule), 'unknown') AS rule, COUNT(*), MAX(at) FROM audit_log
-            WHERE app_id = $1 AND action = 'notification.rejected' AND at >= $2
-            GROUP BY 1 ORDER BY 1
-            """, .text(appId), SQLValue(since)
+        try rows(
+            dialect == .postgres ? Self.verificationFailuresPostgres : Self.verificationFailuresSQLite, .text(appId),
+            SQLValue(since)
         ).map { row throws(StoreError) in
             VerificationFailureCount(
                 rule: try row.text(0), count: Int(try row.integer(1)), lastAt: try row.timestamp(2))
         }
+    }
+
+    /// App `$1`'s rejected notifications since `$2`, by the rule they broke, read through
+    /// `audit_log_app_action` (migration 0040). The rule sits in the entry's JSON detail; each
+    /// engine reads it with its own function.
+    static let verificationFailuresSQLite = verificationFailures(rule: "json_extract(detail_json, '$.rule')")
+    static let verificationFailuresPostgres = verificationFailures(rule: "(detail_json::jsonb ->> 'rule')")
+
+    private static func verificationFailures(rule: String) -> String {
+        """
+        SELECT COALESCE(\(rule), 'unknown') AS rule, COUNT(*), MAX(at) FROM audit_log
+        WHERE app_id = $1 AND action = 'notification.rejected' AND at >= $2
+        GROUP BY 1 ORDER BY 1
+        """
     }
 
     func deliverySummary(appId: String) throws -> DeliverySummary {
@@ -120,13 +127,18 @@ extension SQLStoreTransaction {
         -> [DailyCount]
     {
         try rows(
-            """
-            SELECT received_at / 86400000, COUNT(*) FROM notifications
-            WHERE app_id = $1 AND received_at >= $2 AND received_at < $3 AND (CAST($4 AS TEXT) IS NULL OR environment = CAST($4 AS TEXT))
-            GROUP BY 1 ORDER BY 1
-            """, .text(appId), SQLValue(from), SQLValue(to), SQLValue(environment?.rawValue)
+            Self.notificationsByDayBetween, .text(appId), SQLValue(from), SQLValue(to), SQLValue(environment?.rawValue)
         ).map { row throws(StoreError) in DailyCount(day: try row.integer(0), count: Int(try row.integer(1))) }
     }
+
+    /// App `$1`'s notifications received in [`$2`, `$3`), of environment `$4` when given, per
+    /// day: the window read through `notifications_received` (migration 0040).
+    static let notificationsByDayBetween = """
+        SELECT received_at / 86400000, COUNT(*) FROM notifications
+        WHERE app_id = $1 AND received_at >= $2 AND received_at < $3
+          AND (CAST($4 AS TEXT) IS NULL OR environment = CAST($4 AS TEXT))
+        GROUP BY 1 ORDER BY 1
+        """
 
     private func dailyCounts(_ sql: String, appId: String, from: Timestamp, to: Timestamp) throws -> [DailyCount] {
         try rows(sql, .text(appId), SQLValue(from), SQLValue(to)).map { row throws(StoreError) in
