@@ -38,7 +38,9 @@ public final class IngestionWriter: Sendable {
         public static func `default`(for engine: StoreEngine) -> Settings {
             switch engine {
             case .sqlite: Settings(concurrentGroups: 1)
-            case .postgres: Settings(concurrentGroups: 4)
+            // Deadlocks between concurrent groups are retried: with several instances taking
+            // the same notification at once, two or three in a row happen under load.
+            case .postgres: Settings(concurrentGroups: 4, retries: 4)
             }
         }
     }
@@ -204,7 +206,22 @@ public final class IngestionWriter: Sendable {
                 }
             }
         }
-        if !again.isEmpty { enqueue(again) }
+        if !again.isEmpty {
+            // A retryable failure is a conflict with a concurrent transaction (a deadlock between
+            // groups on PostgreSQL, where duplicate deliveries through several instances wait on
+            // each other's rows): joining the next group at once tends to meet the same partner
+            // again. A short random wait spreads the retries apart.
+            let wait = Self.retryWait(attempt: again.map(\.attempts).max() ?? 1)
+            Task {
+                try? await Task.sleep(for: wait)
+                self.enqueue(again)
+            }
+        }
+    }
+
+    /// Before the `attempt`th retry: 5–25 ms times the attempt, at random.
+    static func retryWait(attempt: Int) -> Duration {
+        .milliseconds(Int.random(in: 5...25) * max(1, attempt))
     }
 
     /// Every batch in the transaction itself: the group's first try, which commits when none
