@@ -170,19 +170,29 @@ extension SQLStoreTransaction {
 
     func repairDeliveryQueues(_ mismatches: DeliveryQueueMismatches, now: Timestamp) throws -> DeliveryQueueRepair {
         // Each checked again here, as things may have moved since the read: a queue is reopened
-        // only while a delivery is pending in it, and drained as `drainIfEmpty` does.
+        // while a delivery is pending in it (as this statement sees it: a delivery ending at the
+        // same moment can leave the queue due and empty, which claims skip and the next repair
+        // drains), and drained as `drainIfEmpty` does. A queue whose endpoint or customer is
+        // being deleted fails its foreign key (PostgreSQL, once the deletion commits): it has
+        // nothing left to repair, so it is skipped, in a savepoint, and the others go on.
         var reopened = 0
         for queue in mismatches.stranded.sorted() {
-            reopened += try execute(
-                """
-                INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
-                SELECT $1, $2, $3 WHERE EXISTS (
-                    SELECT 1 FROM webhook_outbox o
-                    WHERE o.endpoint_id = $2 AND o.customer_id = $1 AND o.delivered_at IS NULL
-                      AND o.dead_lettered_at IS NULL)
-                ON CONFLICT (customer_id, endpoint_id) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
-                WHERE webhook_queues.next_attempt_at IS NULL
-                """, .integer(queue.customerId), .text(queue.endpointId), SQLValue(now))
+            do {
+                reopened += try withSavepoint {
+                    try execute(
+                        """
+                        INSERT INTO webhook_queues (customer_id, endpoint_id, next_attempt_at)
+                        SELECT $1, $2, $3 WHERE EXISTS (
+                            SELECT 1 FROM webhook_outbox o
+                            WHERE o.endpoint_id = $2 AND o.customer_id = $1 AND o.delivered_at IS NULL
+                              AND o.dead_lettered_at IS NULL)
+                        ON CONFLICT (customer_id, endpoint_id) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
+                        WHERE webhook_queues.next_attempt_at IS NULL
+                        """, .integer(queue.customerId), .text(queue.endpointId), SQLValue(now))
+                }
+            } catch let error as StoreError where error.code == .constraintViolation {
+                continue
+            }
         }
         var drained = 0
         for queue in mismatches.emptyDue.sorted() {

@@ -139,8 +139,9 @@ public protocol StoreReader {
     /// Up to `limit` queues of each kind whose due state disagrees with the outbox (migration
     /// 0037): a delivery pending in a queue drained or missing, or a queue due with nothing
     /// pending. Nothing this binary writes leaves the first; an instance of an earlier version
-    /// running beside it can, and a drain skipped for a lock leaves the second. Reads every
-    /// pending delivery and every due queue, and locks nothing: a worker runs it when it starts.
+    /// running beside it can. The second is harmless (claims skip it) and comes from a drain
+    /// skipped for a lock or a repair meeting a delivery's end. Reads every pending delivery and
+    /// every due queue, and locks nothing: a worker runs it when it starts.
     func deliveryQueueMismatches(limit: Int) throws -> DeliveryQueueMismatches
     /// Endpoints with claimable queues at `now` (see `claimDeliveries`), the longest-waiting
     /// first: where a worker looks for work, endpoint by endpoint, so that one endpoint's backlog

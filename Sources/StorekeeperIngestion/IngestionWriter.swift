@@ -171,7 +171,7 @@ public final class IngestionWriter: Sendable {
         let attempts: [Attempt]
         do {
             do {
-                attempts = try await store.write(retries: settings.retries) { transaction in
+                attempts = try await store.write(retries: Self.transactionRetries) { transaction in
                     try Self.applyTogether(batches, in: transaction)
                 }
             } catch let failed as BatchFailed {
@@ -179,7 +179,7 @@ public final class IngestionWriter: Sendable {
                     attempts = [Self.failure(failed.error)]
                 } else {
                     state.withLock { $0.statistics.isolatedGroups += 1 }
-                    attempts = try await store.write(retries: settings.retries) { transaction in
+                    attempts = try await store.write(retries: Self.transactionRetries) { transaction in
                         try Self.apply(batches, in: transaction)
                     }
                 }
@@ -218,6 +218,11 @@ public final class IngestionWriter: Sendable {
             }
         }
     }
+
+    /// How many times a group's transaction is run again at once after a retryable failure of
+    /// the transaction itself (a lost connection): a batch's own conflicts are retried through
+    /// the queue instead (`Settings.retries`), after a wait.
+    static let transactionRetries = 2
 
     /// Before the `attempt`th retry: 5–25 ms times the attempt, at random.
     static func retryWait(attempt: Int) -> Duration {

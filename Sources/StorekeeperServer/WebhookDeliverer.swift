@@ -186,12 +186,14 @@ public final class WebhookDeliverer: BackgroundWorker {
 
     /// Mends queues an earlier version left drained with deliveries pending (or due while
     /// empty) before the first round, in passes of `repairBatch` of each kind: a read that locks
-    /// nothing, then a write only where something disagrees. A failure is counted and the rounds
-    /// go on.
+    /// nothing, then a write only where something disagrees. It stops at a pass that finds less
+    /// than a full batch, or mends nothing (what is left is held by another transaction, which
+    /// settles it), or when the worker is cancelled. A failure is logged with its code and the
+    /// rounds go on.
     func repairQueues() async {
         var repaired = DeliveryQueueRepair(reopened: 0, drained: 0)
         do {
-            while true {
+            while !Task.isCancelled {
                 let batch = Self.repairBatch
                 let mismatches = try await store.read { try $0.deliveryQueueMismatches(limit: batch) }
                 if mismatches.isEmpty { break }
@@ -199,11 +201,15 @@ public final class WebhookDeliverer: BackgroundWorker {
                 let pass = try await store.write(retries: 5) { try $0.repairDeliveryQueues(mismatches, now: now) }
                 repaired.reopened += pass.reopened
                 repaired.drained += pass.drained
+                if pass.reopened + pass.drained == 0 { break }
                 if mismatches.stranded.count < batch && mismatches.emptyDue.count < batch { break }
             }
         } catch {
             metrics.recordWebhookDelivery(outcome: "store_error")
-            ServerLog.event(["event": "webhook.queueRepairFailed"])
+            ServerLog.event([
+                "event": "webhook.queueRepairFailed",
+                "code": (error as? StoreError)?.code.rawValue ?? String(describing: type(of: error)),
+            ])
         }
         if repaired.reopened > 0 || repaired.drained > 0 {
             ServerLog.event([

@@ -236,3 +236,60 @@ extension StoreConformanceTests {
         }
     }
 }
+
+extension StoreConformanceTests {
+    /// PostgreSQL: an endpoint deleted while the repair waits to reopen its queue fails that
+    /// queue's foreign key once the deletion commits. The queue has nothing left to repair: it
+    /// is skipped, and the repair mends the others (before, the whole pass rolled back).
+    @Test(
+        "PostgreSQL: the queue repair skips a queue whose endpoint is deleted meanwhile",
+        .enabled(if: Backend.postgresURL != nil, Backend.postgresSkipMessage))
+    func outboxQueueRepairBesideADeletion() async throws {
+        try await withStore(.postgres) { store, database in
+            try await F.setUp(
+                store,
+                endpoints: [
+                    WebhookEndpoint(id: "gone", appId: F.appId, url: "https://gone.example", secret: "s1"),
+                    WebhookEndpoint(id: "hook", appId: F.appId, url: "https://hook.example", secret: "s2"),
+                ])
+            let (t0, now) = (F.at(1), F.at(2))
+            let event = try await WebhookEvents.commit("e1", appUserId: "ann", appId: F.appId, into: store, at: t0)
+            let ann = event.customerId
+            try await store.write { tx in
+                _ = try tx.sql("UPDATE webhook_queues SET next_attempt_at = NULL WHERE customer_id = $1", .integer(ann))
+            }
+            let found = try await store.read { try $0.deliveryQueueMismatches(limit: 10) }
+            #expect(found.stranded.map(\.endpointId) == ["gone", "hook"])
+
+            let deleting = Mutex(false)
+            let repairWaits = Mutex(false)
+            let deletion = Task {
+                try await store.write { tx in
+                    let deleted = try tx.deleteWebhookEndpoint(id: "gone", appId: F.appId)
+                    deleting.withLock { $0 = true }
+                    let deadline = Date().addingTimeInterval(20)
+                    while !repairWaits.withLock({ $0 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                    return deleted
+                }
+            }
+            try await JWSHeaderStorageTests.until { deleting.withLock { $0 } }
+            let repair = Task { try await store.write { tx in try tx.repairDeliveryQueues(found, now: now) } }
+            try await JWSHeaderStorageTests.until {
+                try PostgresAdmin.query(
+                    database.url,
+                    """
+                    SELECT COUNT(*) FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock'
+                      AND query LIKE 'INSERT INTO webhook_queues%'
+                    """
+                ).first?.integer(0) == 1
+            }
+            repairWaits.withLock { $0 = true }
+            #expect(try await deletion.value)
+            #expect(try await repair.value == DeliveryQueueRepair(reopened: 1, drained: 0))
+            #expect(try await Self.queueDue(store, ann, "hook") == now)
+            let claimed = try await Self.claim(store, "hook", "w", at: now)
+            #expect(claimed.map(\.event.sequence) == [event.sequence])
+        }
+    }
+}
