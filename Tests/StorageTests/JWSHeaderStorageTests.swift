@@ -1,7 +1,6 @@
 import AppStoreModels
 import Entitlements
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Storage
@@ -326,30 +325,17 @@ struct JWSHeaderStorageTests {
             // The first writer stores A and its new header and holds its transaction open until
             // the second writer's upsert of B (its snapshot has neither) waits for A's row; the
             // second then compares once the first has committed. States, not delays, order them.
-            let stored = Mutex(false)
-            let secondWaits = Mutex(false)
+            let hold = TransactionHold()
             let first = Task {
                 try await store.write { tx in
                     let insertion = try tx.insertRenewalInfo(a)
-                    stored.withLock { $0 = true }
-                    let deadline = Date().addingTimeInterval(20)
-                    while !secondWaits.withLock({ $0 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                    hold.hold()
                     return insertion
                 }
             }
-            try await Self.until { stored.withLock { $0 } }
+            try await hold.untilHeld()
             let second = Task { try await store.write { tx in try tx.insertRenewalInfo(b) } }
-            try await Self.until {
-                try PostgresAdmin.query(
-                    database.url,
-                    """
-                    SELECT COUNT(*) FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock'
-                      AND query LIKE 'INSERT INTO signed_renewal_infos%'
-                    """
-                ).first?.integer(0) == 1
-            }
-            secondWaits.withLock { $0 = true }
+            try await hold.releaseOnceWaiting(database.url, statement: "INSERT INTO signed_renewal_infos")
             #expect(try await first.value != .duplicate)
             #expect(try await second.value == .duplicate)
             let kept = try await store.read { reader in

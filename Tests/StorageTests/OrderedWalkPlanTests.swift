@@ -29,6 +29,16 @@ import Testing
         if !scans { #expect(!plan.contains("Seq Scan"), "\(plan)") }
     }
 
+    /// PostgreSQL: `index` read, and none of `tables` read whole, by a scan or by its primary
+    /// key (other tables may be).
+    static func expectIndexRead(_ plan: String, index: String, tables: [String]) {
+        #expect(plan.contains(index), "\(plan)")
+        for table in tables {
+            #expect(!plan.contains("Seq Scan on \(table)"), "\(plan)")
+            #expect(!plan.contains("\(table)_pkey"), "\(plan)")
+        }
+    }
+
     static func seed(_ store: any Store, _ body: @escaping @Sendable (any StoreTransaction, String, Int) throws -> Void)
         async throws
     {

@@ -1,7 +1,6 @@
 import AppStoreModels
 import Foundation
 import StorekeeperTesting
-import Synchronization
 import Testing
 
 @testable import Storage
@@ -116,54 +115,38 @@ extension StoreConformanceTests {
             let claimed = try await Self.claim(store, "hook", "w", at: t0)
             let delivery = try #require(claimed.first)
 
-            let holding = Mutex(false)
-            let otherWaits = Mutex(false)
-            let hold: @Sendable () -> Void = {
-                holding.withLock { $0 = true }
-                let deadline = Date().addingTimeInterval(20)
-                while !otherWaits.withLock({ $0 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-            }
+            let hold = TransactionHold()
             func enqueue() async throws -> StoredEvent {
                 try await store.write { tx in
                     let stored = try tx.appendEvents(
                         [WebhookEvents.event(id: "e2", appUserId: "ann", at: t0)], customerId: first.customerId,
                         at: t0)
                     try tx.enqueueDeliveries(of: stored, appId: F.appId, at: t0)
-                    if enqueueFirst { hold() }
+                    if enqueueFirst { hold.hold() }
                     return try #require(stored.first)
                 }
             }
             func mark() async throws -> Bool {
                 try await store.write { tx in
                     let marked = try tx.markDelivered(id: delivery.id, lease: delivery.lease, at: t0)
-                    if !enqueueFirst { hold() }
+                    if !enqueueFirst { hold.hold() }
                     return marked
                 }
-            }
-            func waiting(_ statement: String) throws -> Bool {
-                try PostgresAdmin.query(
-                    database.url,
-                    """
-                    SELECT COUNT(*) FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '\(statement)%'
-                    """
-                ).first?.integer(0) == 1
             }
             let second: StoredEvent
             if enqueueFirst {
                 let enqueued = Task { try await enqueue() }
-                try await JWSHeaderStorageTests.until { holding.withLock { $0 } }
+                try await hold.untilHeld()
                 let marked = Task { try await mark() }
-                try await JWSHeaderStorageTests.until { try waiting("SELECT lease_generation FROM webhook_queues") }
-                otherWaits.withLock { $0 = true }
+                try await hold.releaseOnceWaiting(
+                    database.url, statement: "SELECT lease_generation FROM webhook_queues")
                 second = try await enqueued.value
                 #expect(try await marked.value)
             } else {
                 let marked = Task { try await mark() }
-                try await JWSHeaderStorageTests.until { holding.withLock { $0 } }
+                try await hold.untilHeld()
                 let enqueued = Task { try await enqueue() }
-                try await JWSHeaderStorageTests.until { try waiting("INSERT INTO webhook_queues") }
-                otherWaits.withLock { $0 = true }
+                try await hold.releaseOnceWaiting(database.url, statement: "INSERT INTO webhook_queues")
                 #expect(try await marked.value)
                 second = try await enqueued.value
             }
@@ -261,30 +244,17 @@ extension StoreConformanceTests {
             let found = try await store.read { try $0.deliveryQueueMismatches(limit: 10) }
             #expect(found.stranded.map(\.endpointId) == ["gone", "hook"])
 
-            let deleting = Mutex(false)
-            let repairWaits = Mutex(false)
+            let hold = TransactionHold()
             let deletion = Task {
                 try await store.write { tx in
                     let deleted = try tx.deleteWebhookEndpoint(id: "gone", appId: F.appId)
-                    deleting.withLock { $0 = true }
-                    let deadline = Date().addingTimeInterval(20)
-                    while !repairWaits.withLock({ $0 }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                    hold.hold()
                     return deleted
                 }
             }
-            try await JWSHeaderStorageTests.until { deleting.withLock { $0 } }
+            try await hold.untilHeld()
             let repair = Task { try await store.write { tx in try tx.repairDeliveryQueues(found, now: now) } }
-            try await JWSHeaderStorageTests.until {
-                try PostgresAdmin.query(
-                    database.url,
-                    """
-                    SELECT COUNT(*) FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock'
-                      AND query LIKE 'INSERT INTO webhook_queues%'
-                    """
-                ).first?.integer(0) == 1
-            }
-            repairWaits.withLock { $0 = true }
+            try await hold.releaseOnceWaiting(database.url, statement: "INSERT INTO webhook_queues")
             #expect(try await deletion.value)
             #expect(try await repair.value == DeliveryQueueRepair(reopened: 1, drained: 0))
             #expect(try await Self.queueDue(store, ann, "hook") == now)
